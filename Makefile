@@ -1,0 +1,138 @@
+# acp-agent: one plain GNU Makefile. `make help` lists the targets.
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+V ?= 0
+WERROR ?= -Werror
+DEPS_PKGS := build-essential pkg-config libjansson-dev libev-dev check libcurl4-openssl-dev
+
+STD := -std=c11 -D_GNU_SOURCE
+WARN := -Wall -Wextra $(WERROR) -pedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wwrite-strings -Wundef -Wpointer-arith -Wvla -fno-common
+OPT ?= -O2 -g
+PKG_CFLAGS = $(shell pkg-config --cflags jansson libcurl 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs jansson libcurl 2>/dev/null) -lev
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+VARIANT ?= release
+BUILD := build/$(VARIANT)
+ifeq ($(VARIANT),asan)
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+LDEXTRA := -fsanitize=address,undefined
+endif
+ifeq ($(VARIANT),valgrind)
+OPT := -O0 -g
+endif
+
+CFLAGS_ALL = $(STD) $(WARN) $(OPT) -I. $(PKG_CFLAGS) -MMD -MP
+ifeq ($(V),0)
+Q := @
+say = @printf '  %-6s %s\n' $(1) $(2);
+else
+Q :=
+say :=
+endif
+
+LIB_SRC := $(wildcard base/*.c session/*.c agent/*.c tools/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/acp/main.o
+TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+RUNNER_OBJ := $(BUILD)/tests/scenario_runner.o $(BUILD)/tests/canon.o
+
+AGENT := $(BUILD)/bin/acp-agent
+CHECKS := $(BUILD)/bin/check_all
+RUNNER := $(BUILD)/bin/scenario-runner
+
+.PHONY: all deps test check-unit scenarios schema-check asan valgrind lint demo run docs clean install help bench
+
+all: bin/acp-agent
+
+bin/acp-agent: $(AGENT)
+	@mkdir -p bin
+	$(Q)cp $(AGENT) $@
+
+$(BUILD)/%.o: %.c
+	$(call say,CC,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) $(if $(findstring tests/,$<),$(CHECK_CFLAGS)) -c $< -o $@
+
+$(AGENT): $(LIB_OBJ) $(MAIN_OBJ)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
+
+$(CHECKS): $(LIB_OBJ) $(TEST_OBJ)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
+
+$(RUNNER): $(RUNNER_OBJ) $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o $(BUILD)/base/utf8.o
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
+
+# Installs the Debian packages the build needs, only when one is missing.
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$missing"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+check-unit: $(CHECKS)
+	$(Q)$(CHECKS)
+
+scenarios: $(AGENT) $(RUNNER)
+	$(Q)$(RUNNER) --agent $(AGENT) --traces $(BUILD)/traces scenarios/*/
+
+schema-check: scenarios
+	$(Q)sh tests/acp-schema/run.sh $(BUILD)/traces
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory check-unit
+	$(Q)$(MAKE) --no-print-directory schema-check
+
+asan:
+	$(Q)$(MAKE) --no-print-directory VARIANT=asan check-unit scenarios
+
+valgrind:
+	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/scenario-runner
+	$(Q)CK_FORK=no CK_DEFAULT_TIMEOUT=120 valgrind -q --error-exitcode=1 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect build/valgrind/bin/check_all
+	$(Q)VALGRIND=1 build/valgrind/bin/scenario-runner --agent build/valgrind/bin/acp-agent scenarios/*/
+
+lint:
+	$(Q)sh tests/lint.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory $(AGENT) $(RUNNER)
+	$(Q)$(RUNNER) --agent $(AGENT) --pretty scenarios/demo/
+
+run: all
+	$(Q)./bin/acp-agent
+
+docs: all
+	$(Q)./bin/acp-agent --print-tools-markdown > docs/tools.md
+
+bench: all
+	$(Q)sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 bin/acp-agent $(DESTDIR)$(PREFIX)/bin/acp-agent
+
+clean:
+	rm -rf build bin
+
+help:
+	@echo "targets: all deps test asan valgrind lint demo run docs bench install clean"
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,156 @@
+/* Non-blocking stdin reader and line framing. */
+#include "acp/reader.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+#define ACP_READ_CHUNK 65536
+
+void
+acp_frame_init(struct acp_frame *f, size_t max, acp_line_fn *on_line, acp_overlong_fn *on_overlong,
+    void *arg)
+{
+	buf_init(&f->in);
+	f->scanned = 0;
+	f->max = max;
+	f->skipping = 0;
+	f->on_line = on_line;
+	f->on_overlong = on_overlong;
+	f->arg = arg;
+}
+
+void
+acp_frame_free(struct acp_frame *f)
+{
+	buf_free(&f->in);
+}
+
+static void
+acp_frame_emit(struct acp_frame *f, const char *line, size_t len)
+{
+	if (len && line[len - 1] == '\r')
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') {
+			f->on_line(f->arg, line, len);
+			return;
+		}
+	}
+	/* blank line: skipped */
+}
+
+void
+acp_frame_feed(struct acp_frame *f, const char *data, size_t len)
+{
+	size_t start = 0;
+
+	while (f->skipping && len) {
+		const char *nl = memchr(data, '\n', len);
+		if (nl == NULL)
+			return;		/* still inside the overlong line */
+		f->skipping = 0;
+		len -= (size_t)(nl + 1 - data);
+		data = nl + 1;
+	}
+	buf_append(&f->in, data, len);
+	for (;;) {
+		char *nl = memchr(f->in.data + f->scanned, '\n', f->in.len - f->scanned);
+		if (nl == NULL)
+			break;
+		size_t end = (size_t)(nl - f->in.data);
+		if (end - start > f->max) {
+			if (f->on_overlong)
+				f->on_overlong(f->arg);
+		} else {
+			acp_frame_emit(f, f->in.data + start, end - start);
+		}
+		start = end + 1;
+		f->scanned = start;
+	}
+	/* Compact once per feed, not once per line. */
+	buf_consume(&f->in, start);
+	f->scanned = f->in.len;
+	if (f->in.len > f->max) {
+		if (f->on_overlong)
+			f->on_overlong(f->arg);
+		f->skipping = 1;
+		buf_consume(&f->in, f->in.len);
+		f->scanned = 0;
+	}
+	if (f->in.len == 0 && f->in.cap > 4 * ACP_READ_CHUNK)
+		buf_free(&f->in);	/* give back the memory of one huge line */
+}
+
+void
+acp_frame_eof(struct acp_frame *f)
+{
+	if (!f->skipping && f->in.len)
+		acp_frame_emit(f, f->in.data, f->in.len);
+	buf_consume(&f->in, f->in.len);
+	f->scanned = 0;
+	f->skipping = 0;
+}
+
+static void
+acp_reader_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct acp_reader *r = (struct acp_reader *)w;
+	char chunk[ACP_READ_CHUNK];
+	ssize_t n;
+
+	(void)revents;
+	n = read(r->fd, chunk, sizeof(chunk));
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return;
+		log_warn("acp: stdin read failed: %s", strerror(errno));
+		n = 0;
+	}
+	if (n == 0) {
+		ev_io_stop(loop, &r->io);
+		r->eof = 1;
+		acp_frame_eof(&r->frame);
+		if (r->on_eof)
+			r->on_eof(r->arg);
+		return;
+	}
+	acp_frame_feed(&r->frame, chunk, (size_t)n);
+}
+
+void
+acp_reader_init(struct acp_reader *r, struct ev_loop *loop, int fd, acp_line_fn *on_line,
+    acp_overlong_fn *on_overlong, void (*on_eof)(void *), void *arg)
+{
+	ev_io_init(&r->io, acp_reader_cb, fd, EV_READ);
+	r->loop = loop;
+	r->fd = fd;
+	r->eof = 0;
+	r->on_eof = on_eof;
+	r->arg = arg;
+	acp_frame_init(&r->frame, ACP_LINE_MAX, on_line, on_overlong, arg);
+	ev_io_start(loop, &r->io);
+}
+
+void
+acp_reader_pause(struct acp_reader *r)
+{
+	ev_io_stop(r->loop, &r->io);
+}
+
+void
+acp_reader_resume(struct acp_reader *r)
+{
+	if (!r->eof)
+		ev_io_start(r->loop, &r->io);
+}
+
+void
+acp_reader_free(struct acp_reader *r)
+{
+	if (r->loop)
+		ev_io_stop(r->loop, &r->io);
+	acp_frame_free(&r->frame);
+}

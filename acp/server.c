@@ -1,0 +1,825 @@
+/*
+ * ACP methods (SPEC §3.3) and the glue between ACP sessions and root agents.
+ * Order contract: a session/new response precedes the session's updates; all
+ * updates of a turn precede its session/prompt response, which leaves only
+ * after the durability checkpoint (the after-sync queue).
+ */
+#include "acp/server.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp/rpc.h"
+#include "acp/updates.h"
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "tools/toolsets.h"
+
+#define ACP_VERSION "0.1.0"
+#define ACP_PAGE 50
+
+struct acp_waiter {
+	ev_timer timer;		/* first member */
+	struct acp_server *srv;
+	json_t *id;
+	struct acp_waiter *next;
+};
+
+typedef json_t *acp_handler(struct acp_server *srv, struct acp_msg *m);
+
+static void
+acp_send(struct acp_server *srv, json_t *msg)
+{
+	acp_wq_push(&srv->wq, msg);
+	json_decref(msg);
+}
+
+static void
+acp_send_update(struct acp_server *srv, const char *sid, json_t *update)
+{
+	acp_send(srv, acp_notification_new("session/update",
+	    json_pack("{s:s, s:o}", "sessionId", sid, "update", update)));
+}
+
+static json_t *
+acp_invalid_params(const json_t *id, const char *details)
+{
+	return acp_error_new(id, ACP_INVALID_PARAMS, "invalid_params", details, NULL);
+}
+
+static json_t *
+acp_unknown_session(const json_t *id, const char *sid)
+{
+	return acp_error_new(id, ACP_UNKNOWN_SESSION, "unknown_session", "unknown session",
+	    json_pack("{s:s}", "sessionId", sid));
+}
+
+/* An error from the session layer as a JSON-RPC error. */
+static json_t *
+acp_session_error(const json_t *id, const char *sid, const struct err *e)
+{
+	if (e->code && strcmp(e->code, "unknown_session") == 0)
+		return acp_unknown_session(id, sid);
+	if (e->code && strcmp(e->code, "invalid_params") == 0)
+		return acp_invalid_params(id, e->msg);
+	return acp_error_new(id, ACP_INTERNAL_ERROR, e->code ? e->code : "internal", e->msg,
+	    json_pack("{s:s}", "sessionId", sid));
+}
+
+/* ---- agent hooks ---- */
+
+static void
+acp_hook_delta(void *arg, struct agent *a, int reasoning, const char *msg_id, const char *s, size_t n)
+{
+	struct acp_session *as = arg;
+
+	(void)a;
+	acp_send_update(as->srv, as->id, acp_update_chunk(reasoning, msg_id, s, n));
+}
+
+static void acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt);
+
+struct acp_reply_task {
+	struct acp_session *as;
+	json_t *reply;
+};
+
+/* Sends a held session/prompt response (after the sync) and starts a queued prompt. */
+static void
+acp_reply_task_run(void *arg)
+{
+	struct acp_reply_task *t = arg;
+	struct acp_session *as = t->as;
+
+	acp_send(as->srv, t->reply);
+	free(t);
+	if (as->queued_id && as->agent && !as->prompt_id) {
+		json_t *id = as->queued_id, *prompt = as->queued_prompt;
+		as->queued_id = as->queued_prompt = NULL;
+		acp_prompt_start(as, id, prompt);
+	}
+}
+
+static json_t *
+acp_prompt_reply(const json_t *id, const json_t *reason)
+{
+	const char *kind = json_string_value(json_object_get(reason, "kind"));
+	const char *stop;
+
+	if (strcmp(kind, "completed") == 0)
+		stop = "end_turn";
+	else if (strcmp(kind, "max-tokens") == 0)
+		stop = "max_tokens";
+	else if (strcmp(kind, "max-steps") == 0)
+		stop = "max_turn_requests";
+	else if (strcmp(kind, "refusal") == 0)
+		stop = "refusal";
+	else if (strcmp(kind, "aborted") == 0 || strcmp(kind, "interrupted") == 0)
+		stop = "cancelled";
+	else {
+		const char *msg = json_string_value(json_object_get(reason, "message"));
+		const char *code = json_string_value(json_object_get(reason, "code"));
+		char *details = xasprintf("turn failed: %s", msg ? msg : "unknown error");
+		json_t *r = acp_error_new(id, ACP_INTERNAL_ERROR,
+		    code && strcmp(code, "session_log_io") == 0 ? "session_log_io" : "turn_failed", details,
+		    NULL);
+		free(details);
+		return r;
+	}
+	return acp_result_new(id, json_pack("{s:s}", "stopReason", stop));
+}
+
+static void
+acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_t *reason)
+{
+	struct acp_session *as = arg;
+	struct acp_reply_task *t;
+
+	(void)a;
+	if (as->prompt_id == NULL || strcmp(first_msg, as->prompt_msg) != 0)
+		return;		/* a turn the runtime started on its own */
+	t = xmalloc(sizeof(*t));
+	t->as = as;
+	/* A cancelled prompt is cancelled, whatever the turn's last state was. */
+	if (as->cancelled)
+		t->reply = acp_result_new(as->prompt_id, json_pack("{s:s}", "stopReason", "cancelled"));
+	else
+		t->reply = acp_prompt_reply(as->prompt_id, reason);
+	json_decref(as->prompt_id);
+	as->prompt_id = NULL;
+	as->cancelled = 0;
+	runq_push_after_sync(&as->srv->runq, acp_reply_task_run, t);
+}
+
+static void
+acp_observe_event(void *arg, struct sess *s, const json_t *ev)
+{
+	struct acp_session *as = arg;
+	json_t *u = acp_update_live(ev, &as->srv->tools);
+
+	(void)s;
+	if (u)
+		acp_send_update(as->srv, as->id, u);
+}
+
+static struct acp_session *
+acp_session_attach(struct acp_server *srv, struct agent *a)
+{
+	struct acp_session *as = map_get(&srv->sessions, agent_id(a));
+
+	if (as == NULL) {
+		as = xcalloc(1, sizeof(*as));
+		snprintf(as->id, sizeof(as->id), "%s", agent_id(a));
+		as->srv = srv;
+		map_put(&srv->sessions, as->id, as);
+		if (srv->nall == srv->call) {
+			srv->call = srv->call ? srv->call * 2 : 16;
+			srv->all = xrealloc(srv->all, srv->call * sizeof(*srv->all));
+		}
+		srv->all[srv->nall++] = as;
+	}
+	as->agent = a;
+	a->hooks.delta = acp_hook_delta;
+	a->hooks.turn_end = acp_hook_turn_end;
+	a->hooks.arg = as;
+	sess_observe(a->sess, acp_observe_event, as);
+	return as;
+}
+
+/* ---- methods ---- */
+
+static json_t *
+acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
+{
+	srv->initialized = 1;
+	return acp_result_new(m->id, json_pack(
+	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
+	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
+	    "audio", 0, "embeddedContext", 1, "mcpCapabilities", "http", 0, "sse", 0,
+	    "sessionCapabilities", "list", "resume", "close", "authMethods", "agentInfo", "name",
+	    "acp-agent", "title", "acp-agent", "version", ACP_VERSION));
+}
+
+static json_t *
+acp_m_authenticate(struct acp_server *srv, struct acp_msg *m)
+{
+	(void)srv;
+	return acp_result_new(m->id, json_object());
+}
+
+/* Checks cwd and mcpServers of new/load/resume; returns an error reply or NULL. */
+static json_t *
+acp_check_cwd_mcp(struct acp_msg *m, int cwd_required)
+{
+	json_t *cwd = json_object_get(m->params, "cwd");
+	json_t *mcp = json_object_get(m->params, "mcpServers");
+
+	if (cwd == NULL && !cwd_required)
+		return NULL;
+	if (!json_is_string(cwd))
+		return acp_invalid_params(m->id, "cwd: expected an absolute path string");
+	if (json_string_value(cwd)[0] != '/')
+		return acp_invalid_params(m->id, "cwd: must be an absolute path");
+	if (mcp && !json_is_array(mcp))
+		return acp_invalid_params(m->id, "mcpServers: expected an array");
+	if (json_array_size(mcp))
+		log_warn("acp: %zu MCP server(s) ignored: MCP servers are not supported yet",
+		    json_array_size(mcp));
+	return NULL;
+}
+
+static json_t *
+acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *bad = acp_check_cwd_mcp(m, 1);
+	struct agent *a;
+
+	if (bad)
+		return bad;
+	a = agent_new_root(&srv->rt, json_string_value(json_object_get(m->params, "cwd")), &srv->tools,
+	    NULL);
+	acp_session_attach(srv, a);
+	return acp_result_new(m->id, json_pack("{s:s}", "sessionId", agent_id(a)));
+}
+
+/* Validates params.sessionId; returns it or NULL with *reply set. */
+static const char *
+acp_session_id_param(struct acp_msg *m, json_t **reply)
+{
+	const char *sid = json_string_value(json_object_get(m->params, "sessionId"));
+
+	if (sid == NULL) {
+		*reply = acp_invalid_params(m->id, "sessionId: expected a string");
+		return NULL;
+	}
+	if (!sess_id_valid(sid)) {
+		*reply = acp_invalid_params(m->id, "sessionId: malformed session id");
+		return NULL;
+	}
+	return sid;
+}
+
+/* The live ACP session for sid, or NULL with *reply (-32002). */
+static struct acp_session *
+acp_live_session(struct acp_server *srv, struct acp_msg *m, json_t **reply)
+{
+	const char *sid = acp_session_id_param(m, reply);
+	struct acp_session *as;
+
+	if (sid == NULL)
+		return NULL;
+	as = map_get(&srv->sessions, sid);
+	if (as == NULL || as->agent == NULL) {
+		*reply = acp_unknown_session(m->id, sid);
+		return NULL;
+	}
+	return as;
+}
+
+/* Opens a stored root session (load/resume); returns the ACP session or NULL with *reply. */
+static struct acp_session *
+acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
+{
+	const char *sid = acp_session_id_param(m, reply);
+	struct acp_session *as;
+	struct sess_entry *en;
+	struct agent *a;
+	struct err e;
+
+	if (sid == NULL)
+		return NULL;
+	if ((*reply = acp_check_cwd_mcp(m, 0)) != NULL)
+		return NULL;
+	as = map_get(&srv->sessions, sid);
+	if (as && as->agent)
+		return as;		/* already live here */
+	en = sess_corpus_get(&srv->corpus, sid);
+	if (en == NULL || en->gone) {
+		*reply = acp_unknown_session(m->id, sid);
+		return NULL;
+	}
+	if (en->parent) {
+		*reply = acp_invalid_params(m->id, "sessionId: a subagent session cannot be loaded as an ACP session");
+		return NULL;
+	}
+	err_clear(&e);
+	a = agent_load(&srv->rt, sid, &srv->tools, NULL, &e);
+	if (a == NULL) {
+		*reply = acp_session_error(m->id, sid, &e);
+		return NULL;
+	}
+	if (agent_parent(a)) {
+		agent_release(a);
+		*reply = acp_invalid_params(m->id, "sessionId: a subagent session cannot be loaded as an ACP session");
+		return NULL;
+	}
+	return acp_session_attach(srv, a);
+}
+
+static json_t *
+acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL, *updates;
+	struct acp_session *as = acp_open_stored(srv, m, &reply);
+	size_t i;
+	json_t *u;
+
+	if (as == NULL)
+		return reply;
+	updates = acp_update_replay(as->agent->sess->events, &srv->tools);
+	json_array_foreach(updates, i, u) acp_send_update(srv, as->id, json_incref(u));
+	json_decref(updates);
+	return acp_result_new(m->id, json_object());
+}
+
+static json_t *
+acp_m_session_resume(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL;
+	struct acp_session *as = acp_open_stored(srv, m, &reply);
+
+	if (as == NULL)
+		return reply;
+	return acp_result_new(m->id, json_object());
+}
+
+static int
+acp_entry_cmp(const void *pa, const void *pb)
+{
+	const struct sess_entry *a = *(struct sess_entry *const *)pa, *b = *(struct sess_entry *const *)pb;
+
+	if (a->updated_at != b->updated_at)
+		return a->updated_at > b->updated_at ? -1 : 1;
+	return strcmp(b->id, a->id);
+}
+
+static json_t *
+acp_m_session_list(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *jcwd = json_object_get(m->params, "cwd"), *jcur = json_object_get(m->params, "cursor");
+	const char *cwd = json_string_value(jcwd);
+	size_t n, k = 0, offset = 0;
+	struct sess_entry **all;
+	json_t *sessions, *result;
+
+	if (jcwd && !json_is_null(jcwd) && (!cwd || cwd[0] != '/'))
+		return acp_invalid_params(m->id, "cwd: must be an absolute path");
+	if (jcur && !json_is_null(jcur)) {
+		const char *c = json_string_value(jcur);
+		char *end;
+		if (c == NULL || strncmp(c, "o:", 2) != 0)
+			return acp_invalid_params(m->id, "cursor: not a cursor this agent returned");
+		errno = 0;
+		unsigned long long v = strtoull(c + 2, &end, 10);
+		if (*end || errno || c[2] == '\0')
+			return acp_invalid_params(m->id, "cursor: not a cursor this agent returned");
+		offset = (size_t)v;
+	}
+	all = sess_corpus_list(&srv->corpus, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct sess_entry *en = all[i];
+		if (en->gone || en->state != SESS_ENTRY_OK || en->parent || (cwd && strcmp(en->cwd, cwd)))
+			continue;
+		/* A live session that was never published and is not open here is nothing. */
+		all[k++] = en;
+	}
+	qsort(all, k, sizeof(*all), acp_entry_cmp);
+	sessions = json_array();
+	for (size_t i = offset; i < k && i < offset + ACP_PAGE; i++) {
+		char iso[32];
+		clock_iso8601(all[i]->updated_at, iso, sizeof(iso));
+		json_t *info = json_pack("{s:s, s:s, s:s}", "sessionId", all[i]->id, "cwd", all[i]->cwd,
+		    "updatedAt", iso);
+		if (all[i]->title)
+			json_object_set_new(info, "title", json_string(all[i]->title));
+		json_array_append_new(sessions, info);
+	}
+	result = json_pack("{s:o}", "sessions", sessions);
+	if (offset + ACP_PAGE < k) {
+		char cur[32];
+		snprintf(cur, sizeof(cur), "o:%zu", offset + ACP_PAGE);
+		json_object_set_new(result, "nextCursor", json_string(cur));
+	}
+	free(all);
+	return acp_result_new(m->id, result);
+}
+
+static void
+acp_session_cancel(struct acp_session *as)
+{
+	struct agent *a = as->agent;
+
+	if (as->prompt_id)
+		as->cancelled = 1;
+	if (a->status == AGENT_RUNNING) {
+		agent_cancel(a, "user");
+	} else if (as->prompt_id && agent_withdraw(a, as->prompt_msg)) {
+		/* The prompt had not started its turn: it ends here, cancelled. */
+		json_t *reason = json_pack("{s:s, s:s}", "kind", "aborted", "cause", "user");
+		acp_hook_turn_end(as, a, as->prompt_msg, reason);
+		json_decref(reason);
+	}
+}
+
+static json_t *
+acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL;
+	struct acp_session *as = acp_live_session(srv, m, &reply);
+
+	if (as == NULL)
+		return reply;
+	acp_session_cancel(as);
+	json_decref(as->queued_id);
+	json_decref(as->queued_prompt);
+	as->queued_id = as->queued_prompt = NULL;
+	sess_unobserve(as->agent->sess, acp_observe_event, as);
+	agent_release(as->agent);
+	as->agent = NULL;
+	return acp_result_new(m->id, json_object());
+}
+
+/* Checks a prompt's content blocks; returns an error text or NULL. */
+static const char *
+acp_check_prompt(const json_t *prompt, char *buf, size_t size)
+{
+	size_t i;
+	json_t *blk;
+
+	if (!json_is_array(prompt))
+		return "prompt: expected an array of content blocks";
+	json_array_foreach(prompt, i, blk) {
+		const char *type = json_string_value(json_object_get(blk, "type"));
+		if (type == NULL) {
+			snprintf(buf, size, "prompt[%zu]: expected a content block with a type", i);
+			return buf;
+		}
+		if (strcmp(type, "text") == 0) {
+			if (!json_is_string(json_object_get(blk, "text"))) {
+				snprintf(buf, size, "prompt[%zu].text: expected a string", i);
+				return buf;
+			}
+		} else if (strcmp(type, "resource") == 0) {
+			if (!json_is_object(json_object_get(blk, "resource"))) {
+				snprintf(buf, size, "prompt[%zu].resource: expected an object", i);
+				return buf;
+			}
+		} else if (strcmp(type, "resource_link") == 0) {
+			if (!json_is_string(json_object_get(blk, "uri"))) {
+				snprintf(buf, size, "prompt[%zu].uri: expected a string", i);
+				return buf;
+			}
+		} else {
+			snprintf(buf, size, "prompt[%zu]: content type \"%.20s\" is not supported", i, type);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Posts a prompt to the session's agent; steals id and prompt. */
+static void
+acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt)
+{
+	as->prompt_id = id;
+	as->cancelled = 0;
+	agent_post(as->agent, prompt, json_pack("{s:s}", "kind", "user"), as->prompt_msg);
+}
+
+static json_t *
+acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL, *prompt = json_object_get(m->params, "prompt");
+	struct acp_session *as = acp_live_session(srv, m, &reply);
+	char buf[160];
+	const char *bad;
+
+	if (as == NULL)
+		return reply;
+	if ((bad = acp_check_prompt(prompt, buf, sizeof(buf))) != NULL)
+		return acp_invalid_params(m->id, bad);
+	if (as->prompt_id) {
+		if (as->cancelled && as->queued_id == NULL) {
+			as->queued_id = json_incref(m->id ? m->id : json_null());
+			as->queued_prompt = json_deep_copy(prompt);
+			return NULL;
+		}
+		return acp_invalid_params(m->id, "a prompt is already in flight for this session");
+	}
+	acp_prompt_start(as, json_incref(m->id ? m->id : json_null()), json_deep_copy(prompt));
+	return NULL;		/* answered when its turn ends */
+}
+
+static json_t *
+acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m)
+{
+	const char *sid = json_string_value(json_object_get(m->params, "sessionId"));
+	struct acp_session *as = sid ? map_get(&srv->sessions, sid) : NULL;
+
+	if (as && as->agent)
+		acp_session_cancel(as);
+	else
+		log_info("acp: session/cancel for unknown session ignored");
+	return NULL;
+}
+
+static void
+acp_waiter_done(struct acp_server *srv, struct acp_waiter *w, int idle)
+{
+	struct acp_waiter **pp;
+
+	for (pp = &srv->waiters; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	ev_timer_stop(srv->loop, &w->timer);
+	acp_send(srv, acp_result_new(w->id, json_pack("{s:b}", "idle", idle)));
+	json_decref(w->id);
+	free(w);
+}
+
+static void
+acp_waiter_timeout(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	struct acp_waiter *w = (struct acp_waiter *)t;
+
+	(void)loop;
+	(void)revents;
+	acp_waiter_done(w->srv, w, 0);
+}
+
+static json_t *
+acp_m_wait_idle(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *jt = json_object_get(m->params, "timeoutMs");
+	struct acp_waiter *w;
+	double timeout = 10.0;
+
+	if (jt && (!json_is_integer(jt) || json_integer_value(jt) < 0))
+		return acp_invalid_params(m->id, "timeoutMs: expected a non-negative integer");
+	if (jt)
+		timeout = (double)json_integer_value(jt) / 1000.0;
+	w = xcalloc(1, sizeof(*w));
+	w->srv = srv;
+	w->id = json_incref(m->id ? m->id : json_null());
+	ev_timer_init(&w->timer, acp_waiter_timeout, timeout, 0.);
+	ev_timer_start(srv->loop, &w->timer);
+	w->next = srv->waiters;
+	srv->waiters = w;
+	return NULL;		/* answered by the settle hook once idle */
+}
+
+static const struct acp_method {
+	const char *name;
+	acp_handler *fn;
+	int notification;
+} acp_methods[] = {
+	{ "initialize", acp_m_initialize, 0 },
+	{ "authenticate", acp_m_authenticate, 0 },
+	{ "session/new", acp_m_session_new, 0 },
+	{ "session/load", acp_m_session_load, 0 },
+	{ "session/resume", acp_m_session_resume, 0 },
+	{ "session/list", acp_m_session_list, 0 },
+	{ "session/close", acp_m_session_close, 0 },
+	{ "session/prompt", acp_m_session_prompt, 0 },
+	{ "session/cancel", acp_m_session_cancel, 1 },
+	{ "_acp_agent/wait_idle", acp_m_wait_idle, 0 },
+};
+
+static const struct acp_method *
+acp_method_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(acp_methods) / sizeof(acp_methods[0]); i++)
+		if (strcmp(acp_methods[i].name, name) == 0)
+			return &acp_methods[i];
+	return NULL;
+}
+
+void
+acp_server_line(void *arg, const char *line, size_t len)
+{
+	struct acp_server *srv = arg;
+	struct acp_msg m;
+	json_t *reply = NULL;
+	const struct acp_method *meth;
+
+	if (srv->shutting_down)
+		return;
+	switch (acp_classify(line, len, &m, &reply)) {
+	case ACP_MSG_INVALID:
+		acp_send(srv, reply);
+		return;
+	case ACP_MSG_RESPONSE:
+		if (json_is_null(m.id))
+			log_info("acp: a response with id null was ignored");
+		else
+			log_info("acp: a response to an unknown request was ignored");
+		break;
+	case ACP_MSG_NOTIFICATION:
+		meth = acp_method_find(m.method);
+		if (meth && meth->notification && srv->initialized)
+			meth->fn(srv, &m);
+		else
+			log_debug("acp: notification %s ignored", m.method);
+		break;
+	case ACP_MSG_REQUEST:
+		meth = acp_method_find(m.method);
+		if (meth == NULL || meth->notification) {
+			reply = acp_error_new(m.id, ACP_METHOD_NOT_FOUND, "method_not_found", "unknown method",
+			    json_pack("{s:s}", "method", m.method));
+		} else if (!srv->initialized && meth->fn != acp_m_initialize) {
+			reply = acp_error_new(m.id, ACP_INVALID_REQUEST, "not_initialized",
+			    "initialize must come first", NULL);
+		} else if (m.params && !json_is_object(m.params)) {
+			reply = acp_invalid_params(m.id, "params: expected an object");
+		} else {
+			json_t *empty = NULL;
+			if (m.params == NULL)
+				m.params = empty = json_object();
+			reply = meth->fn(srv, &m);
+			json_decref(empty);
+		}
+		if (reply)
+			acp_send(srv, reply);
+		break;
+	}
+	acp_msg_free(&m);
+}
+
+static void
+acp_overlong(void *arg)
+{
+	struct acp_server *srv = arg;
+
+	acp_send(srv, acp_error_new(NULL, ACP_INVALID_REQUEST, "line_too_long",
+	    "the line is longer than 64 MiB and was discarded", NULL));
+}
+
+/* ---- loop plumbing ---- */
+
+static void
+acp_sync_pass(void *arg)
+{
+	struct acp_server *srv = arg;
+
+	sess_store_sync_due(&srv->store);
+}
+
+static void
+acp_settle(void *arg)
+{
+	struct acp_server *srv = arg;
+
+	if (srv->waiters && agent_rt_idle(&srv->rt))
+		while (srv->waiters)
+			acp_waiter_done(srv, srv->waiters, 1);
+	if (srv->shutting_down == 2 && acp_wq_pending(&srv->wq) == 0)
+		ev_break(srv->loop, EVBREAK_ALL);
+}
+
+static void
+acp_shutdown_task(void *arg)
+{
+	struct acp_server *srv = arg;
+
+	agent_rt_shutdown(&srv->rt);
+	for (size_t i = 0; i < srv->nall; i++)
+		srv->all[i]->agent = NULL;
+	srv->shutting_down = 2;
+}
+
+void
+acp_server_shutdown(struct acp_server *srv)
+{
+	if (srv->shutting_down)
+		return;
+	srv->shutting_down = 1;
+	acp_reader_pause(&srv->reader);
+	runq_push(&srv->runq, acp_shutdown_task, srv);
+}
+
+static void
+acp_on_eof(void *arg)
+{
+	acp_server_shutdown(arg);
+}
+
+static void
+acp_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct acp_server *srv = w->data;
+
+	(void)loop;
+	(void)revents;
+	log_info("acp: signal %d: shutting down", w->signum);
+	acp_server_shutdown(srv);
+}
+
+static void
+acp_on_high(void *arg)
+{
+	acp_reader_pause(&((struct acp_server *)arg)->reader);
+}
+
+static void
+acp_on_low(void *arg)
+{
+	struct acp_server *srv = arg;
+
+	if (!srv->shutting_down)
+		acp_reader_resume(&srv->reader);
+}
+
+static void
+acp_on_write_error(void *arg)
+{
+	acp_server_shutdown(arg);
+}
+
+int
+acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int proto_fd,
+    const struct acp_options *opts, struct err *e)
+{
+	enum toolset_profile profile = TOOLSET_DEFAULT;
+
+	memset(srv, 0, sizeof(*srv));
+	srv->loop = loop;
+	srv->opts = *opts;
+	map_init(&srv->sessions);
+	runq_init(&srv->runq, loop);
+	runq_set_sync(&srv->runq, acp_sync_pass, srv);
+	runq_set_settle(&srv->runq, acp_settle, srv);
+	if (sess_env_init(&srv->env, opts->state_dir, opts->sync, opts->deterministic, opts->faults, e) < 0)
+		return -1;
+	sess_store_init(&srv->store, &srv->env);
+	sess_corpus_init(&srv->corpus, &srv->env);
+	if (sess_corpus_scan(&srv->corpus, e) < 0)
+		return -1;
+	if (strcmp(opts->model, "replay") == 0) {
+		srv->model = model_replay_new(&srv->runq, opts->recording, e);
+		if (srv->model == NULL)
+			return -1;
+	} else if (strcmp(opts->model, "builtin") == 0) {
+		srv->model = model_builtin_new(&srv->runq);
+	} else {
+		return err_set(e, "usage", "model provider \"%s\" is not available in this build",
+		    opts->model);
+	}
+	toolsets_parse_profile(opts->profile, &profile);
+	toolbox_init(&srv->tools);
+	toolsets_build(&srv->tools, profile);
+	agent_rt_init(&srv->rt, &srv->runq, &srv->env, &srv->store, &srv->corpus, srv->model);
+	srv->rt.max_steps = opts->max_steps;
+	srv->rt.max_depth = opts->max_depth;
+	srv->rt.max_active = opts->max_active;
+	acp_wq_init(&srv->wq, loop, proto_fd);
+	srv->wq.on_high = acp_on_high;
+	srv->wq.on_low = acp_on_low;
+	srv->wq.on_error = acp_on_write_error;
+	srv->wq.arg = srv;
+	acp_reader_init(&srv->reader, loop, in_fd, acp_server_line, acp_overlong, acp_on_eof, srv);
+	ev_signal_init(&srv->sigint, acp_on_signal, SIGINT);
+	ev_signal_init(&srv->sigterm, acp_on_signal, SIGTERM);
+	srv->sigint.data = srv->sigterm.data = srv;
+	ev_signal_start(loop, &srv->sigint);
+	ev_signal_start(loop, &srv->sigterm);
+	ev_unref(loop);
+	ev_unref(loop);
+	return 0;
+}
+
+void
+acp_server_free(struct acp_server *srv)
+{
+	if (srv->loop) {
+		ev_ref(srv->loop);
+		ev_ref(srv->loop);
+		ev_signal_stop(srv->loop, &srv->sigint);
+		ev_signal_stop(srv->loop, &srv->sigterm);
+	}
+	while (srv->waiters)
+		acp_waiter_done(srv, srv->waiters, 0);
+	agent_rt_shutdown(&srv->rt);
+	if (srv->model)
+		srv->model->ops->report(srv->model);
+	for (size_t i = 0; i < srv->nall; i++) {
+		json_decref(srv->all[i]->prompt_id);
+		json_decref(srv->all[i]->queued_id);
+		json_decref(srv->all[i]->queued_prompt);
+		free(srv->all[i]);
+	}
+	free(srv->all);
+	map_free(&srv->sessions);
+	runq_stop(&srv->runq);
+	agent_rt_free(&srv->rt);
+	model_free(srv->model);
+	toolbox_free(&srv->tools);
+	sess_store_free(&srv->store);
+	sess_corpus_free(&srv->corpus);
+	sess_env_free(&srv->env);
+	acp_reader_free(&srv->reader);
+	acp_wq_free(&srv->wq);
+}

@@ -1,0 +1,77 @@
+/*
+ * The ACP server: owns the loop's watchers, the session store, the corpus,
+ * the runtime and the model; maps ACP sessions to root agents.
+ */
+#ifndef ACP_SERVER_H
+#define ACP_SERVER_H
+
+#include <ev.h>
+#include <jansson.h>
+
+#include "acp/reader.h"
+#include "acp/wq.h"
+#include "agent/agent.h"
+#include "agent/toolbox.h"
+#include "base/map.h"
+#include "base/runq.h"
+#include "session/corpus.h"
+#include "session/log.h"
+#include "session/store.h"
+
+struct acp_options {
+	const char *state_dir;
+	const char *model;		/* builtin | replay | openai */
+	const char *recording;
+	const char *profile;
+	enum sess_sync sync;
+	int max_depth, max_active, max_steps;
+	int deterministic;
+	const char *faults;
+};
+
+/* One ACP session; never freed before shutdown (closed ones keep agent NULL). */
+struct acp_session {
+	char id[SESS_ID_LEN + 1];
+	struct acp_server *srv;
+	struct agent *agent;		/* NULL once closed */
+	json_t *prompt_id;		/* the pending session/prompt request id, owned */
+	char prompt_msg[SESS_ID_LEN + 1];	/* its inbox message id */
+	int cancelled;			/* session/cancel arrived while it was pending */
+	json_t *queued_id;		/* a prompt queued behind a cancelled one */
+	json_t *queued_prompt;
+};
+
+struct acp_waiter;
+
+struct acp_server {
+	struct ev_loop *loop;
+	struct acp_reader reader;
+	struct acp_wq wq;
+	struct runq runq;
+	struct sess_env env;
+	struct sess_store store;
+	struct sess_corpus corpus;
+	struct agent_rt rt;
+	struct model *model;
+	struct toolbox tools;
+	struct map sessions;		/* id -> struct acp_session * */
+	struct acp_session **all;
+	size_t nall, call;
+	struct acp_waiter *waiters;
+	ev_signal sigint, sigterm;
+	int initialized;
+	int shutting_down;
+	int exit_code;
+	struct acp_options opts;
+};
+
+/* Sets everything up on loop; proto_fd is the protocol output. Returns 0 or -1 with e. */
+int acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int proto_fd,
+    const struct acp_options *opts, struct err *e);
+/* Handles one complete line (the reader's callback; tests call it directly). */
+void acp_server_line(void *arg, const char *line, size_t len);
+/* Starts the orderly shutdown (stdin EOF, SIGINT, SIGTERM). */
+void acp_server_shutdown(struct acp_server *srv);
+void acp_server_free(struct acp_server *srv);
+
+#endif

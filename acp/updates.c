@@ -1,0 +1,162 @@
+/* The one mapping from session events to ACP session updates. */
+#include "acp/updates.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "base/xmalloc.h"
+
+json_t *
+acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len)
+{
+	json_t *t = json_stringn(text, len);
+
+	if (t == NULL) {
+		size_t n;
+		char *fixed = utf8_repair(text, len, &n);
+		t = json_stringn(fixed, n);
+		free(fixed);
+	}
+	return json_pack("{s:s, s:{s:s, s:o}, s:s}", "sessionUpdate",
+	    reasoning ? "agent_thought_chunk" : "agent_message_chunk", "content", "type", "text", "text",
+	    t, "messageId", msg_id);
+}
+
+char *
+acp_tool_title(const struct toolbox *tb, const char *name, const json_t *args)
+{
+	const struct tool *t = toolbox_find(tb, name);
+
+	if (t && t->title)
+		return t->title(t, args);
+	return xstrdup(name);
+}
+
+static const char *
+acp_tool_kind(const struct toolbox *tb, const char *name)
+{
+	const struct tool *t = toolbox_find(tb, name);
+
+	return t && t->kind ? t->kind : "other";
+}
+
+/* rawInput: the parsed arguments, or the raw text when they are not JSON. */
+static json_t *
+acp_raw_input(const char *raw)
+{
+	json_t *j = raw ? json_loads(raw, 0, NULL) : NULL;
+
+	if (j)
+		return j;
+	return json_string(raw ? raw : "");
+}
+
+static json_t *
+acp_tool_call_update(const char *call_id, const char *name, const char *raw_args,
+    const struct toolbox *tb)
+{
+	json_t *input = acp_raw_input(raw_args);
+	char *title = acp_tool_title(tb, name, json_is_object(input) ? input : NULL);
+	json_t *u = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "sessionUpdate", "tool_call",
+	    "toolCallId", call_id, "title", title, "kind", acp_tool_kind(tb, name), "status",
+	    "in_progress", "rawInput", input);
+
+	free(title);
+	return u;
+}
+
+/* Fills status, content and rawOutput of a tool update from a tool/result's data. */
+static void
+acp_tool_result_fields(json_t *u, const json_t *data)
+{
+	const json_t *first = json_array_get(json_object_get(data, "content"), 0);
+	const json_t *out = json_object_get(data, "output");
+	int is_error = json_is_true(json_object_get(data, "isError"));
+
+	json_object_set_new(u, "status", json_string(is_error ? "failed" : "completed"));
+	json_object_set_new(u, "content", json_pack("[{s:s, s:{s:s, s:O}}]", "type", "content",
+	    "content", "type", "text", "text", json_object_get(first, "text")));
+	if (out)
+		json_object_set(u, "rawOutput", (json_t *)out);
+	else if (is_error && json_object_get(data, "error"))
+		json_object_set_new(u, "rawOutput", json_pack("{s:O}", "error", json_object_get(data, "error")));
+}
+
+json_t *
+acp_update_live(const json_t *ev, const struct toolbox *tb)
+{
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const json_t *data = json_object_get(ev, "data");
+
+	if (strcmp(type, "tool/call") == 0)
+		return acp_tool_call_update(json_string_value(json_object_get(data, "callId")),
+		    json_string_value(json_object_get(data, "name")),
+		    json_string_value(json_object_get(data, "arguments")), tb);
+	if (strcmp(type, "tool/result") == 0) {
+		json_t *u = json_pack("{s:s, s:O}", "sessionUpdate", "tool_call_update", "toolCallId",
+		    json_object_get(data, "callId"));
+		acp_tool_result_fields(u, data);
+		return u;
+	}
+	return NULL;
+}
+
+static void
+acp_replay_blocks(json_t *out, const json_t *content, const char *msg_id)
+{
+	size_t i;
+	json_t *blk;
+
+	json_array_foreach(content, i, blk) {
+		const char *type = json_string_value(json_object_get(blk, "type"));
+		const char *text = json_string_value(json_object_get(blk, "text"));
+		if (strcmp(type, "text") == 0 || strcmp(type, "reasoning") == 0)
+			json_array_append_new(out, acp_update_chunk(strcmp(type, "reasoning") == 0, msg_id,
+			    text, strlen(text)));
+	}
+}
+
+json_t *
+acp_update_replay(const json_t *events, const struct toolbox *tb)
+{
+	json_t *out = json_array();
+	json_t *calls = json_object();		/* callId -> {name, arguments} */
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(events, i, ev) {
+		const char *type = json_string_value(json_object_get(ev, "type"));
+		const json_t *data = json_object_get(ev, "data");
+		if (strcmp(type, "user/message") == 0) {
+			const char *kind = json_string_value(json_object_get(json_object_get(data, "source"),
+			    "kind"));
+			size_t k;
+			json_t *blk;
+			/* Injected messages (notices, relays) were never shown: not replayed. */
+			if (!kind || strcmp(kind, "user") != 0)
+				continue;
+			json_array_foreach(json_object_get(data, "content"), k, blk)
+				json_array_append_new(out, json_pack("{s:s, s:O, s:O}", "sessionUpdate",
+				    "user_message_chunk", "content", blk, "messageId", json_object_get(data, "id")));
+		} else if (strcmp(type, "assistant/message") == 0) {
+			size_t k;
+			json_t *blk;
+			acp_replay_blocks(out, json_object_get(data, "content"),
+			    json_string_value(json_object_get(data, "id")));
+			json_array_foreach(json_object_get(data, "content"), k, blk) {
+				if (strcmp(json_string_value(json_object_get(blk, "type")), "tool-call") == 0)
+					json_object_set(calls, json_string_value(json_object_get(blk, "callId")), blk);
+			}
+		} else if (strcmp(type, "tool/result") == 0) {
+			const char *cid = json_string_value(json_object_get(data, "callId"));
+			json_t *blk = json_object_get(calls, cid);
+			json_t *u = acp_tool_call_update(cid, json_string_value(json_object_get(data, "name")),
+			    json_string_value(json_object_get(blk, "arguments")), tb);
+			acp_tool_result_fields(u, data);
+			json_array_append_new(out, u);
+		}
+	}
+	json_decref(calls);
+	return out;
+}

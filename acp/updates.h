@@ -1,0 +1,22 @@
+/*
+ * Events -> session/update payloads (SPEC §3.4, §3.5). One mapping serves the
+ * live stream and the session/load replay. Returns update objects (the value
+ * of params.update), never whole notifications.
+ */
+#ifndef ACP_UPDATES_H
+#define ACP_UPDATES_H
+
+#include <jansson.h>
+
+#include "agent/toolbox.h"
+
+/* A text or reasoning delta; returns new ref. */
+json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len);
+/* The live update for one appended event, or NULL (most events show nothing); new ref. */
+json_t *acp_update_live(const json_t *ev, const struct toolbox *tb);
+/* The replay of a whole log as updates; returns a new array. */
+json_t *acp_update_replay(const json_t *events, const struct toolbox *tb);
+/* The title a tool call shows; returns owned. */
+char *acp_tool_title(const struct toolbox *tb, const char *name, const json_t *args);
+
+#endif

@@ -1,0 +1,816 @@
+/*
+ * The turn/step state machine. Every transition runs from the run queue, never
+ * re-entrantly: model callbacks and tool completions only record facts and
+ * queue the next move. A failed append (the session log is broken) ends the
+ * turn at once with a session_log_io error and writes nothing more.
+ */
+#include "agent/agent.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+
+static void agent_step_begin(struct agent *a);
+static void agent_end_turn(struct agent *a, const char *kind, const char *cause, const char *msg,
+    const char *code);
+
+/* ---- runtime ---- */
+
+void
+agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env, struct sess_store *store,
+    struct sess_corpus *corpus, struct model *model)
+{
+	memset(rt, 0, sizeof(*rt));
+	rt->runq = q;
+	rt->env = env;
+	rt->store = store;
+	rt->corpus = corpus;
+	rt->model = model;
+	rt->max_steps = 50;
+	rt->max_depth = 3;
+	rt->max_active = 8;
+	map_init(&rt->agents);
+}
+
+struct agent *
+agent_rt_get(struct agent_rt *rt, const char *id)
+{
+	return map_get(&rt->agents, id);
+}
+
+int
+agent_rt_idle(const struct agent_rt *rt)
+{
+	for (size_t i = 0; i < rt->nall; i++) {
+		const struct agent *a = rt->all[i];
+		if (a->released)
+			continue;
+		if (a->status == AGENT_RUNNING || a->kick_queued)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+agent_inbox_free(struct agent *a)
+{
+	while (a->inbox) {
+		struct agent_msg *m = a->inbox;
+		a->inbox = m->next;
+		json_decref(m->content);
+		json_decref(m->source);
+		free(m);
+	}
+	a->inbox_tail = NULL;
+}
+
+void
+agent_rt_shutdown(struct agent_rt *rt)
+{
+	for (size_t i = 0; i < rt->nall; i++)
+		if (!rt->all[i]->released)
+			agent_release(rt->all[i]);
+}
+
+void
+agent_rt_free(struct agent_rt *rt)
+{
+	for (size_t i = 0; i < rt->nall; i++) {
+		struct agent *a = rt->all[i];
+		agent_inbox_free(a);
+		buf_free(&a->text);
+		buf_free(&a->reasoning);
+		json_decref(a->calls);
+		free(a);
+	}
+	free(rt->all);
+	map_free(&rt->agents);
+	memset(rt, 0, sizeof(*rt));
+}
+
+/* ---- creation ---- */
+
+static void
+agent_corpus_observer(void *arg, struct sess *s, const json_t *ev)
+{
+	struct agent *a = arg;
+
+	(void)ev;
+	sess_corpus_note_live(a->rt->corpus, s);
+}
+
+static struct agent *
+agent_attach(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
+    const struct agent_hooks *hooks)
+{
+	struct agent *a = xcalloc(1, sizeof(*a));
+	size_t i;
+	json_t *ev;
+
+	a->rt = rt;
+	a->sess = s;
+	a->tools = tools;
+	if (hooks)
+		a->hooks = *hooks;
+	a->ordinal = -1;
+	buf_init(&a->text);
+	buf_init(&a->reasoning);
+	json_array_foreach(s->events, i, ev) {
+		const char *t = json_string_value(json_object_get(ev, "type"));
+		if (strcmp(t, "turn/start") == 0)
+			a->turn = (int)json_integer_value(json_object_get(json_object_get(ev, "data"), "turn"));
+		else if (strcmp(t, "step/start") == 0)
+			a->requests++;
+	}
+	map_put(&rt->agents, s->id, a);
+	if (rt->nall == rt->call) {
+		rt->call = rt->call ? rt->call * 2 : 16;
+		rt->all = xrealloc(rt->all, rt->call * sizeof(*rt->all));
+	}
+	rt->all[rt->nall++] = a;
+	sess_observe(s, agent_corpus_observer, a);
+	sess_corpus_note_live(rt->corpus, s);
+	return a;
+}
+
+struct agent *
+agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools,
+    const struct agent_hooks *hooks)
+{
+	char id[SESS_ID_LEN + 1];
+	struct sess_header_info info = { 0 };
+
+	sess_ids_new(&rt->env->ids, id);
+	info.id = id;
+	info.created_at = clock_now_ms(&rt->env->clock);
+	info.cwd = cwd;
+	return agent_attach(rt, sess_store_create(rt->store, &info), tools, hooks);
+}
+
+struct agent *
+agent_load(struct agent_rt *rt, const char *id, const struct toolbox *tools,
+    const struct agent_hooks *hooks, struct err *e)
+{
+	struct sess *s = sess_store_load(rt->store, id, e);
+
+	if (s == NULL)
+		return NULL;
+	clock_advance_past(&rt->env->clock, sess_last_time(s));
+	return agent_attach(rt, s, tools, hooks);
+}
+
+const char *
+agent_id(const struct agent *a)
+{
+	return a->sess->id;
+}
+
+const char *
+agent_parent(const struct agent *a)
+{
+	return sess_header_str(a->sess, "parentSession");
+}
+
+/* ---- logging ---- */
+
+/* Appends an event; on failure the session is broken and the caller stops. */
+static int
+agent_log(struct agent *a, const char *type, json_t *data)
+{
+	struct err e;
+
+	err_clear(&e);
+	if (sess_append(a->sess, type, data, &e) == NULL) {
+		log_error("agent %s: %s", agent_id(a), e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+agent_fail_io(struct agent *a)
+{
+	agent_end_turn(a, "error", NULL, "the session log cannot be written", "session_log_io");
+}
+
+/* ---- inbox ---- */
+
+static int
+agent_msg_steerable(const struct agent_msg *m)
+{
+	const char *kind = json_string_value(json_object_get(m->source, "kind"));
+
+	/* Human prompts are never steered into a running turn: they run as their own turn. */
+	return kind == NULL || strcmp(kind, "user") != 0;
+}
+
+static struct agent_msg *
+agent_inbox_pop(struct agent *a)
+{
+	struct agent_msg *m = a->inbox;
+
+	if (m) {
+		a->inbox = m->next;
+		if (a->inbox == NULL)
+			a->inbox_tail = NULL;
+	}
+	return m;
+}
+
+/* Appends a message as user/message; takes m. */
+static int
+agent_log_message(struct agent *a, struct agent_msg *m)
+{
+	json_t *data = json_pack("{s:s, s:O, s:O}", "id", m->id, "content", m->content, "source",
+	    m->source);
+
+	json_decref(m->content);
+	json_decref(m->source);
+	free(m);
+	return agent_log(a, "user/message", data);
+}
+
+static void
+agent_kick(void *arg)
+{
+	struct agent *a = arg;
+	struct agent_msg *m;
+
+	a->kick_queued = 0;
+	if (a->released || a->status == AGENT_RUNNING || a->inbox == NULL)
+		return;
+	a->status = AGENT_RUNNING;
+	a->turn++;
+	a->step = 0;
+	a->steps_this_turn = 0;
+	m = agent_inbox_pop(a);
+	snprintf(a->first_msg, sizeof(a->first_msg), "%s", m->id);
+	if (agent_log(a, "turn/start", json_pack("{s:i}", "turn", a->turn)) < 0) {
+		json_decref(m->content);
+		json_decref(m->source);
+		free(m);
+		agent_fail_io(a);
+		return;
+	}
+	if (agent_log_message(a, m) < 0) {
+		agent_fail_io(a);
+		return;
+	}
+	agent_step_begin(a);
+}
+
+static void
+agent_schedule(struct agent *a)
+{
+	if (a->kick_queued || a->released)
+		return;
+	a->kick_queued = 1;
+	runq_push(a->rt->runq, agent_kick, a);
+}
+
+void
+agent_post(struct agent *a, json_t *content, json_t *source, char *out_id)
+{
+	struct agent_msg *m = xcalloc(1, sizeof(*m));
+
+	sess_ids_new(&a->rt->env->ids, m->id);
+	m->content = content;
+	m->source = source;
+	if (out_id)
+		memcpy(out_id, m->id, SESS_ID_LEN + 1);
+	if (a->inbox_tail)
+		a->inbox_tail->next = m;
+	else
+		a->inbox = m;
+	a->inbox_tail = m;
+	if (a->status == AGENT_IDLE)
+		agent_schedule(a);
+	/* A running agent takes it at its next step boundary. */
+}
+
+int
+agent_withdraw(struct agent *a, const char *msg_id)
+{
+	struct agent_msg **pp, *prev = NULL;
+
+	for (pp = &a->inbox; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct agent_msg *m = *pp;
+		if (strcmp(m->id, msg_id) != 0)
+			continue;
+		*pp = m->next;
+		if (a->inbox_tail == m)
+			a->inbox_tail = prev;
+		json_decref(m->content);
+		json_decref(m->source);
+		free(m);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- steps ---- */
+
+static void
+agent_sink_text(void *arg, const char *s, size_t n)
+{
+	struct agent *a = arg;
+
+	buf_append(&a->text, s, n);
+	if (a->hooks.delta)
+		a->hooks.delta(a->hooks.arg, a, 0, a->msg_id, s, n);
+}
+
+static void
+agent_sink_reasoning(void *arg, const char *s, size_t n)
+{
+	struct agent *a = arg;
+
+	buf_append(&a->reasoning, s, n);
+	if (a->hooks.delta)
+		a->hooks.delta(a->hooks.arg, a, 1, a->msg_id, s, n);
+}
+
+static void
+agent_sink_tool_call(void *arg, const char *call_id, const char *name, const char *args)
+{
+	struct agent *a = arg;
+	size_t k = json_array_size(a->calls);
+	char *id = call_id ? xstrdup(call_id) : xasprintf("call_%d_%d_%zu", a->turn, a->step, k + 1);
+
+	json_array_append_new(a->calls, json_pack("{s:s, s:s, s:s}", "callId", id, "name", name,
+	    "arguments", args ? args : "{}"));
+	free(id);
+}
+
+/* The assistant message of this step, as it stands. */
+static json_t *
+agent_assistant_content(struct agent *a, int with_calls)
+{
+	json_t *content = json_array();
+	size_t i;
+	json_t *c;
+
+	if (a->reasoning.len)
+		json_array_append_new(content, json_pack("{s:s, s:s}", "type", "reasoning", "text",
+		    a->reasoning.data));
+	if (a->text.len)
+		json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", a->text.data));
+	if (with_calls)
+		json_array_foreach(a->calls, i, c) json_array_append_new(content,
+		    json_pack("{s:s, s:O, s:O, s:O}", "type", "tool-call", "callId",
+			json_object_get(c, "callId"), "name", json_object_get(c, "name"), "arguments",
+			json_object_get(c, "arguments")));
+	return content;
+}
+
+static void
+agent_step_reset(struct agent *a)
+{
+	for (size_t i = 0; i < a->ninv; i++) {
+		struct tool_inv *inv = a->invs[i];
+		tool_result_clear(&inv->result);
+		free(inv->call_id);
+		json_decref(inv->args);
+		free(inv);
+	}
+	free(a->invs);
+	a->invs = NULL;
+	a->ninv = a->nstarted = a->ncommitted = 0;
+	buf_free(&a->text);
+	buf_free(&a->reasoning);
+	json_decref(a->calls);
+	a->calls = NULL;
+	a->req = NULL;
+}
+
+static int
+agent_log_step_end(struct agent *a)
+{
+	return agent_log(a, "step/end", json_pack("{s:i, s:i}", "turn", a->turn, "step", a->step));
+}
+
+static void
+agent_tools_progress(void *arg);
+
+static void
+agent_tool_done(struct tool_inv *inv)
+{
+	struct agent *a = inv->agent;
+
+	if (!a->progress_queued) {
+		a->progress_queued = 1;
+		runq_push(a->rt->runq, agent_tools_progress, a);
+	}
+}
+
+/* Starts call i: tool/call, argument check, run. */
+static int
+agent_tool_start(struct agent *a, size_t i)
+{
+	struct tool_inv *inv = a->invs[i];
+	json_t *c = json_array_get(a->calls, i);
+	const char *name = json_string_value(json_object_get(c, "name"));
+	const char *raw = json_string_value(json_object_get(c, "arguments"));
+	struct err e;
+
+	a->nstarted++;
+	if (agent_log(a, "tool/call", json_pack("{s:i, s:i, s:s, s:s, s:s}", "turn", a->turn, "step",
+		a->step, "callId", inv->call_id, "name", name, "arguments", raw)) < 0)
+		return -1;
+	err_clear(&e);
+	if (inv->tool == NULL) {
+		tool_result_error(&inv->result, "UNKNOWN_TOOL", "unknown tool \"%s\"", name);
+		inv->done = 1;
+		return 0;
+	}
+	inv->args = toolbox_check_args(a->tools, inv->tool, raw, &e);
+	if (inv->args == NULL) {
+		tool_result_error(&inv->result, e.code, "%s", e.msg);
+		inv->done = 1;
+		return 0;
+	}
+	struct tool_result r = { 0 };
+	if (inv->tool->run(inv, inv->args, &r) == TOOL_DONE) {
+		inv->result = r;
+		inv->done = 1;
+	}
+	return 0;
+}
+
+static int
+agent_commit_result(struct agent *a, size_t i)
+{
+	struct tool_inv *inv = a->invs[i];
+	json_t *c = json_array_get(a->calls, i);
+	json_t *data = json_pack("{s:i, s:i, s:s, s:O, s:[{s:s, s:s}], s:b}", "turn", a->turn, "step",
+	    a->step, "callId", inv->call_id, "name", json_object_get(c, "name"), "content", "type",
+	    "text", "text", inv->result.text ? inv->result.text : "", "isError",
+	    inv->result.error_code != NULL);
+
+	if (inv->result.output)
+		json_object_set(data, "output", inv->result.output);
+	if (inv->result.error_code)
+		json_object_set_new(data, "error", json_pack("{s:s}", "code", inv->result.error_code));
+	return agent_log(a, "tool/result", data);
+}
+
+static void
+agent_tools_finished(struct agent *a)
+{
+	int last = a->steps_this_turn >= a->rt->max_steps;
+
+	sess_checkpoint(a->sess);
+	if (agent_log_step_end(a) < 0) {
+		agent_fail_io(a);
+		return;
+	}
+	agent_step_reset(a);
+	if (last) {
+		agent_end_turn(a, "max-steps", NULL, NULL, NULL);
+		return;
+	}
+	agent_step_begin(a);
+}
+
+static void
+agent_tools_progress(void *arg)
+{
+	struct agent *a = arg;
+
+	a->progress_queued = 0;
+	if (a->invs == NULL || a->cancelling)
+		return;
+	for (;;) {
+		while (a->ncommitted < a->ninv && a->invs[a->ncommitted]->done) {
+			if (agent_commit_result(a, a->ncommitted) < 0) {
+				agent_fail_io(a);
+				return;
+			}
+			a->ncommitted++;
+		}
+		if (a->ncommitted == a->ninv) {
+			agent_tools_finished(a);
+			return;
+		}
+		/* Sequential calls: start the next once every earlier one is committed. */
+		if (a->sequential && a->nstarted == a->ncommitted && a->nstarted < a->ninv) {
+			if (agent_tool_start(a, a->nstarted) < 0) {
+				agent_fail_io(a);
+				return;
+			}
+			continue;
+		}
+		return;
+	}
+}
+
+static void
+agent_dispatch(struct agent *a)
+{
+	size_t n = json_array_size(a->calls);
+
+	a->invs = xcalloc(n, sizeof(*a->invs));
+	a->ninv = n;
+	a->sequential = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_t *c = json_array_get(a->calls, i);
+		struct tool_inv *inv = xcalloc(1, sizeof(*inv));
+		inv->agent = a;
+		inv->tool = toolbox_find(a->tools, json_string_value(json_object_get(c, "name")));
+		inv->call_id = xstrdup(json_string_value(json_object_get(c, "callId")));
+		inv->on_done = agent_tool_done;
+		a->invs[i] = inv;
+		if (inv->tool && !inv->tool->concurrency_safe)
+			a->sequential = 1;
+	}
+	if (a->sequential) {
+		if (agent_tool_start(a, 0) < 0) {
+			agent_fail_io(a);
+			return;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (agent_tool_start(a, i) < 0) {
+				agent_fail_io(a);
+				return;
+			}
+	}
+	agent_tool_done(a->invs[0]);
+}
+
+static void
+agent_sink_finish(void *arg, const char *finish, const json_t *usage)
+{
+	struct agent *a = arg;
+	json_t *data;
+	int has_calls = json_array_size(a->calls) > 0;
+
+	a->req = NULL;
+	data = json_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn, "step", a->step, "id", a->msg_id,
+	    "content", agent_assistant_content(a, 1), "finish", finish);
+	if (usage)
+		json_object_set(data, "usage", (json_t *)usage);
+	if (agent_log(a, "assistant/message", data) < 0) {
+		agent_fail_io(a);
+		return;
+	}
+	if (has_calls) {
+		agent_dispatch(a);
+		return;
+	}
+	if (agent_log_step_end(a) < 0) {
+		agent_fail_io(a);
+		return;
+	}
+	agent_step_reset(a);
+	if (strcmp(finish, "length") == 0) {
+		agent_end_turn(a, "max-tokens", NULL, NULL, NULL);
+	} else if (strcmp(finish, "refusal") == 0) {
+		agent_end_turn(a, "refusal", NULL, NULL, NULL);
+	} else if (a->inbox && agent_msg_steerable(a->inbox) && a->steps_this_turn < a->rt->max_steps) {
+		/* A message steered in while the model answered: one more step for it. */
+		agent_step_begin(a);
+	} else {
+		agent_end_turn(a, "completed", NULL, NULL, NULL);
+	}
+}
+
+static void
+agent_sink_error(void *arg, const char *code, const char *msg)
+{
+	struct agent *a = arg;
+
+	a->req = NULL;
+	log_info("agent %s: model request failed: %s: %s", agent_id(a), code, msg);
+	if ((a->text.len || a->reasoning.len) &&
+	    agent_log(a, "assistant/message", json_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn,
+		"step", a->step, "id", a->msg_id, "content", agent_assistant_content(a, 0), "finish",
+		"error")) < 0) {
+		agent_fail_io(a);
+		return;
+	}
+	if (agent_log_step_end(a) < 0) {
+		agent_fail_io(a);
+		return;
+	}
+	agent_step_reset(a);
+	agent_end_turn(a, "error", NULL, msg, code);
+}
+
+static size_t
+agent_replay_ordinal(struct agent *a, const char *label)
+{
+	size_t n, rank = 0;
+	struct sess_entry **all;
+	const char *me = agent_id(a);
+	int64_t created = json_integer_value(json_object_get(a->sess->header, "createdAt"));
+
+	if (a->ordinal >= 0)
+		return (size_t)a->ordinal;
+	all = sess_corpus_list(a->rt->corpus, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct sess_entry *en = all[i];
+		int same = label ? (en->label && strcmp(en->label, label) == 0 && en->parent)
+				 : (en->parent == NULL && en->state == SESS_ENTRY_OK);
+		if (!same || strcmp(en->id, me) == 0)
+			continue;
+		if (en->created_at < created || (en->created_at == created && strcmp(en->id, me) < 0))
+			rank++;
+	}
+	free(all);
+	a->ordinal = (long)rank;
+	return rank;
+}
+
+static char *
+agent_resolve_child(void *arg, const char *label)
+{
+	struct agent *a = arg;
+	size_t n;
+	struct sess_entry **all = sess_corpus_list(a->rt->corpus, &n);
+	struct sess_entry *best = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		struct sess_entry *en = all[i];
+		if (!en->parent || strcmp(en->parent, agent_id(a)) != 0 || !en->label ||
+		    strcmp(en->label, label) != 0)
+			continue;
+		if (!best || en->created_at > best->created_at ||
+		    (en->created_at == best->created_at && strcmp(en->id, best->id) > 0))
+			best = en;
+	}
+	char *id = best ? xstrdup(best->id) : NULL;
+	free(all);
+	return id;
+}
+
+static const char *
+agent_label(const struct agent *a)
+{
+	const char *label = NULL;
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(a->sess->events, i, ev) {
+		if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/descriptor") == 0)
+			label = json_string_value(json_object_get(json_object_get(ev, "data"), "label"));
+	}
+	return label;
+}
+
+/* After the checkpoint: ask the model. */
+static void
+agent_request(void *arg)
+{
+	struct agent *a = arg;
+	static const struct model_sink sink_proto = { agent_sink_text, agent_sink_reasoning,
+		agent_sink_tool_call, agent_sink_finish, agent_sink_error, NULL };
+	struct model_sink sink = sink_proto;
+	struct model_call call = { 0 };
+	const char *label = agent_parent(a) ? agent_label(a) : NULL;
+	char *script = label ? xasprintf("label:%s", label) : xstrdup("root");
+	char *system = agent_system_prompt(a);
+	json_t *messages = agent_conversation(a->sess->events);
+	json_t *tools = toolbox_describe(a->tools);
+
+	if (a->released || a->status != AGENT_RUNNING || a->cancelling) {
+		free(script);
+		free(system);
+		json_decref(messages);
+		json_decref(tools);
+		return;
+	}
+	sink.arg = a;
+	call.agent_id = agent_id(a);
+	call.parent_id = agent_parent(a);
+	call.script = script;
+	call.ordinal = agent_replay_ordinal(a, label);
+	call.position = (size_t)a->requests - 1;
+	call.system = system;
+	call.messages = messages;
+	call.tools = tools;
+	call.resolve_child = agent_resolve_child;
+	call.resolve_arg = a;
+	a->req = a->rt->model->ops->start(a->rt->model, &call, &sink);
+	free(script);
+	free(system);
+	json_decref(messages);
+	json_decref(tools);
+}
+
+static void
+agent_step_begin(struct agent *a)
+{
+	/* Steered messages join at the step boundary. */
+	while (a->inbox && agent_msg_steerable(a->inbox) && a->step > 0)
+		if (agent_log_message(a, agent_inbox_pop(a)) < 0) {
+			agent_fail_io(a);
+			return;
+		}
+	a->step++;
+	a->steps_this_turn++;
+	a->requests++;
+	a->calls = json_array();
+	sess_ids_new(&a->rt->env->ids, a->msg_id);
+	if (agent_log(a, "step/start", json_pack("{s:i, s:i}", "turn", a->turn, "step", a->step)) < 0) {
+		agent_fail_io(a);
+		return;
+	}
+	sess_checkpoint(a->sess);
+	runq_push_after_sync(a->rt->runq, agent_request, a);
+}
+
+/* ---- turn end and cancel ---- */
+
+static void
+agent_end_turn(struct agent *a, const char *kind, const char *cause, const char *msg, const char *code)
+{
+	json_t *reason = json_pack("{s:s}", "kind", kind);
+	char first[SESS_ID_LEN + 1];
+
+	if (cause)
+		json_object_set_new(reason, "cause", json_string(cause));
+	if (msg)
+		json_object_set_new(reason, "message", json_string(msg));
+	if (!sess_failed(a->sess)) {
+		if (agent_log(a, "turn/end", json_pack("{s:i, s:O}", "turn", a->turn, "reason", reason)) < 0)
+			code = "session_log_io";
+		sess_checkpoint(a->sess);
+	} else {
+		code = "session_log_io";
+		json_object_set_new(reason, "kind", json_string("error"));
+		if (!msg)
+			json_object_set_new(reason, "message", json_string("the session log cannot be written"));
+	}
+	if (code)
+		json_object_set_new(reason, "code", json_string(code));
+	agent_step_reset(a);
+	a->status = AGENT_IDLE;
+	a->cancelling = 0;
+	memcpy(first, a->first_msg, sizeof(first));
+	if (a->hooks.turn_end)
+		a->hooks.turn_end(a->hooks.arg, a, first, reason);
+	json_decref(reason);
+	/* An aborted turn parks the inbox: the next message wakes the agent. */
+	if (strcmp(kind, "aborted") != 0 && a->inbox && !sess_failed(a->sess))
+		agent_schedule(a);
+}
+
+void
+agent_cancel(struct agent *a, const char *cause)
+{
+	if (a->status != AGENT_RUNNING || a->cancelling)
+		return;
+	a->cancelling = 1;
+	if (a->req) {
+		a->rt->model->ops->cancel(a->rt->model, a->req);
+		a->req = NULL;
+		if ((a->text.len || a->reasoning.len) &&
+		    agent_log(a, "assistant/message", json_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn,
+			"step", a->step, "id", a->msg_id, "content", agent_assistant_content(a, 0),
+			"finish", "cancelled")) < 0)
+			goto out;
+		if (agent_log_step_end(a) < 0)
+			goto out;
+	} else if (a->invs) {
+		for (size_t i = 0; i < a->ninv; i++) {
+			struct tool_inv *inv = a->invs[i];
+			if (!inv->done && inv->cancel)
+				inv->cancel(inv);
+			if (!inv->done) {
+				tool_result_clear(&inv->result);
+				tool_result_error(&inv->result, "CANCELLED", "the tool call was cancelled");
+				inv->done = 1;
+			}
+		}
+		while (a->ncommitted < a->ninv) {
+			if (agent_commit_result(a, a->ncommitted) < 0)
+				goto out;
+			a->ncommitted++;
+		}
+		if (agent_log_step_end(a) < 0)
+			goto out;
+	}
+out:
+	agent_end_turn(a, "aborted", cause, NULL, NULL);
+}
+
+void
+agent_release(struct agent *a)
+{
+	if (a->released)
+		return;
+	agent_cancel(a, "disposed");
+	a->released = 1;
+	agent_inbox_free(a);
+	map_del(&a->rt->agents, agent_id(a));
+	char id[SESS_ID_LEN + 1];
+	memcpy(id, agent_id(a), sizeof(id));
+	sess_unobserve(a->sess, agent_corpus_observer, a);
+	sess_store_release(a->rt->store, a->sess);
+	a->sess = NULL;
+	sess_corpus_note_released(a->rt->corpus, id);
+}

@@ -1,0 +1,121 @@
+/*
+ * One agent: its session, inbox and turn/step state machine (SPEC §4).
+ * The agent id is its session id. Everything an agent does is an event in its
+ * session; observers of the session see it. Live deltas and turn ends go to
+ * the owner's hooks.
+ */
+#ifndef AGENT_AGENT_H
+#define AGENT_AGENT_H
+
+#include <jansson.h>
+
+#include "agent/model.h"
+#include "agent/toolbox.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/map.h"
+#include "base/runq.h"
+#include "session/corpus.h"
+#include "session/store.h"
+
+struct agent;
+
+/* The owner's callbacks (the ACP server for roots). */
+struct agent_hooks {
+	/* A live delta of the current assistant message. */
+	void (*delta)(void *arg, struct agent *a, int reasoning, const char *msg_id, const char *s,
+	    size_t n);
+	/*
+	 * A turn ended. first_msg_id: the id of the message that started it.
+	 * reason: {kind, cause?, message?, code?} borrowed.
+	 */
+	void (*turn_end)(void *arg, struct agent *a, const char *first_msg_id, const json_t *reason);
+	void *arg;
+};
+
+/* The runtime every agent of the process shares. Owned by the server. */
+struct agent_rt {
+	struct runq *runq;
+	struct sess_env *env;
+	struct sess_store *store;
+	struct sess_corpus *corpus;
+	struct model *model;
+	int max_steps;
+	int max_depth;
+	int max_active;
+	struct map agents;		/* id -> live struct agent * */
+	struct agent **all;		/* every agent ever made, reaped at shutdown */
+	size_t nall, call;
+};
+
+enum agent_status { AGENT_IDLE, AGENT_RUNNING };
+
+struct agent_msg {
+	char id[SESS_ID_LEN + 1];
+	json_t *content;	/* owned: [block] */
+	json_t *source;		/* owned: {kind, ...} */
+	struct agent_msg *next;
+};
+
+/* Invariant: req != NULL only while a model request is in flight; invs only while tools run. */
+struct agent {
+	struct agent_rt *rt;
+	struct sess *sess;
+	const struct toolbox *tools;	/* borrowed; outlives the agent */
+	struct agent_hooks hooks;
+	enum agent_status status;
+	int released;
+	int kick_queued;
+	struct agent_msg *inbox, *inbox_tail;
+	int turn;			/* current or last turn number */
+	int step;			/* step within the turn */
+	int steps_this_turn;
+	int requests;			/* model requests in the log (step/start events) */
+	long ordinal;			/* replay ordinal, -1 until computed */
+	char first_msg[SESS_ID_LEN + 1];
+	/* the step in flight */
+	struct model_req *req;
+	char msg_id[SESS_ID_LEN + 1];
+	struct buf text, reasoning;
+	json_t *calls;			/* [{callId, name, arguments}] */
+	struct tool_inv **invs;
+	size_t ninv, nstarted, ncommitted;
+	int progress_queued;
+	int sequential;
+	int cancelling;
+};
+
+void agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env,
+    struct sess_store *store, struct sess_corpus *corpus, struct model *model);
+/* Cancels live turns (cause disposed), releases every agent. */
+void agent_rt_shutdown(struct agent_rt *rt);
+void agent_rt_free(struct agent_rt *rt);
+struct agent *agent_rt_get(struct agent_rt *rt, const char *id);
+/* 1 when no agent runs and none has work queued. */
+int agent_rt_idle(const struct agent_rt *rt);
+
+/* A new root agent with a fresh (unpublished) session. */
+struct agent *agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools,
+    const struct agent_hooks *hooks);
+/* An agent over a stored session, loaded for writing (repair, lease). NULL with e. */
+struct agent *agent_load(struct agent_rt *rt, const char *id, const struct toolbox *tools,
+    const struct agent_hooks *hooks, struct err *e);
+/* Queues a message; steals content and source; writes its id to out_id (may be NULL). */
+void agent_post(struct agent *a, json_t *content, json_t *source, char *out_id);
+/* Removes a queued, not yet started message; returns 1 when it was there. */
+int agent_withdraw(struct agent *a, const char *msg_id);
+/* Cancels the current turn with cause (user, parent, disposed); a no-op when idle. */
+void agent_cancel(struct agent *a, const char *cause);
+/* Disposes: cancels (disposed), syncs and releases the session. The struct lives until shutdown. */
+void agent_release(struct agent *a);
+const char *agent_id(const struct agent *a);
+const char *agent_parent(const struct agent *a);
+
+/* The system prompt for a (SPEC §4); returns owned. */
+char *agent_system_prompt(const struct agent *a);
+/* The conversation as chat messages; returns new ref. */
+json_t *agent_conversation(const json_t *events);
+/* Text of a content block array: text blocks joined by newlines; returns owned. */
+char *agent_blocks_text(const json_t *content);
+
+#endif

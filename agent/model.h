@@ -1,0 +1,73 @@
+/*
+ * Model providers (SPEC §7.1). start never calls back before it returns: a
+ * provider delivers through the run queue or its own watchers. After cancel
+ * no callback arrives and the request handle is gone.
+ */
+#ifndef AGENT_MODEL_H
+#define AGENT_MODEL_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "base/err.h"
+#include "base/runq.h"
+
+struct model;
+struct model_req;
+
+/* The agent's side of one request. Strings are borrowed for the call. */
+struct model_sink {
+	void (*text)(void *arg, const char *s, size_t n);
+	void (*reasoning)(void *arg, const char *s, size_t n);
+	/* call_id may be NULL (the agent numbers it); args: the raw JSON text. */
+	void (*tool_call)(void *arg, const char *call_id, const char *name, const char *args);
+	/* finish: stop, tool_calls, length or refusal. usage: borrowed, may be NULL. */
+	void (*finish)(void *arg, const char *finish, const json_t *usage);
+	void (*error)(void *arg, const char *code, const char *msg);
+	void *arg;
+};
+
+/* What the agent asks. Everything is borrowed for the duration of start. */
+struct model_call {
+	const char *agent_id;
+	const char *parent_id;		/* NULL for a root */
+	const char *script;		/* replay: "root" or "label:<label>" */
+	size_t ordinal;			/* replay: rank among agents with that script key */
+	size_t position;		/* replay: model requests this agent made before */
+	const char *system;
+	const json_t *messages;		/* [{role, content, ...}] chat messages */
+	const json_t *tools;		/* [{name, description, parameters}] */
+	/* Resolves {{agent:<label>}}: the caller's most recent child with label; owned or NULL. */
+	char *(*resolve_child)(void *arg, const char *label);
+	void *resolve_arg;
+};
+
+struct model_ops {
+	const char *name;
+	struct model_req *(*start)(struct model *m, const struct model_call *call,
+	    const struct model_sink *sink);
+	void (*cancel)(struct model *m, struct model_req *r);
+	void (*report)(struct model *m);	/* at exit: what went unused */
+	void (*free)(struct model *m);
+};
+
+struct model {
+	const struct model_ops *ops;
+	struct runq *runq;		/* borrowed */
+	void *impl;
+};
+
+/* Returns an owned model or NULL with e (a malformed recording, ...). */
+struct model *model_replay_new(struct runq *q, const char *path, struct err *e);
+struct model *model_builtin_new(struct runq *q);
+void model_free(struct model *m);
+
+/* The builtin provider's fixed answer (SPEC §7.4). */
+#define MODEL_BUILTIN_TEXT                                                                          \
+	"No model is configured, so this agent cannot answer prompts yet. To use a model, set "     \
+	"ACP_AGENT_API_KEY (and optionally ACP_AGENT_BASE_URL and ACP_AGENT_MODEL) for an "        \
+	"OpenAI-compatible provider, then restart the agent. Slash commands work without a model: " \
+	"/agents lists the subagents, /send <id> <text> messages one, /interrupt <id> stops one."
+
+#endif

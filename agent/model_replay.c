@@ -1,0 +1,400 @@
+/*
+ * The keyless recorded provider (SPEC §7.2). A recording holds scripts; each
+ * agent takes the script its key and ordinal select and, per request, the
+ * reply at its position (the number of requests already in its log), so a
+ * restarted process continues every agent where it left off.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/model.h"
+#include "base/buf.h"
+#include "base/log.h"
+#include "base/utf8.h"
+#include "base/xmalloc.h"
+
+#define REPLAY_CHUNK 16
+
+struct replay_script {
+	char *key;		/* "root" or "label:<label>" */
+	json_t *replies;	/* owned array */
+	size_t used;		/* highest position consumed + 1 */
+};
+
+struct replay {
+	struct replay_script *scripts;
+	size_t n;
+};
+
+struct model_req {
+	struct model_sink sink;
+	json_t *reply;		/* owned */
+	json_t *calls;		/* owned: [{name, arguments text}] after placeholders */
+	int cancelled;
+	int hang;
+};
+
+static int
+replay_check_reply(const json_t *r, const char *where, struct err *e)
+{
+	static const char *const keys[] = { "text", "reasoning", "tool_calls", "finish", "error",
+		"hang", "expect" };
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(r))
+		return err_set(e, "invalid_recording", "%s: a reply must be an object", where);
+	json_object_foreach((json_t *)r, k, v) {
+		size_t i;
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (strcmp(k, keys[i]) == 0)
+				break;
+		if (i == sizeof(keys) / sizeof(keys[0]))
+			return err_set(e, "invalid_recording", "%s: unknown field \"%s\"", where, k);
+	}
+	if ((v = json_object_get(r, "text")) && !json_is_string(v))
+		return err_set(e, "invalid_recording", "%s: \"text\" must be a string", where);
+	if ((v = json_object_get(r, "reasoning")) && !json_is_string(v))
+		return err_set(e, "invalid_recording", "%s: \"reasoning\" must be a string", where);
+	if ((v = json_object_get(r, "expect")) && !json_is_string(v))
+		return err_set(e, "invalid_recording", "%s: \"expect\" must be a string", where);
+	if ((v = json_object_get(r, "hang")) && !json_is_boolean(v))
+		return err_set(e, "invalid_recording", "%s: \"hang\" must be a boolean", where);
+	if ((v = json_object_get(r, "finish"))) {
+		const char *f = json_string_value(v);
+		if (!f || (strcmp(f, "stop") && strcmp(f, "tool_calls") && strcmp(f, "length") &&
+			      strcmp(f, "refusal")))
+			return err_set(e, "invalid_recording",
+			    "%s: \"finish\" must be stop, tool_calls, length or refusal", where);
+	}
+	if ((v = json_object_get(r, "error"))) {
+		if (!json_is_object(v) || !json_is_string(json_object_get(v, "message")))
+			return err_set(e, "invalid_recording", "%s: \"error\" needs a string \"message\"", where);
+		if (json_object_get(v, "code") && !json_is_string(json_object_get(v, "code")))
+			return err_set(e, "invalid_recording", "%s: \"error.code\" must be a string", where);
+	}
+	if ((v = json_object_get(r, "tool_calls"))) {
+		size_t i;
+		json_t *c;
+		if (!json_is_array(v))
+			return err_set(e, "invalid_recording", "%s: \"tool_calls\" must be an array", where);
+		json_array_foreach(v, i, c) {
+			if (!json_is_string(json_object_get(c, "name")))
+				return err_set(e, "invalid_recording", "%s: tool_calls[%zu] needs a string \"name\"",
+				    where, i);
+			json_t *a = json_object_get(c, "arguments");
+			if (a && !json_is_object(a) && !json_is_string(a))
+				return err_set(e, "invalid_recording",
+				    "%s: tool_calls[%zu].arguments must be an object or a string", where, i);
+		}
+	}
+	return 0;
+}
+
+static int
+replay_parse(struct replay *rp, const json_t *root, struct err *e)
+{
+	const json_t *scripts = json_object_get(root, "scripts");
+	size_t i;
+	json_t *s;
+
+	if (!json_is_object(root))
+		return err_set(e, "invalid_recording", "the recording must be a JSON object");
+	if (json_integer_value(json_object_get(root, "version")) != 1)
+		return err_set(e, "invalid_recording", "the recording needs \"version\": 1");
+	if (!json_is_array(scripts))
+		return err_set(e, "invalid_recording", "the recording needs a \"scripts\" array");
+	rp->scripts = xcalloc(json_array_size(scripts) + 1, sizeof(*rp->scripts));
+	json_array_foreach(scripts, i, s) {
+		const char *agent = json_string_value(json_object_get(s, "agent"));
+		json_t *replies = json_object_get(s, "replies");
+		char where[96];
+		if (!agent || (strcmp(agent, "root") != 0 && strncmp(agent, "label:", 6) != 0))
+			return err_set(e, "invalid_recording",
+			    "scripts[%zu]: \"agent\" must be \"root\" or \"label:<label>\"", i);
+		if (!json_is_array(replies))
+			return err_set(e, "invalid_recording", "scripts[%zu]: \"replies\" must be an array", i);
+		for (size_t k = 0; k < json_array_size(replies); k++) {
+			snprintf(where, sizeof(where), "scripts[%zu].replies[%zu]", i, k);
+			if (replay_check_reply(json_array_get(replies, k), where, e) < 0)
+				return -1;
+		}
+		rp->scripts[rp->n].key = xstrdup(agent);
+		rp->scripts[rp->n].replies = json_incref(replies);
+		rp->n++;
+	}
+	return 0;
+}
+
+static void
+replay_chunks(void (*fn)(void *, const char *, size_t), void *arg, const char *s)
+{
+	size_t len = strlen(s), off = 0;
+
+	while (off < len) {
+		size_t n = utf8_boundary(s + off, len - off, REPLAY_CHUNK);
+		fn(arg, s + off, n);
+		off += n;
+	}
+}
+
+static void
+replay_deliver(void *arg)
+{
+	struct model_req *r = arg;
+	const json_t *reply = r->reply;
+	const json_t *err = json_object_get(reply, "error");
+	const char *finish = json_string_value(json_object_get(reply, "finish"));
+	size_t i;
+	json_t *c;
+
+	if (r->cancelled)
+		goto out;
+	if (err) {
+		const char *code = json_string_value(json_object_get(err, "code"));
+		r->sink.error(r->sink.arg, code ? code : "MODEL_ERROR",
+		    json_string_value(json_object_get(err, "message")));
+		goto out;
+	}
+	if (json_is_string(json_object_get(reply, "reasoning")))
+		replay_chunks(r->sink.reasoning, r->sink.arg,
+		    json_string_value(json_object_get(reply, "reasoning")));
+	if (json_is_string(json_object_get(reply, "text")))
+		replay_chunks(r->sink.text, r->sink.arg, json_string_value(json_object_get(reply, "text")));
+	json_array_foreach(r->calls, i, c)
+		r->sink.tool_call(r->sink.arg, NULL, json_string_value(json_object_get(c, "name")),
+		    json_string_value(json_object_get(c, "arguments")));
+	if (finish == NULL)
+		finish = json_array_size(r->calls) ? "tool_calls" : "stop";
+	r->sink.finish(r->sink.arg, finish, NULL);
+out:
+	json_decref(r->reply);
+	json_decref(r->calls);
+	free(r);
+}
+
+/* Replaces {{agent:<label>}}, {{parent}} and {{self}} inside one string; returns owned. */
+static char *
+replay_fill(const char *s, const struct model_call *call)
+{
+	struct buf b;
+
+	buf_init(&b);
+	while (*s) {
+		const char *open = strstr(s, "{{"), *close = open ? strstr(open, "}}") : NULL;
+		if (!open || !close) {
+			buf_puts(&b, s);
+			break;
+		}
+		buf_append(&b, s, (size_t)(open - s));
+		char *name = xstrndup(open + 2, (size_t)(close - open - 2));
+		char *val = NULL;
+		if (strcmp(name, "self") == 0)
+			val = xstrdup(call->agent_id);
+		else if (strcmp(name, "parent") == 0 && call->parent_id)
+			val = xstrdup(call->parent_id);
+		else if (strncmp(name, "agent:", 6) == 0 && call->resolve_child)
+			val = call->resolve_child(call->resolve_arg, name + 6);
+		if (val)
+			buf_puts(&b, val);
+		else
+			buf_append(&b, open, (size_t)(close + 2 - open));	/* left as written */
+		free(val);
+		free(name);
+		s = close + 2;
+	}
+	return buf_steal(&b);
+}
+
+static json_t *
+replay_fill_json(const json_t *v, const struct model_call *call)
+{
+	if (json_is_string(v)) {
+		char *s = replay_fill(json_string_value(v), call);
+		json_t *out = json_string(s);
+		free(s);
+		return out ? out : json_incref((json_t *)v);
+	}
+	if (json_is_object(v)) {
+		json_t *o = json_object();
+		const char *k;
+		json_t *x;
+		json_object_foreach((json_t *)v, k, x) json_object_set_new(o, k, replay_fill_json(x, call));
+		return o;
+	}
+	if (json_is_array(v)) {
+		json_t *a = json_array();
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x) json_array_append_new(a, replay_fill_json(x, call));
+		return a;
+	}
+	return json_incref((json_t *)v);
+}
+
+static const char *
+replay_last_text(const json_t *messages)
+{
+	const json_t *last = json_array_get(messages, json_array_size(messages) - 1);
+
+	return json_string_value(json_object_get(last, "content"));
+}
+
+/* Fails a request through the queue, so start never calls back re-entrantly. */
+static struct model_req *
+replay_fail(struct model *m, const struct model_sink *sink, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static struct model_req *
+replay_fail(struct model *m, const struct model_sink *sink, const char *code, const char *fmt, ...)
+{
+	struct model_req *r = xcalloc(1, sizeof(*r));
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->sink = *sink;
+	r->reply = json_pack("{s:{s:s, s:s}}", "error", "message", msg, "code", code);
+	r->calls = json_array();
+	runq_push(m->runq, replay_deliver, r);
+	return r;
+}
+
+static struct model_req *
+replay_start(struct model *m, const struct model_call *call, const struct model_sink *sink)
+{
+	struct replay *rp = m->impl;
+	struct replay_script *sc = NULL;
+	size_t seen = 0;
+	const json_t *reply, *calls;
+	const char *expect, *last;
+	struct model_req *r;
+	size_t i;
+	json_t *c;
+
+	for (i = 0; i < rp->n; i++)
+		if (strcmp(rp->scripts[i].key, call->script) == 0 && seen++ == call->ordinal) {
+			sc = &rp->scripts[i];
+			break;
+		}
+	if (sc == NULL)
+		return replay_fail(m, sink, "REPLAY_EXHAUSTED",
+		    "replay: no script for agent \"%s\" #%zu (REPLAY_EXHAUSTED)", call->script,
+		    call->ordinal + 1);
+	if (call->position >= json_array_size(sc->replies))
+		return replay_fail(m, sink, "REPLAY_EXHAUSTED",
+		    "replay: script \"%s\" #%zu has no reply left for request %zu (REPLAY_EXHAUSTED)",
+		    call->script, call->ordinal + 1, call->position + 1);
+	if (sc->used < call->position + 1)
+		sc->used = call->position + 1;
+	reply = json_array_get(sc->replies, call->position);
+	expect = json_string_value(json_object_get(reply, "expect"));
+	last = replay_last_text(call->messages);
+	if (expect && (last == NULL || strstr(last, expect) == NULL))
+		return replay_fail(m, sink, "REPLAY_MISMATCH",
+		    "replay: request %zu of \"%s\" expected the last message to contain \"%s\" "
+		    "(REPLAY_MISMATCH)", call->position + 1, call->script, expect);
+	r = xcalloc(1, sizeof(*r));
+	r->sink = *sink;
+	r->reply = json_incref((json_t *)reply);
+	r->calls = json_array();
+	calls = json_object_get(reply, "tool_calls");
+	json_array_foreach(calls, i, c) {
+		json_t *args = json_object_get(c, "arguments");
+		char *text;
+		if (json_is_string(args)) {
+			text = replay_fill(json_string_value(args), call);
+		} else {
+			json_t *filled = args ? replay_fill_json(args, call) : json_object();
+			text = json_dumps(filled, JSON_COMPACT);
+			json_decref(filled);
+		}
+		json_array_append_new(r->calls, json_pack("{s:O, s:s}", "name", json_object_get(c, "name"),
+		    "arguments", text));
+		free(text);
+	}
+	if (json_is_true(json_object_get(reply, "hang")))
+		r->hang = 1;	/* never answers until cancelled */
+	else
+		runq_push(m->runq, replay_deliver, r);
+	return r;
+}
+
+static void
+replay_cancel(struct model *m, struct model_req *r)
+{
+	(void)m;
+	if (r->hang) {
+		json_decref(r->reply);
+		json_decref(r->calls);
+		free(r);
+		return;
+	}
+	r->cancelled = 1;	/* the queued delivery frees it */
+}
+
+static void
+replay_report(struct model *m)
+{
+	struct replay *rp = m->impl;
+
+	for (size_t i = 0; i < rp->n; i++) {
+		size_t total = json_array_size(rp->scripts[i].replies);
+		if (rp->scripts[i].used < total)
+			log_warn("replay: script %zu (\"%s\"): %zu of %zu replies unused", i + 1,
+			    rp->scripts[i].key, total - rp->scripts[i].used, total);
+	}
+}
+
+static void
+replay_free(struct model *m)
+{
+	struct replay *rp = m->impl;
+
+	for (size_t i = 0; i < rp->n; i++) {
+		free(rp->scripts[i].key);
+		json_decref(rp->scripts[i].replies);
+	}
+	free(rp->scripts);
+	free(rp);
+	free(m);
+}
+
+static const struct model_ops replay_ops = {
+	"replay", replay_start, replay_cancel, replay_report, replay_free,
+};
+
+struct model *
+model_replay_new(struct runq *q, const char *path, struct err *e)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	struct replay *rp;
+	struct model *m;
+
+	if (root == NULL) {
+		err_set(e, "invalid_recording", "recording %s: %s (line %d)", path, jerr.text, jerr.line);
+		return NULL;
+	}
+	rp = xcalloc(1, sizeof(*rp));
+	if (replay_parse(rp, root, e) < 0) {
+		char msg[sizeof(e->msg)];
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		snprintf(e->msg, sizeof(e->msg), "recording %.200s: %.290s", path, msg);
+		json_decref(root);
+		m = xcalloc(1, sizeof(*m));
+		m->impl = rp;
+		replay_free(m);
+		return NULL;
+	}
+	json_decref(root);
+	m = xcalloc(1, sizeof(*m));
+	m->ops = &replay_ops;
+	m->runq = q;
+	m->impl = rp;
+	return m;
+}

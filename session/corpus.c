@@ -1,0 +1,369 @@
+/* The state-directory index. */
+#include "session/corpus.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/log.h"
+#include "base/utf8.h"
+#include "base/xmalloc.h"
+#include "session/event.h"
+#include "session/store.h"
+
+#define CORPUS_HEAD_BYTES 65536
+#define CORPUS_TAIL_BYTES 8192
+
+void
+sess_corpus_init(struct sess_corpus *c, struct sess_env *env)
+{
+	c->env = env;
+	map_init(&c->by_id);
+}
+
+static void
+sess_entry_clear(struct sess_entry *en)
+{
+	free(en->cwd);
+	free(en->parent);
+	free(en->origin);
+	free(en->title);
+	free(en->label);
+	free(en->mode);
+	en->cwd = en->parent = en->origin = en->title = en->label = en->mode = NULL;
+}
+
+void
+sess_corpus_free(struct sess_corpus *c)
+{
+	size_t pos = 0;
+	void *v;
+
+	while (map_next(&c->by_id, &pos, NULL, &v)) {
+		sess_entry_clear(v);
+		free(v);
+	}
+	map_free(&c->by_id);
+}
+
+char *
+sess_title_from_text(const char *text)
+{
+	size_t len = strcspn(text, "\r\n"), i = 0, chars = 0;
+
+	while (i < len && chars < 80) {
+		size_t l = utf8_seq_len((const unsigned char *)text + i, len - i);
+		i += l ? l : 1;
+		chars++;
+	}
+	return xstrndup(text, i);
+}
+
+static char *
+sess_dup_opt(const json_t *j)
+{
+	return json_is_string(j) ? xstrdup(json_string_value(j)) : NULL;
+}
+
+/* Fills header facts; returns 0, or -1 when the header is unusable (state set). */
+static int
+sess_entry_from_header(struct sess_entry *en, const json_t *h)
+{
+	struct err e;
+
+	err_clear(&e);
+	if (sess_header_check(h, &e) < 0) {
+		en->state = strcmp(e.code, "session_unsupported") == 0 ? SESS_ENTRY_UNSUPPORTED
+									: SESS_ENTRY_CORRUPT;
+		/* A newer header may still say whose child it is. */
+		if (json_is_string(json_object_get(h, "parentSession")))
+			en->parent = sess_dup_opt(json_object_get(h, "parentSession"));
+		en->origin = sess_dup_opt(json_object_get(h, "origin"));
+		en->created_at = json_integer_value(json_object_get(h, "createdAt"));
+		return -1;
+	}
+	en->state = SESS_ENTRY_OK;
+	en->created_at = json_integer_value(json_object_get(h, "createdAt"));
+	en->depth = (int)json_integer_value(json_object_get(h, "delegationDepth"));
+	en->cwd = sess_dup_opt(json_object_get(h, "cwd"));
+	en->parent = sess_dup_opt(json_object_get(h, "parentSession"));
+	en->origin = sess_dup_opt(json_object_get(h, "origin"));
+	return 0;
+}
+
+/* Title and identity facts from one event. */
+static void
+sess_entry_note_event(struct sess_entry *en, const json_t *ev)
+{
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const json_t *data = json_object_get(ev, "data");
+
+	if (type == NULL)
+		return;
+	if (en->title == NULL && strcmp(type, "user/message") == 0) {
+		const char *kind = json_string_value(json_object_get(json_object_get(data, "source"), "kind"));
+		const json_t *first = json_array_get(json_object_get(data, "content"), 0);
+		const char *text = json_string_value(json_object_get(first, "text"));
+		if (kind && strcmp(kind, "user") == 0 && text)
+			en->title = sess_title_from_text(text);
+	} else if (strcmp(type, "subagent/descriptor") == 0) {
+		/* Identity fold: last wins; a malformed or unknown version is no identity. */
+		free(en->label);
+		free(en->mode);
+		en->label = en->mode = NULL;
+		if (json_integer_value(json_object_get(data, "version")) == 2 &&
+		    json_is_string(json_object_get(data, "mode"))) {
+			en->mode = sess_dup_opt(json_object_get(data, "mode"));
+			en->label = sess_dup_opt(json_object_get(data, "label"));
+		}
+	}
+}
+
+static ssize_t
+sess_pread_all(int fd, char *buf, size_t len, off_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, off + (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* Deterministic mode only: keep the id counter past every counter-form id in the file. */
+static void
+sess_corpus_seen_ids(struct sess_corpus *c, int fd, off_t size)
+{
+	char *data = xmalloc((size_t)size + 1);
+	ssize_t n = sess_pread_all(fd, data, (size_t)size, 0);
+
+	if (n > 0) {
+		data[n] = '\0';
+		for (char *p = data; (p = strstr(p, "00000000-0000-4000-8000-")) != NULL; p += 24)
+			if (p + SESS_ID_LEN <= data + n) {
+				char id[SESS_ID_LEN + 1];
+				memcpy(id, p, SESS_ID_LEN);
+				id[SESS_ID_LEN] = '\0';
+				sess_ids_seen(&c->env->ids, id);
+			}
+	}
+	free(data);
+}
+
+/* (Re-)reads one file's head and tail into en. */
+static void
+sess_corpus_read(struct sess_corpus *c, struct sess_entry *en)
+{
+	char *path = sess_env_path(c->env, en->id);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	char *head = NULL;
+	ssize_t n;
+
+	free(path);
+	sess_entry_clear(en);
+	en->state = SESS_ENTRY_UNAVAILABLE;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		goto out;
+	en->size = st.st_size;
+	en->mtime = st.st_mtim;
+	en->updated_at = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+	head = xmalloc(CORPUS_HEAD_BYTES + 1);
+	n = sess_pread_all(fd, head, CORPUS_HEAD_BYTES, 0);
+	if (n < 0)
+		goto out;
+	head[n] = '\0';
+	en->state = SESS_ENTRY_CORRUPT;
+	char *p = head, *nl;
+	int line = 0;
+	while ((nl = memchr(p, '\n', (size_t)(head + n - p))) != NULL) {
+		json_t *j = sess_json_parse_line(p, (size_t)(nl - p));
+		if (line++ == 0) {
+			int ok = j ? sess_entry_from_header(en, j) : -1;
+			json_decref(j);
+			if (ok < 0)
+				goto out;
+		} else if (j) {
+			sess_entry_note_event(en, j);
+			json_decref(j);
+		}
+		p = nl + 1;
+	}
+	if (line == 0)
+		goto out;
+	/* Activity: the time of the last complete line. */
+	if (st.st_size > n || line > 1) {
+		off_t off = st.st_size > CORPUS_TAIL_BYTES ? st.st_size - CORPUS_TAIL_BYTES : 0;
+		char tail[CORPUS_TAIL_BYTES + 1];
+		ssize_t t = sess_pread_all(fd, tail, CORPUS_TAIL_BYTES, off);
+		if (t > 0) {
+			tail[t] = '\0';
+			char *end = memrchr(tail, '\n', (size_t)t);
+			if (end) {
+				*end = '\0';
+				char *start = memrchr(tail, '\n', (size_t)(end - tail));
+				start = start ? start + 1 : tail;
+				json_t *j = sess_json_parse_line(start, (size_t)(end - start));
+				if (json_is_integer(json_object_get(j, "time")))
+					en->updated_at = json_integer_value(json_object_get(j, "time"));
+				else if (json_is_integer(json_object_get(j, "createdAt")))
+					en->updated_at = json_integer_value(json_object_get(j, "createdAt"));
+				json_decref(j);
+			}
+		}
+	}
+	if (c->env->clock.deterministic) {
+		clock_advance_past(&c->env->clock, en->updated_at);
+		sess_corpus_seen_ids(c, fd, st.st_size);
+	}
+out:
+	free(head);
+	close(fd);
+}
+
+static struct sess_entry *
+sess_corpus_entry(struct sess_corpus *c, const char *id)
+{
+	struct sess_entry *en = map_get(&c->by_id, id);
+
+	if (en == NULL) {
+		en = xcalloc(1, sizeof(*en));
+		snprintf(en->id, sizeof(en->id), "%s", id);
+		map_put(&c->by_id, id, en);
+	}
+	return en;
+}
+
+int
+sess_corpus_scan(struct sess_corpus *c, struct err *e)
+{
+	DIR *d = opendir(c->env->dir);
+	struct dirent *de;
+
+	if (d == NULL)
+		return err_set(e, "session_log_io", "cannot list %s: %s", c->env->dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (len != SESS_ID_LEN + 6 || strcmp(de->d_name + SESS_ID_LEN, ".jsonl") != 0 ||
+		    !sess_id_validn(de->d_name, SESS_ID_LEN))
+			continue;
+		char id[SESS_ID_LEN + 1];
+		memcpy(id, de->d_name, SESS_ID_LEN);
+		id[SESS_ID_LEN] = '\0';
+		struct sess_entry *en = sess_corpus_entry(c, id);
+		if (!en->live)
+			sess_corpus_read(c, en);
+		sess_ids_seen(&c->env->ids, id);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Re-reads a stored entry whose file changed (or vanished) since it was indexed. */
+static void
+sess_corpus_revalidate(struct sess_corpus *c, struct sess_entry *en)
+{
+	char *path;
+	struct stat st;
+
+	if (en->live)
+		return;
+	path = sess_env_path(c->env, en->id);
+	if (lstat(path, &st) < 0) {
+		free(path);
+		sess_entry_clear(en);
+		en->state = SESS_ENTRY_UNAVAILABLE;
+		en->size = -1;
+		en->gone = 1;
+		return;
+	}
+	free(path);
+	en->gone = 0;
+	if (st.st_size != en->size || st.st_mtim.tv_sec != en->mtime.tv_sec ||
+	    st.st_mtim.tv_nsec != en->mtime.tv_nsec || en->state == SESS_ENTRY_UNAVAILABLE)
+		sess_corpus_read(c, en);
+}
+
+struct sess_entry *
+sess_corpus_get(struct sess_corpus *c, const char *id)
+{
+	struct sess_entry *en = map_get(&c->by_id, id);
+
+	if (en == NULL) {
+		char *path;
+		struct stat st;
+		if (!sess_id_valid(id))
+			return NULL;
+		path = sess_env_path(c->env, id);
+		int exists = lstat(path, &st) == 0;
+		free(path);
+		if (!exists)
+			return NULL;
+		en = sess_corpus_entry(c, id);
+		sess_corpus_read(c, en);
+		return en;
+	}
+	sess_corpus_revalidate(c, en);
+	return en;
+}
+
+void
+sess_corpus_note_live(struct sess_corpus *c, const struct sess *s)
+{
+	struct sess_entry *en = sess_corpus_entry(c, s->id);
+	size_t n = json_array_size(s->events);
+
+	if (!en->live) {
+		sess_entry_clear(en);
+		en->live = 1;
+		en->gone = 0;
+		sess_entry_from_header(en, s->header);
+		for (size_t i = 0; i < n; i++)
+			sess_entry_note_event(en, json_array_get(s->events, i));
+	} else if (n) {
+		sess_entry_note_event(en, json_array_get(s->events, n - 1));
+	}
+	en->updated_at = sess_last_time(s);
+}
+
+void
+sess_corpus_note_released(struct sess_corpus *c, const char *id)
+{
+	struct sess_entry *en = map_get(&c->by_id, id);
+
+	if (en == NULL)
+		return;
+	en->live = 0;
+	en->size = -1;		/* forces a re-read on next use */
+	sess_corpus_revalidate(c, en);
+}
+
+struct sess_entry **
+sess_corpus_list(struct sess_corpus *c, size_t *n)
+{
+	struct sess_entry **v = xcalloc(c->by_id.len + 1, sizeof(*v));
+	size_t pos = 0, k = 0;
+	void *val;
+
+	while (map_next(&c->by_id, &pos, NULL, &val)) {
+		sess_corpus_revalidate(c, val);
+		v[k++] = val;
+	}
+	*n = k;
+	return v;
+}

@@ -1,0 +1,282 @@
+/* The JSONL writer. */
+#include "session/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+
+int
+sess_sync_parse(const char *s, enum sess_sync *out)
+{
+	if (strcmp(s, "none") == 0)
+		*out = SESS_SYNC_NONE;
+	else if (strcmp(s, "turn") == 0)
+		*out = SESS_SYNC_TURN;
+	else if (strcmp(s, "always") == 0)
+		*out = SESS_SYNC_ALWAYS;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+sess_mkdir(const char *path, struct err *e)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return err_set(e, "session_log_io", "cannot create %s: %s", path, strerror(errno));
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_set(e, "session_log_io", "%s is not a directory", path);
+	return 0;
+}
+
+static int
+sess_mkdirs(const char *path, struct err *e)
+{
+	char *p = xstrdup(path);
+	int rc = 0;
+
+	for (char *s = p + 1; *s && rc == 0; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			rc = err_set(e, "session_log_io", "cannot create %s: %s", p, strerror(errno));
+		*s = '/';
+	}
+	if (rc == 0)
+		rc = sess_mkdir(p, e);
+	free(p);
+	return rc;
+}
+
+int
+sess_env_init(struct sess_env *env, const char *state_dir, enum sess_sync sync, int deterministic,
+    const char *faults, struct err *e)
+{
+	memset(env, 0, sizeof(*env));
+	if (sess_faults_parse(&env->faults, faults, e) < 0)
+		return -1;
+	env->state_dir = xstrdup(state_dir);
+	env->dir = xasprintf("%s/sessions", state_dir);
+	env->sync = sync;
+	clock_init(&env->clock, deterministic);
+	sess_ids_init(&env->ids, deterministic);
+	if (sess_mkdirs(state_dir, e) < 0 || sess_mkdir(env->dir, e) < 0)
+		return -1;
+	return 0;
+}
+
+void
+sess_env_free(struct sess_env *env)
+{
+	sess_ids_close(&env->ids);
+	free(env->state_dir);
+	free(env->dir);
+	env->state_dir = env->dir = NULL;
+}
+
+char *
+sess_env_path(const struct sess_env *env, const char *id)
+{
+	return xasprintf("%s/%s.jsonl", env->dir, id);
+}
+
+struct sess_log *
+sess_log_new(struct sess_env *env, const char *id, const json_t *header)
+{
+	struct sess_log *lg = xcalloc(1, sizeof(*lg));
+	char *h = json_dumps(header, JSON_COMPACT);
+
+	lg->env = env;
+	snprintf(lg->id, sizeof(lg->id), "%s", id);
+	lg->path = sess_env_path(env, id);
+	lg->fd = -1;
+	lg->header_line = xasprintf("%s\n", h);
+	free(h);
+	return lg;
+}
+
+/* Writes all of data at the current offset; the injected short write lives here. */
+static int
+sess_log_write_all(struct sess_log *lg, int fd, const char *data, size_t len)
+{
+	size_t done = 0;
+
+	if (lg->env->faults.short_write) {
+		lg->env->faults.short_write = 0;
+		if (write(fd, data, len / 2) < 0)
+			return -1;
+		errno = EIO;
+		return -1;
+	}
+	while (done < len) {
+		ssize_t n = write(fd, data + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int
+sess_fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* Header and first lines go to a temp file, synced, then linked into place. */
+static int
+sess_log_publish(struct sess_log *lg, const char *data, size_t len, struct err *e)
+{
+	char *tmp = xasprintf("%s/.%s.tmp-%ld", lg->env->dir, lg->id, (long)getpid());
+	size_t hlen = strlen(lg->header_line);
+	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int saved;
+
+	if (fd < 0) {
+		err_set(e, "session_log_io", "cannot create %s: %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || sess_log_write_all(lg, fd, lg->header_line, hlen) < 0 ||
+	    sess_log_write_all(lg, fd, data, len) < 0 ||
+	    (lg->env->sync != SESS_SYNC_NONE && fdatasync(fd) < 0) || link(tmp, lg->path) < 0)
+		goto fail;
+	unlink(tmp);
+	if (lg->env->sync != SESS_SYNC_NONE && sess_fsync_dir(lg->env->dir) < 0)
+		log_warn("sess: %s: directory sync failed: %s", lg->id, strerror(errno));
+	free(tmp);
+	lg->fd = fd;
+	lg->good = (off_t)(hlen + len);
+	free(lg->header_line);
+	lg->header_line = NULL;
+	return 0;
+fail:
+	saved = errno;
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	lg->failed = 1;
+	return err_set(e, "session_log_io", "cannot publish session %s: %s", lg->id, strerror(saved));
+}
+
+struct sess_log *
+sess_log_open(struct sess_env *env, const char *id, off_t good, struct err *e)
+{
+	struct sess_log *lg;
+	char *path = sess_env_path(env, id);
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0) {
+		err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io", "cannot open %s: %s",
+		    path, strerror(errno));
+		free(path);
+		return NULL;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		err_set(e, errno == EWOULDBLOCK ? "session_busy" : "session_log_io",
+		    "session %s is held by another process", id);
+		close(fd);
+		free(path);
+		return NULL;
+	}
+	if (ftruncate(fd, good) < 0 || lseek(fd, good, SEEK_SET) < 0) {
+		err_set(e, "session_log_io", "cannot repair %s: %s", path, strerror(errno));
+		close(fd);
+		free(path);
+		return NULL;
+	}
+	lg = xcalloc(1, sizeof(*lg));
+	lg->env = env;
+	snprintf(lg->id, sizeof(lg->id), "%s", id);
+	lg->path = path;
+	lg->fd = fd;
+	lg->good = good;
+	return lg;
+}
+
+int
+sess_log_append(struct sess_log *lg, const char *data, size_t len, struct err *e)
+{
+	if (lg->failed)
+		return err_set(e, "session_log_io", "session %s log failed earlier; nothing more is written",
+		    lg->id);
+	if (lg->fd < 0) {
+		if (sess_log_publish(lg, data, len, e) < 0)
+			return -1;
+	} else if (sess_log_write_all(lg, lg->fd, data, len) < 0) {
+		int saved = errno;
+		/* Cut the partial line so no later event lands on top of a hole. */
+		if (ftruncate(lg->fd, lg->good) < 0 || lseek(lg->fd, lg->good, SEEK_SET) < 0)
+			log_error("sess: %s: truncate-back failed: %s", lg->id, strerror(errno));
+		lg->failed = 1;
+		return err_set(e, "session_log_io", "cannot append to session %s: %s", lg->id,
+		    strerror(saved));
+	} else {
+		lg->good += (off_t)len;
+	}
+	lg->dirty = 1;
+	if (lg->env->sync == SESS_SYNC_ALWAYS)
+		return sess_log_sync(lg, e);
+	return 0;
+}
+
+int
+sess_log_sync(struct sess_log *lg, struct err *e)
+{
+	if (lg->fd < 0 || !lg->dirty || lg->env->sync == SESS_SYNC_NONE) {
+		lg->dirty = 0;
+		return 0;
+	}
+	if (lg->env->faults.sync_fail) {
+		lg->env->faults.sync_fail = 0;
+		lg->failed = 1;
+		return err_set(e, "session_log_io", "cannot sync session %s: %s", lg->id, strerror(EIO));
+	}
+	if (fdatasync(lg->fd) < 0) {
+		lg->failed = 1;
+		return err_set(e, "session_log_io", "cannot sync session %s: %s", lg->id, strerror(errno));
+	}
+	lg->dirty = 0;
+	return 0;
+}
+
+int
+sess_log_published(const struct sess_log *lg)
+{
+	return lg->fd >= 0;
+}
+
+void
+sess_log_free(struct sess_log *lg)
+{
+	if (lg == NULL)
+		return;
+	if (lg->fd >= 0)
+		close(lg->fd);
+	free(lg->path);
+	free(lg->header_line);
+	free(lg);
+}

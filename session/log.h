@@ -1,0 +1,59 @@
+/*
+ * One session's JSONL file (SPEC §5.3, §5.4): lazy atomic publication, whole-line
+ * appends with truncate-back on failure, the flock single-writer lease, syncs.
+ */
+#ifndef SESSION_LOG_H
+#define SESSION_LOG_H
+
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "base/clock.h"
+#include "base/err.h"
+#include "session/fault.h"
+#include "session/id.h"
+
+enum sess_sync { SESS_SYNC_NONE, SESS_SYNC_TURN, SESS_SYNC_ALWAYS };
+
+/* What every log of the process shares; owned by the server, outlives every log. */
+struct sess_env {
+	char *state_dir;
+	char *dir;			/* <state_dir>/sessions */
+	enum sess_sync sync;
+	struct sess_faults faults;
+	struct clock clock;
+	struct sess_ids ids;
+};
+
+int sess_sync_parse(const char *s, enum sess_sync *out);
+/* Creates the directories (0700). Returns 0 or -1 with e. */
+int sess_env_init(struct sess_env *env, const char *state_dir, enum sess_sync sync,
+    int deterministic, const char *faults, struct err *e);
+void sess_env_free(struct sess_env *env);
+/* Returns the owned path of a session file; id must already be valid. */
+char *sess_env_path(const struct sess_env *env, const char *id);
+
+/* Invariant: fd >= 0 iff the file is published and the lease is held; good is its valid length. */
+struct sess_log {
+	struct sess_env *env;
+	char id[SESS_ID_LEN + 1];
+	char *path;
+	int fd;
+	off_t good;
+	int failed;		/* a write or sync failed: nothing more is written */
+	int dirty;		/* written since the last sync */
+	char *header_line;	/* until publication */
+};
+
+/* A new, unpublished log; header: borrowed. */
+struct sess_log *sess_log_new(struct sess_env *env, const char *id, const json_t *header);
+/* Opens an existing file for writing: takes the lease (session_busy), truncates to good. */
+struct sess_log *sess_log_open(struct sess_env *env, const char *id, off_t good, struct err *e);
+/* Appends whole lines (each ending in '\n'); publishes first when needed. */
+int sess_log_append(struct sess_log *lg, const char *data, size_t len, struct err *e);
+int sess_log_sync(struct sess_log *lg, struct err *e);
+int sess_log_published(const struct sess_log *lg);
+void sess_log_free(struct sess_log *lg);	/* releases the lease; does not sync */
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * Reading a session file (SPEC §5.5). inspect is read-only: the valid prefix,
+ * with an unbalanced tail closed in memory. The closers it computes are what
+ * load appends to make the repair durable.
+ */
+#ifndef SESSION_REPAIR_H
+#define SESSION_REPAIR_H
+
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "base/err.h"
+
+#define SESS_TEXT_OUTCOME_UNKNOWN                                                                  \
+	"Error: the tool call was interrupted after it started; its outcome is unknown. Retry only " \
+	"if it is safe to repeat."
+#define SESS_TEXT_NOT_STARTED                                                                      \
+	"Error: the tool call was interrupted before it started. Retry it if it is still needed."
+
+/* The readable image of a session file. Owns its references. */
+struct sess_image {
+	json_t *header;
+	json_t *events;		/* the valid events, then nclosers closers */
+	size_t nclosers;
+	off_t valid_len;	/* bytes of the valid prefix: where load truncates */
+	int torn;		/* a torn last line was ignored */
+};
+
+void sess_image_free(struct sess_image *img);
+/* Parses a whole file's bytes. Codes: session_corrupt, session_unsupported. */
+int sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct err *e);
+/* Reads path (never follows a symlink). Codes as above plus unknown_session, session_log_io. */
+int sess_inspect_file(const char *path, struct sess_image *img, struct err *e);
+/* Appends the closers for an unbalanced tail to events (borrowed); returns how many. */
+size_t sess_closers_append(json_t *events);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * Live sessions: header + in-memory event log + the file behind it. Every
+ * append goes through sess_append, which numbers the event, writes it, keeps
+ * it, and tells the observers. The store owns live sessions by id.
+ */
+#ifndef SESSION_STORE_H
+#define SESSION_STORE_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/err.h"
+#include "base/map.h"
+#include "session/event.h"
+#include "session/log.h"
+
+struct sess;
+
+/* ev: borrowed for the call. */
+typedef void sess_observer_fn(void *arg, struct sess *s, const json_t *ev);
+
+#define SESS_MAX_OBSERVERS 4
+
+struct sess_observer {
+	sess_observer_fn *fn;
+	void *arg;
+};
+
+struct sess {
+	char id[SESS_ID_LEN + 1];
+	json_t *header;		/* owned, immutable */
+	json_t *events;		/* owned array of every event, seq == index */
+	struct sess_log *log;	/* owned */
+	struct sess_store *store;
+	int checkpoint;		/* a sync is due at the next pass */
+	struct sess_observer obs[SESS_MAX_OBSERVERS];
+	int nobs;
+};
+
+struct sess_store {
+	struct sess_env *env;	/* borrowed */
+	struct map live;	/* id -> struct sess * */
+	struct sess **order;	/* live sessions in creation order (for deterministic sync) */
+	size_t norder, corder;
+};
+
+void sess_store_init(struct sess_store *st, struct sess_env *env);
+void sess_store_free(struct sess_store *st);	/* frees every live session */
+struct sess *sess_store_get(struct sess_store *st, const char *id);
+/* A new live session (unpublished until its first append). */
+struct sess *sess_store_create(struct sess_store *st, const struct sess_header_info *info);
+/* Loads a stored session for writing: lease, truncate the torn tail, append closers. */
+struct sess *sess_store_load(struct sess_store *st, const char *id, struct err *e);
+/* Syncs every session with a due checkpoint; returns the number that failed. */
+int sess_store_sync_due(struct sess_store *st);
+/* Syncs, closes and frees a live session. */
+void sess_store_release(struct sess_store *st, struct sess *s);
+
+void sess_observe(struct sess *s, sess_observer_fn *fn, void *arg);
+void sess_unobserve(struct sess *s, sess_observer_fn *fn, void *arg);
+/* Appends one event; steals data. Returns the event (borrowed) or NULL with e. */
+const json_t *sess_append(struct sess *s, const char *type, json_t *data, struct err *e);
+void sess_checkpoint(struct sess *s);
+int sess_failed(const struct sess *s);
+int64_t sess_last_time(const struct sess *s);
+const char *sess_header_str(const struct sess *s, const char *key);	/* borrowed or NULL */
+
+#endif
