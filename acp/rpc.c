@@ -121,7 +121,7 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 	if (acp_json_depth(line, len, ACP_MAX_DEPTH) > ACP_MAX_DEPTH)
 		return acp_invalid(m, reply, acp_error_new(NULL, ACP_INVALID_REQUEST, "too_deep",
 		    "nesting deeper than 128 levels", NULL));
-	root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
 	if (root == NULL) {
 		json_t *data = json_pack("{s:i}", "position", jerr.position);
 		return acp_invalid(m, reply, acp_error_new(NULL, ACP_PARSE_ERROR, "parse_error", jerr.text,

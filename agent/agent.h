@@ -116,6 +116,6 @@ char *agent_system_prompt(const struct agent *a);
 /* The conversation as chat messages; returns new ref. */
 json_t *agent_conversation(const json_t *events);
 /* Text of a content block array: text blocks joined by newlines; returns owned. */
-char *agent_blocks_text(const json_t *content);
+char *agent_blocks_text(const json_t *content, size_t *len);	/* len may be NULL */
 
 #endif

@@ -12,7 +12,7 @@ agent_str(const json_t *v)
 }
 
 char *
-agent_blocks_text(const json_t *content)
+agent_blocks_text(const json_t *content, size_t *len)
 {
 	struct buf b;
 	size_t i;
@@ -21,12 +21,12 @@ agent_blocks_text(const json_t *content)
 	buf_init(&b);
 	json_array_foreach(content, i, blk) {
 		const char *type = json_string_value(json_object_get(blk, "type"));
-		const char *text = NULL;
+		const json_t *text = NULL;
 		if (type && strcmp(type, "text") == 0) {
-			text = json_string_value(json_object_get(blk, "text"));
+			text = json_object_get(blk, "text");
 		} else if (type && strcmp(type, "resource") == 0) {
 			json_t *res = json_object_get(blk, "resource");
-			text = json_string_value(json_object_get(res, "text"));
+			text = json_object_get(res, "text");
 			if (b.len)
 				buf_puts(&b, "\n");
 			buf_printf(&b, "[resource %s]", agent_str(json_object_get(res, "uri")));
@@ -36,12 +36,14 @@ agent_blocks_text(const json_t *content)
 			buf_printf(&b, "[link %s]", agent_str(json_object_get(blk, "uri")));
 			continue;
 		}
-		if (text == NULL)
+		if (!json_is_string(text))
 			continue;
 		if (b.len)
 			buf_puts(&b, "\n");
-		buf_puts(&b, text);
+		buf_append(&b, json_string_value(text), json_string_length(text));
 	}
+	if (len)
+		*len = b.len;
 	return buf_steal(&b);
 }
 
@@ -89,8 +91,9 @@ agent_conversation(const json_t *events)
 		const char *type = json_string_value(json_object_get(ev, "type"));
 		json_t *data = json_object_get(ev, "data");
 		if (strcmp(type, "user/message") == 0) {
-			char *text = agent_blocks_text(json_object_get(data, "content"));
-			json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "user", "content", text));
+			size_t len;
+			char *text = agent_blocks_text(json_object_get(data, "content"), &len);
+			json_array_append_new(msgs, json_pack("{s:s, s:s%}", "role", "user", "content", text, len));
 			free(text);
 		} else if (strcmp(type, "assistant/message") == 0) {
 			json_array_append_new(msgs, agent_conv_assistant(data));

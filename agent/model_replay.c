@@ -234,12 +234,16 @@ replay_fill_json(const json_t *v, const struct model_call *call)
 	return json_incref((json_t *)v);
 }
 
-static const char *
-replay_last_text(const json_t *messages)
+/* Whether the text of the last message holds needle (NUL bytes included). */
+static int
+replay_expect_ok(const json_t *messages, const char *needle)
 {
 	const json_t *last = json_array_get(messages, json_array_size(messages) - 1);
+	const json_t *text = json_object_get(last, "content");
 
-	return json_string_value(json_object_get(last, "content"));
+	if (!json_is_string(text))
+		return 0;
+	return memmem(json_string_value(text), json_string_length(text), needle, strlen(needle)) != NULL;
 }
 
 /* Fails a request through the queue, so start never calls back re-entrantly. */
@@ -271,7 +275,7 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 	struct replay_script *sc = NULL;
 	size_t seen = 0;
 	const json_t *reply, *calls;
-	const char *expect, *last;
+	const char *expect;
 	struct model_req *r;
 	size_t i;
 	json_t *c;
@@ -293,8 +297,7 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 		sc->used = call->position + 1;
 	reply = json_array_get(sc->replies, call->position);
 	expect = json_string_value(json_object_get(reply, "expect"));
-	last = replay_last_text(call->messages);
-	if (expect && (last == NULL || strstr(last, expect) == NULL))
+	if (expect && !replay_expect_ok(call->messages, expect))
 		return replay_fail(m, sink, "REPLAY_MISMATCH",
 		    "replay: request %zu of \"%s\" expected the last message to contain \"%s\" "
 		    "(REPLAY_MISMATCH)", call->position + 1, call->script, expect);

@@ -1,0 +1,145 @@
+/* Normalisation for scenario snapshots (SPEC §10.4). */
+#include "tests/canon.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/xmalloc.h"
+
+struct canon {
+	json_t *ids;		/* uuid -> token */
+	int next;
+	const char *const *paths;
+	const char *const *names;
+};
+
+struct canon *
+canon_new(const char *const *paths, const char *const *names)
+{
+	struct canon *c = xcalloc(1, sizeof(*c));
+
+	c->ids = json_object();
+	c->paths = paths;
+	c->names = names;
+	return c;
+}
+
+void
+canon_free(struct canon *c)
+{
+	json_decref(c->ids);
+	free(c);
+}
+
+static int
+canon_hex(char ch)
+{
+	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+static int
+canon_is_uuid(const char *s)
+{
+	for (int i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return 0;
+		} else if (!canon_hex(s[i])) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Replaces every UUID and known path inside s; returns owned. */
+static char *
+canon_text(struct canon *c, const char *s)
+{
+	struct buf b;
+	size_t len = strlen(s);
+
+	buf_init(&b);
+	for (size_t i = 0; i < len;) {
+		int done = 0;
+		for (int k = 0; c->paths && c->paths[k]; k++) {
+			size_t pl = strlen(c->paths[k]);
+			if (pl && strncmp(s + i, c->paths[k], pl) == 0) {
+				buf_puts(&b, c->names[k]);
+				i += pl;
+				done = 1;
+				break;
+			}
+		}
+		if (done)
+			continue;
+		if (len - i >= 36 && canon_is_uuid(s + i) && (i == 0 || !canon_hex(s[i - 1])) &&
+		    (i + 36 == len || !canon_hex(s[i + 36]))) {
+			char id[37];
+			memcpy(id, s + i, 36);
+			id[36] = '\0';
+			json_t *tok = json_object_get(c->ids, id);
+			if (tok == NULL) {
+				char *t = xasprintf("<ID-%d>", ++c->next);
+				tok = json_string(t);
+				free(t);
+				json_object_set_new(c->ids, id, tok);
+			}
+			buf_puts(&b, json_string_value(tok));
+			i += 36;
+			continue;
+		}
+		buf_append(&b, s + i, 1);
+		i++;
+	}
+	return buf_steal(&b);
+}
+
+static json_t *
+canon_json(struct canon *c, json_t *v, const char *key)
+{
+	if (key && (strcmp(key, "time") == 0 || strcmp(key, "createdAt") == 0 ||
+		       strcmp(key, "updatedAt") == 0) && (json_is_integer(v) || json_is_string(v)))
+		return json_string("<time>");
+	if (json_is_string(v)) {
+		char *t = canon_text(c, json_string_value(v));
+		json_t *out = json_string(t);
+		free(t);
+		return out ? out : json_incref(v);
+	}
+	if (json_is_object(v)) {
+		json_t *o = json_object();
+		const char *k;
+		json_t *x;
+		json_object_foreach(v, k, x) {
+			char *nk = canon_text(c, k);
+			json_object_set_new(o, nk, canon_json(c, x, k));
+			free(nk);
+		}
+		return o;
+	}
+	if (json_is_array(v)) {
+		json_t *a = json_array();
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x) json_array_append_new(a, canon_json(c, x, NULL));
+		return a;
+	}
+	return json_incref(v);
+}
+
+char *
+canon_line(struct canon *c, const char *line)
+{
+	json_t *j = json_loads(line, JSON_ALLOW_NUL, NULL);
+	json_t *n;
+	char *out;
+
+	if (j == NULL)
+		return canon_text(c, line);
+	n = canon_json(c, j, NULL);
+	out = json_dumps(n, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(j);
+	json_decref(n);
+	return out;
+}

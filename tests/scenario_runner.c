@@ -1,0 +1,847 @@
+/*
+ * The scenario runner (SPEC §10): plays scenario.json against bin/acp-agent
+ * step by step, normalises the output and the session files, compares them
+ * with expected/, and ends with "N passed, N failed". UPDATE_SNAPSHOTS=1
+ * rewrites expected/; --pretty prints a readable conversation (make demo).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "base/xmalloc.h"
+#include "tests/canon.h"
+
+#define WAIT_MS 15000
+
+struct run {
+	const char *agent;
+	const char *dir;		/* scenario directory */
+	char name[256];
+	char tmp[256], state[300], cwd[300];
+	json_t *script;
+	pid_t pid;
+	int to_agent, from_agent;
+	struct buf in;			/* unread agent output */
+	json_t *lines;			/* every agent line (strings), all processes */
+	size_t wait_cursor;		/* waitFor scans lines from here */
+	json_t *sessions;		/* session ids returned by session/new */
+	long next_id;
+	FILE *trace;
+	int pretty;
+	struct buf pretty_text;		/* agent text being streamed (pretty mode) */
+	const char *pretty_kind;
+	char failure[1024];
+};
+
+static int
+run_fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+run_fail(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failure[0])
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(r->failure, sizeof(r->failure), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+spawn_wait(const char *const argv[])
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ---- pretty printing (make demo) ---- */
+
+static void
+pretty_flush(struct run *r)
+{
+	if (r->pretty_text.len) {
+		printf("  agent %s: %s\n", r->pretty_kind, r->pretty_text.data);
+		buf_free(&r->pretty_text);
+	}
+}
+
+static void
+pretty_client(struct run *r, const json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+
+	if (!r->pretty || !method)
+		return;
+	pretty_flush(r);
+	if (strcmp(method, "session/prompt") == 0) {
+		json_t *first = json_array_get(json_object_get(params, "prompt"), 0);
+		printf("\nclient > prompt: %s\n", json_string_value(json_object_get(first, "text")));
+	} else if (strcmp(method, "_acp_agent/wait_idle") != 0) {
+		printf("client > %s\n", method);
+	}
+}
+
+static void
+pretty_agent(struct run *r, const char *line)
+{
+	json_t *msg = json_loads(line, 0, NULL), *u;
+	const char *kind;
+
+	if (!r->pretty || msg == NULL)
+		goto out;
+	u = json_object_get(json_object_get(msg, "params"), "update");
+	kind = json_string_value(json_object_get(u, "sessionUpdate"));
+	if (kind && (strcmp(kind, "agent_message_chunk") == 0 || strcmp(kind, "agent_thought_chunk") == 0)) {
+		const char *k = strcmp(kind, "agent_message_chunk") == 0 ? "says" : "thinks";
+		if (r->pretty_kind && strcmp(r->pretty_kind, k) != 0)
+			pretty_flush(r);
+		r->pretty_kind = k;
+		buf_puts(&r->pretty_text, json_string_value(json_object_get(json_object_get(u, "content"), "text")));
+		goto out;
+	}
+	pretty_flush(r);
+	if (kind && strcmp(kind, "tool_call") == 0) {
+		printf("  agent calls: %s\n", json_string_value(json_object_get(u, "title")));
+	} else if (kind && strcmp(kind, "tool_call_update") == 0) {
+		json_t *c = json_array_get(json_object_get(u, "content"), 0);
+		printf("  tool %s: %s\n", json_string_value(json_object_get(u, "status")),
+		    json_string_value(json_object_get(json_object_get(c, "content"), "text")));
+	} else if (kind) {
+		printf("  (update: %s)\n", kind);
+	} else if (json_object_get(msg, "error")) {
+		json_t *err = json_object_get(msg, "error");
+		printf("agent < error %lld: %s\n", (long long)json_integer_value(json_object_get(err, "code")),
+		    json_string_value(json_object_get(json_object_get(err, "data"), "details")));
+	} else if (json_object_get(msg, "result")) {
+		json_t *res = json_object_get(msg, "result");
+		if (json_object_get(res, "stopReason"))
+			printf("agent < turn ended: %s\n", json_string_value(json_object_get(res, "stopReason")));
+		else if (json_object_get(res, "sessionId"))
+			printf("agent < session %s\n", json_string_value(json_object_get(res, "sessionId")));
+		else if (json_object_get(res, "agentInfo"))
+			printf("agent < initialized (protocol %lld)\n",
+			    (long long)json_integer_value(json_object_get(res, "protocolVersion")));
+	}
+out:
+	json_decref(msg);
+}
+
+/* ---- the agent process ---- */
+
+static int
+agent_start(struct run *r)
+{
+	int in[2], out[2];
+	json_t *args = json_object_get(r->script, "args"), *env = json_object_get(r->script, "env");
+	char rec[600], logpath[400];
+	const char *valgrind = getenv("VALGRIND");
+
+	snprintf(rec, sizeof(rec), "%s/recording.json", r->dir);
+	snprintf(logpath, sizeof(logpath), "%s/stderr.log", r->tmp);
+	if (pipe(in) < 0 || pipe(out) < 0)
+		return run_fail(r, "pipe: %s", strerror(errno));
+	r->pid = fork();
+	if (r->pid == 0) {
+		const char *argv[64];
+		int n = 0;
+		const char *k;
+		json_t *v;
+		size_t i;
+		int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		if (logfd >= 0)
+			dup2(logfd, 2);
+		close(in[1]);
+		close(out[0]);
+		if (chdir(r->cwd) < 0)
+			_exit(126);
+		json_object_foreach(env, k, v) setenv(k, json_string_value(v), 1);
+		if (valgrind && *valgrind && strcmp(valgrind, "0") != 0) {
+			argv[n++] = "valgrind";
+			argv[n++] = "-q";
+			argv[n++] = "--error-exitcode=99";
+			argv[n++] = "--leak-check=full";
+			argv[n++] = "--errors-for-leak-kinds=definite,indirect";
+		}
+		argv[n++] = r->agent;
+		argv[n++] = "--deterministic";
+		argv[n++] = "--model";
+		argv[n++] = "replay";
+		argv[n++] = "--recording";
+		argv[n++] = rec;
+		argv[n++] = "--state-dir";
+		argv[n++] = r->state;
+		json_array_foreach(args, i, v) if (n < 62) argv[n++] = json_string_value(v);
+		argv[n] = NULL;
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	r->to_agent = in[1];
+	r->from_agent = out[0];
+	fcntl(r->from_agent, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* Reads what the agent has written, waiting up to ms; returns -1 at EOF. */
+static int
+agent_read(struct run *r, int ms)
+{
+	struct pollfd p = { .fd = r->from_agent, .events = POLLIN };
+	char chunk[65536];
+	ssize_t n;
+
+	if (r->from_agent < 0)
+		return -1;
+	if (poll(&p, 1, ms) <= 0)
+		return 0;
+	n = read(r->from_agent, chunk, sizeof(chunk));
+	if (n <= 0) {
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		close(r->from_agent);
+		r->from_agent = -1;
+		return -1;
+	}
+	buf_append(&r->in, chunk, (size_t)n);
+	char *nl;
+	while ((nl = memchr(r->in.data, '\n', r->in.len)) != NULL) {
+		char *line = xstrndup(r->in.data, (size_t)(nl - r->in.data));
+		json_t *js = json_string(line);
+		json_array_append_new(r->lines, js ? js : json_string("<invalid utf-8>"));
+		if (r->trace)
+			fprintf(r->trace, "<< %s\n", line);
+		pretty_agent(r, line);
+		free(line);
+		buf_consume(&r->in, (size_t)(nl - r->in.data) + 1);
+	}
+	return 0;
+}
+
+static int
+agent_stop(struct run *r)
+{
+	long deadline = now_ms() + WAIT_MS;
+	int st = 0;
+
+	if (r->pid <= 0)
+		return 0;
+	if (r->to_agent >= 0) {
+		close(r->to_agent);
+		r->to_agent = -1;
+	}
+	while (agent_read(r, 50) == 0 && now_ms() < deadline)
+		;
+	while (waitpid(r->pid, &st, WNOHANG) == 0) {
+		if (now_ms() > deadline) {
+			kill(r->pid, SIGKILL);
+			waitpid(r->pid, &st, 0);
+			r->pid = 0;
+			return run_fail(r, "the agent did not exit after stdin closed");
+		}
+		usleep(10000);
+	}
+	r->pid = 0;
+	if (r->from_agent >= 0) {
+		close(r->from_agent);
+		r->from_agent = -1;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return run_fail(r, "the agent exited with status %d (see %s/stderr.log)",
+		    WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), r->tmp);
+	return 0;
+}
+
+static int
+agent_write(struct run *r, const char *data, size_t len)
+{
+	size_t done = 0;
+
+	if (r->trace) {
+		fputs(">> ", r->trace);
+		fwrite(data, 1, len, r->trace);
+	}
+	while (done < len) {
+		ssize_t n = write(r->to_agent, data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return run_fail(r, "write to agent: %s", strerror(errno));
+		done += (size_t)n;
+		agent_read(r, 0);	/* keep the agent's stdout moving */
+	}
+	return 0;
+}
+
+/* ---- steps ---- */
+
+static char *
+subst(struct run *r, const char *s)
+{
+	struct buf b;
+
+	buf_init(&b);
+	while (*s) {
+		if (strncmp(s, "{{cwd}}", 7) == 0) {
+			buf_puts(&b, r->cwd);
+			s += 7;
+		} else if (strncmp(s, "{{session:", 10) == 0 && strstr(s, "}}")) {
+			long n = strtol(s + 10, NULL, 10);
+			const char *id = json_string_value(json_array_get(r->sessions, (size_t)(n - 1)));
+			buf_puts(&b, id ? id : "<no-such-session>");
+			s = strstr(s, "}}") + 2;
+		} else {
+			buf_append(&b, s, 1);
+			s++;
+		}
+	}
+	return buf_steal(&b);
+}
+
+static json_t *
+subst_json(struct run *r, json_t *v)
+{
+	if (json_is_string(v) && json_string_length(v) == strlen(json_string_value(v))) {
+		char *s = subst(r, json_string_value(v));
+		json_t *o = json_string(s);
+		free(s);
+		return o;
+	}
+	if (json_is_object(v)) {
+		json_t *o = json_object();
+		const char *k;
+		json_t *x;
+		json_object_foreach(v, k, x) json_object_set_new(o, k, subst_json(r, x));
+		return o;
+	}
+	if (json_is_array(v)) {
+		json_t *a = json_array();
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x) json_array_append_new(a, subst_json(r, x));
+		return a;
+	}
+	return json_incref(v);
+}
+
+/* Waits for the response with this id; returns it (borrowed from lines) or NULL. */
+static json_t *
+wait_response(struct run *r, const json_t *id, size_t from)
+{
+	long deadline = now_ms() + WAIT_MS;
+	size_t i = from;
+
+	for (;;) {
+		for (; i < json_array_size(r->lines); i++) {
+			json_t *m = json_loads(json_string_value(json_array_get(r->lines, i)), 0, NULL);
+			int hit = m && !json_object_get(m, "method") && json_object_get(m, "id") &&
+			    (id == NULL || json_equal(json_object_get(m, "id"), id));
+			if (hit)
+				return m;	/* caller frees */
+			json_decref(m);
+		}
+		if (now_ms() > deadline) {
+			run_fail(r, "timed out waiting for a response");
+			return NULL;
+		}
+		if (agent_read(r, 100) < 0) {
+			run_fail(r, "the agent closed stdout while a response was awaited");
+			return NULL;
+		}
+	}
+}
+
+static int
+step_send(struct run *r, json_t *msg, int notify)
+{
+	json_t *m = subst_json(r, msg), *resp;
+	size_t from = json_array_size(r->lines);
+	char *line;
+	int rc = 0;
+
+	if (!json_object_get(m, "jsonrpc"))
+		json_object_set_new(m, "jsonrpc", json_string("2.0"));
+	if (!notify && !json_object_get(m, "id"))
+		json_object_set_new(m, "id", json_integer(++r->next_id));
+	pretty_client(r, m);
+	line = json_dumps(m, JSON_COMPACT);
+	size_t len = strlen(line);
+	line = xrealloc(line, len + 2);
+	memcpy(line + len, "\n", 2);
+	rc = agent_write(r, line, len + 1);
+	free(line);
+	if (rc == 0 && !notify) {
+		resp = wait_response(r, json_object_get(m, "id"), from);
+		if (resp == NULL) {
+			rc = -1;
+		} else {
+			const char *method = json_string_value(json_object_get(m, "method"));
+			json_t *sid = json_object_get(json_object_get(resp, "result"), "sessionId");
+			if (method && strcmp(method, "session/new") == 0 && json_is_string(sid))
+				json_array_append(r->sessions, sid);
+			json_decref(resp);
+		}
+	}
+	json_decref(m);
+	return rc;
+}
+
+static int
+step_raw(struct run *r, const char *data, size_t len, int wait)
+{
+	size_t from = json_array_size(r->lines);
+	int rc = agent_write(r, data, len);
+	json_t *resp;
+
+	if (rc == 0 && wait) {
+		resp = wait_response(r, NULL, from);
+		if (resp == NULL)
+			return -1;
+		json_decref(resp);
+	}
+	return rc;
+}
+
+static int
+step_wait_for(struct run *r, const char *needle)
+{
+	long deadline = now_ms() + WAIT_MS;
+	char *n = subst(r, needle);
+
+	for (;;) {
+		for (; r->wait_cursor < json_array_size(r->lines); r->wait_cursor++) {
+			if (strstr(json_string_value(json_array_get(r->lines, r->wait_cursor)), n)) {
+				r->wait_cursor++;
+				free(n);
+				return 0;
+			}
+		}
+		if (now_ms() > deadline || agent_read(r, 100) < 0) {
+			run_fail(r, "waitFor \"%s\": not seen", n);
+			free(n);
+			return -1;
+		}
+	}
+}
+
+static int
+hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+static int
+step_run(struct run *r, json_t *step)
+{
+	json_t *v;
+
+	if ((v = json_object_get(step, "send")))
+		return step_send(r, v, 0);
+	if ((v = json_object_get(step, "notify")))
+		return step_send(r, v, 1);
+	if ((v = json_object_get(step, "sendRaw"))) {
+		char *s = subst(r, json_string_value(v));
+		size_t len = strlen(s);
+		s = xrealloc(s, len + 2);
+		memcpy(s + len, "\n", 2);
+		int rc = step_raw(r, s, len + 1, json_is_true(json_object_get(step, "waitResponse")));
+		free(s);
+		return rc;
+	}
+	if ((v = json_object_get(step, "sendHex"))) {
+		const char *h = json_string_value(v);
+		struct buf b;
+		buf_init(&b);
+		for (; h[0] && h[1]; h += 2) {
+			while (*h == ' ')
+				h++;
+			char byte = (char)(hexval(h[0]) * 16 + hexval(h[1]));
+			buf_append(&b, &byte, 1);
+		}
+		int rc = step_raw(r, b.data, b.len, json_is_true(json_object_get(step, "waitResponse")));
+		buf_free(&b);
+		return rc;
+	}
+	if ((v = json_object_get(step, "waitFor")))
+		return step_wait_for(r, json_string_value(v));
+	if (json_object_get(step, "waitIdle")) {
+		json_t *m = json_pack("{s:s, s:{s:i}}", "method", "_acp_agent/wait_idle", "params",
+		    "timeoutMs", 10000);
+		int rc = step_send(r, m, 0);
+		json_decref(m);
+		return rc;
+	}
+	if (json_object_get(step, "restart")) {
+		if (agent_stop(r) < 0)
+			return -1;
+		return agent_start(r);
+	}
+	if (json_object_get(step, "eof"))
+		return agent_stop(r);
+	if ((v = json_object_get(step, "sleepMs"))) {
+		long until = now_ms() + (long)json_integer_value(v);
+		while (now_ms() < until)
+			agent_read(r, 10);
+		return 0;
+	}
+	return run_fail(r, "unknown step %s", json_dumps(step, JSON_COMPACT));
+}
+
+/* ---- snapshots ---- */
+
+struct sfile {
+	char *path;
+	int root;
+	long long created;
+	char id[64];
+};
+
+static int
+sfile_cmp(const void *pa, const void *pb)
+{
+	const struct sfile *a = pa, *b = pb;
+
+	if (a->root != b->root)
+		return b->root - a->root;
+	if (a->created != b->created)
+		return a->created < b->created ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+/* Produces the normalised actual output: "stdout.jsonl" and "sessions/<n>.jsonl" texts. */
+static json_t *
+actual_outputs(struct run *r)
+{
+	const char *paths[] = { r->cwd, r->state, r->tmp, NULL };
+	const char *names[] = { "{{cwd}}", "{{state}}", "{{tmp}}", NULL };
+	struct canon *c = canon_new(paths, names);
+	json_t *out = json_object();
+	struct buf b;
+	size_t i;
+	json_t *l;
+	char sdir[400];
+	DIR *d;
+	struct dirent *de;
+	struct sfile *files = NULL;
+	size_t nf = 0;
+
+	buf_init(&b);
+	json_array_foreach(r->lines, i, l) {
+		char *n = canon_line(c, json_string_value(l));
+		buf_puts(&b, n);
+		buf_puts(&b, "\n");
+		free(n);
+	}
+	json_object_set_new(out, "stdout.jsonl", json_string(b.data ? b.data : ""));
+	buf_free(&b);
+	snprintf(sdir, sizeof(sdir), "%s/sessions", r->state);
+	if ((d = opendir(sdir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			size_t len = strlen(de->d_name);
+			if (len < 7 || strcmp(de->d_name + len - 6, ".jsonl") != 0 || de->d_name[0] == '.')
+				continue;
+			files = xrealloc(files, (nf + 1) * sizeof(*files));
+			struct sfile *f = &files[nf++];
+			memset(f, 0, sizeof(*f));
+			f->path = xasprintf("%s/%s", sdir, de->d_name);
+			snprintf(f->id, sizeof(f->id), "%.*s", (int)(len - 6), de->d_name);
+			FILE *fp = fopen(f->path, "r");
+			char *line = NULL;
+			size_t cap = 0;
+			if (fp && getline(&line, &cap, fp) > 0) {
+				json_t *h = json_loads(line, 0, NULL);
+				f->root = h && !json_object_get(h, "parentSession");
+				f->created = json_integer_value(json_object_get(h, "createdAt"));
+				json_decref(h);
+			}
+			free(line);
+			if (fp)
+				fclose(fp);
+		}
+		closedir(d);
+	}
+	qsort(files, nf, sizeof(*files), sfile_cmp);
+	for (i = 0; i < nf; i++) {
+		FILE *fp = fopen(files[i].path, "r");
+		char *line = NULL, key[64];
+		size_t cap = 0;
+		ssize_t n;
+		buf_init(&b);
+		while (fp && (n = getline(&line, &cap, fp)) > 0) {
+			int nl = line[n - 1] == '\n';
+			if (nl)
+				line[n - 1] = '\0';
+			char *cl = canon_line(c, line);
+			buf_puts(&b, cl);
+			buf_puts(&b, nl ? "\n" : "\n<no newline at end of file>\n");
+			free(cl);
+		}
+		free(line);
+		if (fp)
+			fclose(fp);
+		snprintf(key, sizeof(key), "sessions/%zu.jsonl", i + 1);
+		json_object_set_new(out, key, json_string(b.data ? b.data : ""));
+		buf_free(&b);
+		free(files[i].path);
+	}
+	free(files);
+	canon_free(c);
+	return out;
+}
+
+static char *
+read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct buf b;
+	char chunk[65536];
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_append(&b, chunk, n);
+	fclose(f);
+	return buf_steal(&b);
+}
+
+static int
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static int
+compare(struct run *r, json_t *actual, int update)
+{
+	char exp[600], act[600], path[800];
+	const char *k;
+	json_t *v;
+	int same = 1;
+
+	snprintf(exp, sizeof(exp), "%s/expected", r->dir);
+	snprintf(act, sizeof(act), "%s/actual", r->tmp);
+	if (update) {
+		const char *rm[] = { "rm", "-rf", exp, NULL };
+		spawn_wait(rm);
+	}
+	mkdir(act, 0700);
+	snprintf(path, sizeof(path), "%s/sessions", act);
+	mkdir(path, 0700);
+	if (update) {
+		mkdir(exp, 0755);
+		snprintf(path, sizeof(path), "%s/sessions", exp);
+		mkdir(path, 0755);
+	}
+	json_object_foreach(actual, k, v) {
+		snprintf(path, sizeof(path), "%s/%s", act, k);
+		write_file(path, json_string_value(v));
+		snprintf(path, sizeof(path), "%s/%s", exp, k);
+		if (update) {
+			write_file(path, json_string_value(v));
+			continue;
+		}
+		char *want = read_file(path);
+		if (want == NULL || strcmp(want, json_string_value(v)) != 0)
+			same = 0;
+		free(want);
+	}
+	/* An expected session file that no longer exists is a difference too. */
+	snprintf(path, sizeof(path), "%s/sessions", exp);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		char key[300];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(key, sizeof(key), "sessions/%s", de->d_name);
+		if (!json_object_get(actual, key))
+			same = 0;
+	}
+	if (d)
+		closedir(d);
+	if (!same && !update) {
+		fflush(stdout);
+		const char *diff[] = { "diff", "-ru", exp, act, NULL };
+		spawn_wait(diff);
+		return run_fail(r, "output differs from %s (actual kept in %s)", exp, act);
+	}
+	return 0;
+}
+
+static int
+rmtree(const char *path)
+{
+	const char *argv[] = { "rm", "-rf", path, NULL };
+
+	return spawn_wait(argv);
+}
+
+static int
+run_scenario(const char *agent, const char *dirarg, const char *traces, int pretty, int update)
+{
+	struct run r;
+	char path[600], dir[512];
+	json_error_t jerr;
+	json_t *steps, *step;
+	size_t i;
+	int rc = 0;
+
+	memset(&r, 0, sizeof(r));
+	if (realpath(dirarg, dir) == NULL) {
+		fprintf(stderr, "scenario %s: %s\n", dirarg, strerror(errno));
+		return -1;
+	}
+	r.agent = agent;
+	r.dir = dir;
+	r.pretty = pretty;
+	r.to_agent = r.from_agent = -1;
+	snprintf(r.name, sizeof(r.name), "%s", strrchr(dir, '/') + 1);
+	snprintf(path, sizeof(path), "%s/scenario.json", dir);
+	r.script = json_load_file(path, JSON_ALLOW_NUL, &jerr);
+	if (r.script == NULL) {
+		fprintf(stderr, "scenario %s: %s: %s\n", r.name, path, jerr.text);
+		return -1;
+	}
+	snprintf(r.tmp, sizeof(r.tmp), "/tmp/acp-scenario-%.60s-XXXXXX", r.name);
+	if (mkdtemp(r.tmp) == NULL) {
+		fprintf(stderr, "scenario %s: mkdtemp: %s\n", r.name, strerror(errno));
+		json_decref(r.script);
+		return -1;
+	}
+	snprintf(r.state, sizeof(r.state), "%s/state", r.tmp);
+	snprintf(r.cwd, sizeof(r.cwd), "%s/work", r.tmp);
+	mkdir(r.state, 0700);
+	mkdir(r.cwd, 0700);
+	snprintf(path, sizeof(path), "%s/state", dir);
+	struct stat st;
+	if (stat(path, &st) == 0) {
+		char src[620];
+		snprintf(src, sizeof(src), "%s/.", path);
+		const char *cp[] = { "cp", "-R", src, r.state, NULL };
+		spawn_wait(cp);
+	}
+	if (traces) {
+		mkdir(traces, 0755);
+		snprintf(path, sizeof(path), "%s/%s.trace", traces, r.name);
+		r.trace = fopen(path, "w");
+	}
+	r.lines = json_array();
+	r.sessions = json_array();
+	buf_init(&r.in);
+	if (pretty)
+		printf("== scenario %s ==\n", r.name);
+	rc = agent_start(&r);
+	steps = json_object_get(r.script, "steps");
+	json_array_foreach(steps, i, step) {
+		if (rc < 0)
+			break;
+		rc = step_run(&r, step);
+	}
+	if (rc == 0)
+		rc = agent_stop(&r);
+	else if (r.pid > 0) {
+		kill(r.pid, SIGKILL);
+		waitpid(r.pid, NULL, 0);
+	}
+	if (pretty)
+		pretty_flush(&r);
+	if (r.trace)
+		fclose(r.trace);
+	if (rc == 0 && !pretty) {
+		json_t *actual = actual_outputs(&r);
+		rc = compare(&r, actual, update);
+		json_decref(actual);
+	}
+	if (rc < 0)
+		fprintf(stderr, "FAIL %s: %s\n", r.name, r.failure);
+	else
+		rmtree(r.tmp);
+	buf_free(&r.in);
+	buf_free(&r.pretty_text);
+	json_decref(r.lines);
+	json_decref(r.sessions);
+	json_decref(r.script);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *agent = "bin/acp-agent", *traces = NULL;
+	const char *upd = getenv("UPDATE_SNAPSHOTS");
+	int pretty = 0, update = upd && *upd && strcmp(upd, "0") != 0;
+	int passed = 0, failed = 0;
+	char agent_abs[512];
+
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
+			agent = argv[++i];
+		} else if (strcmp(argv[i], "--traces") == 0 && i + 1 < argc) {
+			traces = argv[++i];
+		} else if (strcmp(argv[i], "--pretty") == 0) {
+			pretty = 1;
+		} else if (strcmp(argv[i], "--update") == 0) {
+			update = 1;
+		} else {
+			if (realpath(agent, agent_abs) == NULL) {
+				fprintf(stderr, "scenario-runner: %s: %s\n", agent, strerror(errno));
+				return 2;
+			}
+			if (run_scenario(agent_abs, argv[i], traces, pretty, update) == 0) {
+				passed++;
+				if (!pretty)
+					fputc('.', stderr);
+			} else {
+				failed++;
+			}
+		}
+	}
+	if (!pretty)
+		fprintf(stderr, "\n");
+	fflush(stdout);
+	printf("scenarios: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
