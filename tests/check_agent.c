@@ -1,0 +1,290 @@
+/* Turns, steps and tool dispatch (SPEC §4), driven by the replay model without a loop. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "tests/helpers.h"
+
+static char dir[64];
+static struct runq q;
+static struct sess_env env;
+static struct sess_store store;
+static struct sess_corpus corpus;
+static struct agent_rt rt;
+static struct model *model;
+static struct toolbox tb;
+static char last_first[64];
+static json_t *last_reason;
+static struct tool_inv *pending;
+
+static int
+echo_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+{
+	(void)inv;
+	tool_result_set(out, json_string_value(json_object_get(args, "text")), json_pack("{s:b}", "ok", 1));
+	return TOOL_DONE;
+}
+
+static void
+slow_cancel(struct tool_inv *inv)
+{
+	(void)inv;
+	pending = NULL;
+}
+
+static int
+slow_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+{
+	(void)args;
+	(void)out;
+	pending = inv;
+	inv->cancel = slow_cancel;
+	return TOOL_PENDING;
+}
+
+static const struct tool echo_tool = { "echo", "echoes", "{\"type\":\"object\",\"additionalProperties\":false,"
+	"\"required\":[\"text\"],\"properties\":{\"text\":{\"type\":\"string\"}}}", "other", 1, NULL, echo_run, NULL };
+static const struct tool slow_tool = { "slow", "waits", "{\"type\":\"object\",\"properties\":{}}", "other", 0,
+	NULL, slow_run, NULL };
+
+static void
+on_turn_end(void *arg, struct agent *a, const char *first, const json_t *reason)
+{
+	(void)arg;
+	(void)a;
+	snprintf(last_first, sizeof(last_first), "%s", first);
+	json_decref(last_reason);
+	last_reason = json_deep_copy(reason);
+}
+
+static struct agent *
+start(const char *recording, int max_steps)
+{
+	char state[128], path[128];
+	struct err e;
+	struct agent_hooks hooks = { NULL, on_turn_end, NULL };
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(path, sizeof(path), "%s/rec.json", dir);
+	test_write_file(path, recording, strlen(recording));
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e), 0);
+	runq_init(&q, NULL);
+	sess_store_init(&store, &env);
+	sess_corpus_init(&corpus, &env);
+	model = model_replay_new(&q, path, &e);
+	ck_assert_msg(model != NULL, "%s", e.msg);
+	toolbox_init(&tb);
+	toolbox_add(&tb, &echo_tool);
+	toolbox_add(&tb, &slow_tool);
+	agent_rt_init(&rt, &q, &env, &store, &corpus, model);
+	rt.max_steps = max_steps;
+	return agent_new_root(&rt, "/w", &tb, &hooks);
+}
+
+static void
+prompt(struct agent *a, const char *text, char *id)
+{
+	agent_post(a, json_pack("[{s:s, s:s}]", "type", "text", "text", text), json_pack("{s:s}", "kind", "user"), id);
+}
+
+/* The event types of a's log joined by spaces. */
+static char *
+types(struct agent *a)
+{
+	static char out[4096];
+	size_t i;
+	json_t *ev;
+
+	out[0] = '\0';
+	json_array_foreach(a->sess->events, i, ev) {
+		if (out[0])
+			strcat(out, " ");
+		strcat(out, json_string_value(json_object_get(ev, "type")));
+	}
+	return out;
+}
+
+static const json_t *
+find(struct agent *a, const char *type, int nth)
+{
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(a->sess->events, i, ev)
+		if (strcmp(json_string_value(json_object_get(ev, "type")), type) == 0 && nth-- == 0)
+			return json_object_get(ev, "data");
+	return NULL;
+}
+
+static void
+finish(void)
+{
+	agent_rt_shutdown(&rt);
+	runq_drain(&q);
+	agent_rt_free(&rt);
+	model_free(model);
+	toolbox_free(&tb);
+	sess_store_free(&store);
+	sess_corpus_free(&corpus);
+	sess_env_free(&env);
+	runq_stop(&q);
+	json_decref(last_reason);
+	last_reason = NULL;
+	test_rmtree(dir);
+}
+
+START_TEST(agent_turn_dispatches_tools_and_commits_results_in_order)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":{\"text\":\"one\"}},{\"name\":\"nope\"},"
+	    "{\"name\":\"echo\",\"arguments\":{\"txt\":1}}]},"
+	    "{\"expect\":\"\\\"text\\\" is required\",\"text\":\"done\"}]}]}", 50);
+	char id[64];
+
+	prompt(a, "go", id);
+	runq_drain(&q);
+	ck_assert_str_eq(types(a), "turn/start user/message step/start assistant/message tool/call tool/call "
+	    "tool/call tool/result tool/result tool/result step/end step/start assistant/message step/end turn/end");
+	ck_assert_str_eq(last_first, id);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
+	const json_t *r0 = find(a, "tool/result", 0), *r1 = find(a, "tool/result", 1), *r2 = find(a, "tool/result", 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(r0, "content"), 0), "text")), "one");
+	ck_assert(json_is_true(json_object_get(json_object_get(r0, "output"), "ok")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r1, "error"), "code")), "UNKNOWN_TOOL");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(r1, "content"), 0), "text")),
+	    "Error: unknown tool \"nope\"");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r2, "error"), "code")), "INVALID_ARGUMENT");
+	ck_assert_int_eq(a->status, AGENT_IDLE);
+	finish();
+}
+END_TEST
+
+START_TEST(agent_cancel_during_a_pending_tool_records_cancelled)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"slow\"},{\"name\":\"echo\",\"arguments\":{\"text\":\"later\"}}]}]}]}", 50);
+
+	prompt(a, "go", NULL);
+	runq_drain(&q);
+	ck_assert_ptr_nonnull(pending);
+	ck_assert_int_eq(a->status, AGENT_RUNNING);
+	agent_cancel(a, "user");
+	runq_drain(&q);
+	ck_assert_ptr_null(pending);	/* the tool's cancel ran */
+	ck_assert_str_eq(types(a), "turn/start user/message step/start assistant/message tool/call tool/result "
+	    "tool/result step/end turn/end");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(find(a, "tool/result", 0), "error"), "code")),
+	    "CANCELLED");
+	const json_t *end = json_object_get(find(a, "turn/end", 0), "reason");
+	ck_assert_str_eq(json_string_value(json_object_get(end, "kind")), "aborted");
+	ck_assert_str_eq(json_string_value(json_object_get(end, "cause")), "user");
+	finish();
+}
+END_TEST
+
+START_TEST(agent_cancel_while_the_model_hangs)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true},{\"text\":\"x\"}]}]}", 50);
+
+	prompt(a, "go", NULL);
+	runq_drain(&q);
+	ck_assert_ptr_nonnull(a->req);
+	agent_cancel(a, "user");
+	ck_assert_str_eq(types(a), "turn/start user/message step/start step/end turn/end");
+	/* Cancelling an idle agent is a no-op. */
+	agent_cancel(a, "user");
+	ck_assert_str_eq(types(a), "turn/start user/message step/start step/end turn/end");
+	finish();
+}
+END_TEST
+
+START_TEST(agent_step_limit_ends_max_steps)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":{\"text\":\"1\"}}]},"
+	    "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":{\"text\":\"2\"}}]},"
+	    "{\"text\":\"never asked\"}]}]}", 2);
+
+	prompt(a, "go", NULL);
+	runq_drain(&q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "max-steps");
+	ck_assert_int_eq(a->requests, 2);
+	ck_assert_ptr_nonnull(find(a, "tool/result", 1));	/* the last request's tools still ran */
+	finish();
+}
+END_TEST
+
+START_TEST(agent_message_for_a_running_agent_is_steered)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"slow\"}]},"
+	    "{\"expect\":\"steer me\",\"text\":\"saw it\"}]}]}", 50);
+	struct tool_result r = { 0 };
+
+	prompt(a, "go", NULL);
+	runq_drain(&q);
+	agent_post(a, json_pack("[{s:s, s:s}]", "type", "text", "text", "steer me"),
+	    json_pack("{s:s}", "kind", "agent-message"), NULL);
+	tool_result_set(&r, "slow done", NULL);
+	tool_inv_complete(pending, &r);
+	runq_drain(&q);
+	ck_assert_str_eq(types(a), "turn/start user/message step/start assistant/message tool/call tool/result "
+	    "step/end user/message step/start assistant/message step/end turn/end");
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
+	finish();
+}
+END_TEST
+
+START_TEST(agent_model_error_and_length_map_to_turn_reasons)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"error\":{\"message\":\"bad gateway\",\"code\":\"HTTP_502\"}},"
+	    "{\"text\":\"cut\",\"finish\":\"length\"},{\"finish\":\"refusal\"}]}]}", 50);
+
+	prompt(a, "one", NULL);
+	runq_drain(&q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "error");
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "message")), "bad gateway");
+	prompt(a, "two", NULL);
+	runq_drain(&q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "max-tokens");
+	prompt(a, "three", NULL);
+	runq_drain(&q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "refusal");
+	ck_assert_int_eq(a->turn, 3);
+	finish();
+}
+END_TEST
+
+START_TEST(agent_system_prompt_names_cwd_and_date)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 50);
+	char *p = agent_system_prompt(a);
+
+	ck_assert_ptr_nonnull(strstr(p, "Your working directory is /w."));
+	ck_assert_ptr_nonnull(strstr(p, "Today's date is 2026-09-10."));
+	ck_assert_ptr_null(strstr(p, "subagent of"));
+	free(p);
+	finish();
+}
+END_TEST
+
+Suite *
+agent_suite(void)
+{
+	Suite *s = suite_create("agent");
+	TCase *tc = tcase_create("turns");
+
+	tcase_add_test(tc, agent_turn_dispatches_tools_and_commits_results_in_order);
+	tcase_add_test(tc, agent_cancel_during_a_pending_tool_records_cancelled);
+	tcase_add_test(tc, agent_cancel_while_the_model_hangs);
+	tcase_add_test(tc, agent_step_limit_ends_max_steps);
+	tcase_add_test(tc, agent_message_for_a_running_agent_is_steered);
+	tcase_add_test(tc, agent_model_error_and_length_map_to_turn_reasons);
+	tcase_add_test(tc, agent_system_prompt_names_cwd_and_date);
+	suite_add_tcase(s, tc);
+	return s;
+}

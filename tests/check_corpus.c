@@ -1,0 +1,145 @@
+/* The corpus index (SPEC §5.6). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session/corpus.h"
+#include "tests/helpers.h"
+
+#define A "00000000-0000-4000-8000-0000000000a1"
+#define B "00000000-0000-4000-8000-0000000000b2"
+
+static char dir[64], state[128];
+static struct sess_env env;
+static struct sess_corpus corpus;
+
+static void
+put(const char *id, const char *text)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, id);
+	test_write_file(path, text, strlen(text));
+}
+
+static void
+setup(void)
+{
+	struct err e;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e), 0);
+	sess_corpus_init(&corpus, &env);
+}
+
+static void
+teardown(void)
+{
+	sess_corpus_free(&corpus);
+	sess_env_free(&env);
+	test_rmtree(dir);
+}
+
+START_TEST(corpus_indexes_headers_titles_and_activity)
+{
+	struct err e;
+	struct sess_entry *en;
+
+	put(A, "{\"type\":\"session\",\"version\":1,\"id\":\"" A "\",\"createdAt\":100,\"cwd\":\"/w\",\"delegationDepth\":0}\n"
+	    "{\"seq\":0,\"time\":101,\"type\":\"turn/start\",\"data\":{\"turn\":1}}\n"
+	    "{\"seq\":1,\"time\":102,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"First line\\nsecond\"}],\"source\":{\"kind\":\"user\"}}}\n");
+	put(B, "{\"type\":\"session\",\"version\":9,\"id\":\"" B "\",\"createdAt\":5,\"cwd\":\"/w\",\"delegationDepth\":1,\"parentSession\":\"" A "\"}\n");
+	put("not-an-id", "x\n");
+	err_clear(&e);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
+	ck_assert_uint_eq(corpus.by_id.len, 2);
+	en = sess_corpus_get(&corpus, A);
+	ck_assert_int_eq(en->state, SESS_ENTRY_OK);
+	ck_assert_str_eq(en->title, "First line");
+	ck_assert_int_eq(en->created_at, 100);
+	ck_assert_int_eq(en->updated_at, 102);
+	en = sess_corpus_get(&corpus, B);
+	ck_assert_int_eq(en->state, SESS_ENTRY_UNSUPPORTED);
+	ck_assert_str_eq(en->parent, A);
+	/* Deterministic mode: the clock and ids continue after what is on disk. */
+	ck_assert_int_gt(env.clock.next, 102);
+	ck_assert_uint_ge(env.ids.counter, 0xb2);
+	teardown();
+}
+END_TEST
+
+START_TEST(corpus_rereads_a_file_that_changed)
+{
+	struct err e;
+	struct sess_entry *en;
+	const char *hdr = "{\"type\":\"session\",\"version\":1,\"id\":\"" A "\",\"createdAt\":100,\"cwd\":\"/w\",\"delegationDepth\":0}\n";
+	char more[1024];
+
+	put(A, hdr);
+	err_clear(&e);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
+	ck_assert_ptr_null(sess_corpus_get(&corpus, A)->title);
+	snprintf(more, sizeof(more), "%s%s", hdr,
+	    "{\"seq\":0,\"time\":300,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"later\"}],\"source\":{\"kind\":\"user\"}}}\n");
+	put(A, more);
+	en = sess_corpus_get(&corpus, A);
+	ck_assert_str_eq(en->title, "later");
+	ck_assert_int_eq(en->updated_at, 300);
+	put(A, "garbage\n");
+	ck_assert_int_eq(sess_corpus_get(&corpus, A)->state, SESS_ENTRY_CORRUPT);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, A);
+	unlink(path);
+	ck_assert(sess_corpus_get(&corpus, A)->gone);
+	teardown();
+}
+END_TEST
+
+START_TEST(corpus_title_is_at_most_80_characters)
+{
+	char text[400];
+	char *t;
+
+	memset(text, 'x', 100);
+	text[100] = '\0';
+	t = sess_title_from_text(text);
+	ck_assert_uint_eq(strlen(t), 80);
+	free(t);
+	text[0] = '\0';
+	for (int i = 0; i < 90; i++)
+		strcat(text, "\xc3\xa9");	/* two bytes, one character */
+	t = sess_title_from_text(text);
+	ck_assert_uint_eq(strlen(t), 160);
+	free(t);
+}
+END_TEST
+
+START_TEST(corpus_scan_fails_when_the_directory_cannot_be_listed)
+{
+	struct err e;
+
+	test_rmtree(env.dir);
+	err_clear(&e);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), -1);
+	ck_assert_str_eq(e.code, "session_log_io");
+	teardown();
+}
+END_TEST
+
+Suite *
+corpus_suite(void)
+{
+	Suite *s = suite_create("corpus");
+	TCase *tc = tcase_create("corpus");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, corpus_indexes_headers_titles_and_activity);
+	tcase_add_test(tc, corpus_rereads_a_file_that_changed);
+	tcase_add_test(tc, corpus_title_is_at_most_80_characters);
+	tcase_add_test(tc, corpus_scan_fails_when_the_directory_cannot_be_listed);
+	suite_add_tcase(s, tc);
+	return s;
+}

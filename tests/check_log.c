@@ -1,0 +1,220 @@
+/* The JSONL writer (SPEC §5.3, §5.4, §15). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session/repair.h"
+#include "session/store.h"
+#include "tests/helpers.h"
+
+#define ID1 "00000000-0000-4000-8000-000000000001"
+
+static char dir[64];
+static struct sess_env env;
+static struct sess_store store;
+
+static void
+setup_with(const char *faults, enum sess_sync sync)
+{
+	struct err e;
+	char state[128];
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, state, sync, 1, faults, &e), 0);
+	sess_store_init(&store, &env);
+}
+
+static void
+teardown(void)
+{
+	sess_store_free(&store);
+	sess_env_free(&env);
+	test_rmtree(dir);
+}
+
+static struct sess *
+new_session(void)
+{
+	struct sess_header_info info = { .id = ID1, .created_at = 5, .cwd = "/w" };
+
+	return sess_store_create(&store, &info);
+}
+
+START_TEST(log_nothing_on_disk_until_first_append)
+{
+	struct sess *s;
+	struct stat st;
+	struct err e;
+	char *path;
+
+	setup_with(NULL, SESS_SYNC_TURN);
+	s = new_session();
+	path = sess_env_path(&env, ID1);
+	ck_assert_int_ne(stat(path, &st), 0);
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(stat(env.dir, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0700);
+	size_t len;
+	char *text = test_read_file(path, &len);
+	ck_assert_ptr_nonnull(strstr(text, "{\"type\":\"session\",\"version\":1,\"id\":\"" ID1 "\""));
+	ck_assert_ptr_nonnull(strstr(text, "\n{\"seq\":0,\"time\":"));
+	ck_assert_int_eq(text[len - 1], '\n');
+	free(text);
+	free(path);
+	teardown();
+}
+END_TEST
+
+START_TEST(log_second_writer_gets_session_busy)
+{
+	struct sess *s;
+	struct err e;
+
+	setup_with(NULL, SESS_SYNC_NONE);
+	s = new_session();
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	/* A second open file description cannot take the lease while the first holds it. */
+	err_clear(&e);
+	ck_assert_ptr_null(sess_log_open(&env, ID1, 10, &e));
+	ck_assert_str_eq(e.code, "session_busy");
+	teardown();
+}
+END_TEST
+
+START_TEST(log_short_write_truncates_back_and_fails_the_session)
+{
+	struct sess *s;
+	struct err e;
+	char *path;
+	size_t before, after;
+	struct sess_image img;
+
+	setup_with("log-short-write", SESS_SYNC_NONE);
+	env.faults.short_write = 0;	/* let publication through, arm for the next append */
+	s = new_session();
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	path = sess_env_path(&env, ID1);
+	free(test_read_file(path, &before));
+	env.faults.short_write = 1;
+	err_clear(&e);
+	ck_assert_ptr_null(sess_append(s, "step/start", json_pack("{s:i, s:i}", "turn", 1, "step", 1), &e));
+	ck_assert_str_eq(e.code, "session_log_io");
+	ck_assert(sess_failed(s));
+	free(test_read_file(path, &after));
+	ck_assert_uint_eq(after, before);	/* no half line left behind */
+	err_clear(&e);
+	ck_assert_ptr_null(sess_append(s, "step/end", json_pack("{s:i, s:i}", "turn", 1, "step", 1), &e));
+	ck_assert_uint_eq(json_array_size(s->events), 1);
+	err_clear(&e);
+	ck_assert_int_eq(sess_inspect_file(path, &img, &e), 0);
+	ck_assert_int_eq(img.torn, 0);
+	sess_image_free(&img);
+	free(path);
+	teardown();
+}
+END_TEST
+
+START_TEST(log_short_write_on_publication_leaves_nothing)
+{
+	struct sess *s;
+	struct err e;
+	struct stat st;
+	char *path;
+
+	setup_with("log-short-write", SESS_SYNC_TURN);
+	s = new_session();
+	err_clear(&e);
+	ck_assert_ptr_null(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	ck_assert_str_eq(e.code, "session_log_io");
+	path = sess_env_path(&env, ID1);
+	ck_assert_int_ne(stat(path, &st), 0);
+	free(path);
+	teardown();
+}
+END_TEST
+
+START_TEST(log_sync_fail_marks_failed)
+{
+	struct sess *s;
+	struct err e;
+
+	setup_with("log-sync-fail", SESS_SYNC_TURN);
+	s = new_session();
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	sess_checkpoint(s);
+	ck_assert_int_eq(sess_store_sync_due(&store), 1);
+	ck_assert(sess_failed(s));
+	/* The fault fires once: a later sync of another session works. */
+	ck_assert(!env.faults.sync_fail);
+	teardown();
+}
+END_TEST
+
+START_TEST(log_always_syncs_every_append_and_turn_only_at_checkpoints)
+{
+	struct sess *s;
+	struct err e;
+
+	setup_with(NULL, SESS_SYNC_ALWAYS);
+	s = new_session();
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	ck_assert_int_eq(s->log->dirty, 0);
+	teardown();
+	setup_with(NULL, SESS_SYNC_TURN);
+	s = new_session();
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	ck_assert_ptr_nonnull(sess_append(s, "turn/end", json_pack("{s:i}", "turn", 1), &e));
+	ck_assert_int_eq(s->log->dirty, 1);
+	ck_assert_int_eq(sess_store_sync_due(&store), 0);
+	ck_assert_int_eq(s->log->dirty, 1);	/* no checkpoint asked: not synced yet */
+	sess_checkpoint(s);
+	ck_assert_int_eq(sess_store_sync_due(&store), 0);
+	ck_assert_int_eq(s->log->dirty, 0);
+	teardown();
+}
+END_TEST
+
+START_TEST(faults_parse_names_and_rejects_unknown)
+{
+	struct sess_faults f;
+	struct err e;
+
+	err_clear(&e);
+	ck_assert_int_eq(sess_faults_parse(&f, "log-sync-fail,exit-after-event:turn/end:2", &e), 0);
+	ck_assert(f.sync_fail);
+	ck_assert_str_eq(f.exit_type, "turn/end");
+	ck_assert_int_eq(f.exit_n, 2);
+	err_clear(&e);
+	ck_assert_int_eq(sess_faults_parse(&f, "disk-on-fire", &e), -1);
+	err_clear(&e);
+	ck_assert_int_eq(sess_faults_parse(&f, "exit-after-event:turn/end:x", &e), -1);
+}
+END_TEST
+
+Suite *
+log_suite(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc = tcase_create("log");
+
+	tcase_add_test(tc, log_nothing_on_disk_until_first_append);
+	tcase_add_test(tc, log_second_writer_gets_session_busy);
+	tcase_add_test(tc, log_short_write_truncates_back_and_fails_the_session);
+	tcase_add_test(tc, log_short_write_on_publication_leaves_nothing);
+	tcase_add_test(tc, log_sync_fail_marks_failed);
+	tcase_add_test(tc, log_always_syncs_every_append_and_turn_only_at_checkpoints);
+	tcase_add_test(tc, faults_parse_names_and_rejects_unknown);
+	suite_add_tcase(s, tc);
+	return s;
+}

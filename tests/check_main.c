@@ -1,0 +1,26 @@
+/* One runner over every suite; CK_RUN_SUITE / CK_RUN_CASE select. */
+#include <stdlib.h>
+
+#include "tests/helpers.h"
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(base_suite());
+	int failed;
+
+	srunner_add_suite(sr, reader_suite());
+	srunner_add_suite(sr, rpc_suite());
+	srunner_add_suite(sr, id_suite());
+	srunner_add_suite(sr, log_suite());
+	srunner_add_suite(sr, repair_suite());
+	srunner_add_suite(sr, corpus_suite());
+	srunner_add_suite(sr, replay_suite());
+	srunner_add_suite(sr, toolbox_suite());
+	srunner_add_suite(sr, updates_suite());
+	srunner_add_suite(sr, agent_suite());
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,151 @@
+/* Line framing (SPEC §3.1). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp/reader.h"
+#include "base/xmalloc.h"
+#include "tests/helpers.h"
+
+struct got {
+	char lines[16][64];
+	int n;
+	int overlong;
+};
+
+static void
+on_line(void *arg, const char *line, size_t len)
+{
+	struct got *g = arg;
+
+	ck_assert_int_lt(g->n, 16);
+	ck_assert_uint_lt(len, 64);
+	memcpy(g->lines[g->n], line, len);
+	g->lines[g->n][len] = '\0';
+	g->n++;
+}
+
+static void
+on_overlong(void *arg)
+{
+	((struct got *)arg)->overlong++;
+}
+
+START_TEST(frame_split_reads_byte_by_byte)
+{
+	struct got g = { 0 };
+	struct acp_frame f;
+	const char *in = "{\"a\":1}\n{\"b\":\"\xc3\xa9\"}\n";
+
+	acp_frame_init(&f, 1024, on_line, on_overlong, &g);
+	for (size_t i = 0; i < strlen(in); i++)
+		acp_frame_feed(&f, in + i, 1);
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_str_eq(g.lines[0], "{\"a\":1}");
+	ck_assert_str_eq(g.lines[1], "{\"b\":\"\xc3\xa9\"}");
+	acp_frame_free(&f);
+}
+END_TEST
+
+START_TEST(frame_blank_lines_skipped_and_crlf_stripped)
+{
+	struct got g = { 0 };
+	struct acp_frame f;
+	const char *in = "\n  \n\r\nx\r\n\ny\n";
+
+	acp_frame_init(&f, 1024, on_line, on_overlong, &g);
+	acp_frame_feed(&f, in, strlen(in));
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_str_eq(g.lines[0], "x");
+	ck_assert_str_eq(g.lines[1], "y");
+	acp_frame_free(&f);
+}
+END_TEST
+
+START_TEST(frame_overlong_line_reported_once_then_recovers)
+{
+	struct got g = { 0 };
+	struct acp_frame f;
+	char big[100];
+
+	memset(big, 'z', sizeof(big));
+	acp_frame_init(&f, 16, on_line, on_overlong, &g);
+	acp_frame_feed(&f, "ok1\n", 4);
+	acp_frame_feed(&f, big, 40);	/* partial: already over the limit */
+	acp_frame_feed(&f, big, 60);
+	acp_frame_feed(&f, "zz\nok2\n", 7);
+	ck_assert_int_eq(g.overlong, 1);
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_str_eq(g.lines[1], "ok2");
+	/* A complete overlong line inside one read is reported too. */
+	acp_frame_feed(&f, "0123456789abcdefXYZ\nok3\n", 24);
+	ck_assert_int_eq(g.overlong, 2);
+	ck_assert_str_eq(g.lines[2], "ok3");
+	acp_frame_free(&f);
+}
+END_TEST
+
+START_TEST(frame_eof_without_newline_is_a_last_line)
+{
+	struct got g = { 0 };
+	struct acp_frame f;
+
+	acp_frame_init(&f, 1024, on_line, on_overlong, &g);
+	acp_frame_feed(&f, "a\ntail", 6);
+	ck_assert_int_eq(g.n, 1);
+	acp_frame_eof(&f);
+	ck_assert_int_eq(g.n, 2);
+	ck_assert_str_eq(g.lines[1], "tail");
+	acp_frame_free(&f);
+}
+END_TEST
+
+START_TEST(frame_eof_while_skipping_drops_the_tail)
+{
+	struct got g = { 0 };
+	struct acp_frame f;
+
+	acp_frame_init(&f, 4, on_line, on_overlong, &g);
+	acp_frame_feed(&f, "toolongtail", 11);
+	acp_frame_eof(&f);
+	ck_assert_int_eq(g.overlong, 1);
+	ck_assert_int_eq(g.n, 0);
+	acp_frame_free(&f);
+}
+END_TEST
+
+START_TEST(frame_real_limit_is_64_mib)
+{
+	struct got g = { 0 };
+	struct acp_frame f;
+	size_t n = ACP_LINE_MAX + 10;
+	char *big = xmalloc(n);
+
+	ck_assert_uint_eq(ACP_LINE_MAX, 64u * 1024 * 1024);
+	memset(big, ' ', n);
+	acp_frame_init(&f, ACP_LINE_MAX, on_line, on_overlong, &g);
+	acp_frame_feed(&f, big, n);
+	acp_frame_feed(&f, "\n{}\n", 4);
+	ck_assert_int_eq(g.overlong, 1);
+	ck_assert_int_eq(g.n, 1);
+	ck_assert_str_eq(g.lines[0], "{}");
+	acp_frame_free(&f);
+	free(big);
+}
+END_TEST
+
+Suite *
+reader_suite(void)
+{
+	Suite *s = suite_create("reader");
+	TCase *tc = tcase_create("framing");
+
+	tcase_add_test(tc, frame_split_reads_byte_by_byte);
+	tcase_add_test(tc, frame_blank_lines_skipped_and_crlf_stripped);
+	tcase_add_test(tc, frame_overlong_line_reported_once_then_recovers);
+	tcase_add_test(tc, frame_eof_without_newline_is_a_last_line);
+	tcase_add_test(tc, frame_eof_while_skipping_drops_the_tail);
+	tcase_add_test(tc, frame_real_limit_is_64_mib);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+	return s;
+}

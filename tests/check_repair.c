@@ -1,0 +1,209 @@
+/* inspect and load (SPEC §5.5). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/repair.h"
+#include "session/store.h"
+#include "tests/helpers.h"
+
+#define ID "00000000-0000-4000-8000-0000000000aa"
+#define HDR "{\"type\":\"session\",\"version\":1,\"id\":\"" ID "\",\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n"
+#define EV(seq, type, data) "{\"seq\":" #seq ",\"time\":1" #seq ",\"type\":\"" type "\",\"data\":" data "}\n"
+
+static const char open_turn[] = HDR EV(0, "turn/start", "{\"turn\":1}")
+    EV(1, "user/message", "{\"id\":\"m\",\"content\":[],\"source\":{\"kind\":\"user\"}}")
+    EV(2, "step/start", "{\"turn\":1,\"step\":1}")
+    EV(3, "assistant/message", "{\"turn\":1,\"step\":1,\"id\":\"a\",\"content\":[{\"type\":\"tool-call\",\"callId\":\"c1\",\"name\":\"t1\",\"arguments\":\"{}\"},{\"type\":\"tool-call\",\"callId\":\"c2\",\"name\":\"t2\",\"arguments\":\"{}\"},{\"type\":\"tool-call\",\"callId\":\"c3\",\"name\":\"t3\",\"arguments\":\"{}\"}],\"finish\":\"tool_calls\"}")
+    EV(4, "tool/call", "{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"name\":\"t1\",\"arguments\":\"{}\"}")
+    EV(5, "tool/result", "{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"name\":\"t1\",\"content\":[],\"isError\":false}")
+    EV(6, "tool/call", "{\"turn\":1,\"step\":1,\"callId\":\"c2\",\"name\":\"t2\",\"arguments\":\"{}\"}");
+
+static const char *
+ev_type(const json_t *events, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(events, i), "type"));
+}
+
+static const json_t *
+ev_data(const json_t *events, size_t i)
+{
+	return json_object_get(json_array_get(events, i), "data");
+}
+
+START_TEST(inspect_closes_an_open_turn_with_the_exact_closers)
+{
+	struct sess_image img;
+	struct err e;
+
+	err_clear(&e);
+	ck_assert_int_eq(sess_inspect_buf(open_turn, strlen(open_turn), &img, &e), 0);
+	ck_assert_uint_eq(img.nclosers, 4);
+	ck_assert_uint_eq(json_array_size(img.events), 11);
+	ck_assert_str_eq(ev_type(img.events, 7), "tool/result");
+	ck_assert_str_eq(json_string_value(json_object_get(ev_data(img.events, 7), "callId")), "c2");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ev_data(img.events, 7), "error"),
+	    "code")), "TOOL_OUTCOME_UNKNOWN");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(ev_data(img.events,
+	    7), "content"), 0), "text")), SESS_TEXT_OUTCOME_UNKNOWN);
+	ck_assert_str_eq(json_string_value(json_object_get(ev_data(img.events, 8), "callId")), "c3");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ev_data(img.events, 8), "error"),
+	    "code")), "TOOL_NOT_STARTED");
+	ck_assert(json_is_true(json_object_get(ev_data(img.events, 8), "isError")));
+	ck_assert_str_eq(ev_type(img.events, 9), "step/end");
+	ck_assert_str_eq(ev_type(img.events, 10), "turn/end");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ev_data(img.events, 10), "reason"),
+	    "kind")), "interrupted");
+	/* Closers take the last event's time and continue seq. */
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(img.events, 10), "time")), 16);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(img.events, 10), "seq")), 10);
+	ck_assert_str_eq(SESS_TEXT_OUTCOME_UNKNOWN, "Error: the tool call was interrupted after it "
+	    "started; its outcome is unknown. Retry only if it is safe to repeat.");
+	ck_assert_str_eq(SESS_TEXT_NOT_STARTED, "Error: the tool call was interrupted before it started. "
+	    "Retry it if it is still needed.");
+	sess_image_free(&img);
+}
+END_TEST
+
+START_TEST(inspect_ignores_a_torn_last_line)
+{
+	char buf[4096];
+	struct sess_image img;
+	struct err e;
+
+	snprintf(buf, sizeof(buf), "%s%s", HDR EV(0, "turn/start", "{\"turn\":1}")
+	    EV(1, "turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}"), "{\"seq\":2,\"ti");
+	err_clear(&e);
+	ck_assert_int_eq(sess_inspect_buf(buf, strlen(buf), &img, &e), 0);
+	ck_assert(img.torn);
+	ck_assert_uint_eq(img.nclosers, 0);
+	ck_assert_uint_eq(json_array_size(img.events), 2);
+	ck_assert_int_eq(img.valid_len, (off_t)(strlen(buf) - strlen("{\"seq\":2,\"ti")));
+	sess_image_free(&img);
+	/* A complete last line that is not JSON is torn too. */
+	snprintf(buf, sizeof(buf), "%s", HDR EV(0, "turn/start", "{\"turn\":1}") "garbage\n");
+	err_clear(&e);
+	ck_assert_int_eq(sess_inspect_buf(buf, strlen(buf), &img, &e), 0);
+	ck_assert(img.torn);
+	ck_assert_uint_eq(img.nclosers, 1);	/* the open turn is closed */
+	sess_image_free(&img);
+}
+END_TEST
+
+static void
+assert_refused(const char *text, const char *code)
+{
+	struct sess_image img;
+	struct err e;
+
+	err_clear(&e);
+	ck_assert_int_eq(sess_inspect_buf(text, strlen(text), &img, &e), -1);
+	ck_assert_str_eq(e.code, code);
+	sess_image_free(&img);
+}
+
+START_TEST(inspect_refuses_corruption)
+{
+	assert_refused("", "session_corrupt");
+	assert_refused("garbage\n", "session_corrupt");
+	assert_refused(HDR "garbage\n" EV(1, "turn/start", "{\"turn\":1}"), "session_corrupt");
+	assert_refused(HDR EV(0, "turn/start", "{\"turn\":1}") EV(2, "turn/start", "{\"turn\":1}"),
+	    "session_corrupt");
+	assert_refused(HDR EV(0, "mystery/event", "{}"), "session_corrupt");
+	assert_refused("{\"type\":\"session\",\"version\":2,\"id\":\"" ID "\",\"createdAt\":1,\"cwd\":\"/w\","
+	    "\"delegationDepth\":0}\n", "session_unsupported");
+	assert_refused("{\"type\":\"session\",\"version\":1,\"id\":\"../x\",\"createdAt\":1,\"cwd\":\"/w\","
+	    "\"delegationDepth\":0}\n", "session_corrupt");
+}
+END_TEST
+
+START_TEST(inspect_skips_ignorable_unknown_events)
+{
+	const char *text = HDR "{\"seq\":0,\"time\":1,\"type\":\"future/thing\",\"ignorable\":true,\"data\":{}}\n"
+	    EV(1, "turn/start", "{\"turn\":1}") EV(2, "turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}");
+	struct sess_image img;
+	struct err e;
+
+	err_clear(&e);
+	ck_assert_int_eq(sess_inspect_buf(text, strlen(text), &img, &e), 0);
+	ck_assert_uint_eq(img.nclosers, 0);
+	sess_image_free(&img);
+}
+END_TEST
+
+START_TEST(load_makes_the_repair_durable)
+{
+	char dir[64], state[128], path[256];
+	struct sess_env env;
+	struct sess_store store;
+	struct sess_image img;
+	struct err e;
+	char torn[4096];
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_TURN, 1, NULL, &e), 0);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, ID);
+	snprintf(torn, sizeof(torn), "%s{\"seq\":7,\"tim", open_turn);
+	test_write_file(path, torn, strlen(torn));
+	sess_store_init(&store, &env);
+	struct sess *s = sess_store_load(&store, ID, &e);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(json_array_size(s->events), 11);
+	sess_store_release(&store, s);
+	/* On disk now: the torn bytes are gone and the closers are real. */
+	err_clear(&e);
+	ck_assert_int_eq(sess_inspect_file(path, &img, &e), 0);
+	ck_assert(!img.torn);
+	ck_assert_uint_eq(img.nclosers, 0);
+	ck_assert_uint_eq(json_array_size(img.events), 11);
+	ck_assert_str_eq(ev_type(img.events, 10), "turn/end");
+	sess_image_free(&img);
+	/* Loading twice appends nothing more. */
+	s = sess_store_load(&store, ID, &e);
+	ck_assert_uint_eq(json_array_size(s->events), 11);
+	sess_store_free(&store);
+	sess_env_free(&env);
+	test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(load_rejects_malformed_and_missing_ids)
+{
+	char dir[64], state[128];
+	struct sess_env env;
+	struct sess_store store;
+	struct err e;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e), 0);
+	sess_store_init(&store, &env);
+	ck_assert_ptr_null(sess_store_load(&store, "../../etc/passwd", &e));
+	ck_assert_str_eq(e.code, "invalid_params");
+	err_clear(&e);
+	ck_assert_ptr_null(sess_store_load(&store, ID, &e));
+	ck_assert_str_eq(e.code, "unknown_session");
+	sess_store_free(&store);
+	sess_env_free(&env);
+	test_rmtree(dir);
+}
+END_TEST
+
+Suite *
+repair_suite(void)
+{
+	Suite *s = suite_create("repair");
+	TCase *tc = tcase_create("repair");
+
+	tcase_add_test(tc, inspect_closes_an_open_turn_with_the_exact_closers);
+	tcase_add_test(tc, inspect_ignores_a_torn_last_line);
+	tcase_add_test(tc, inspect_refuses_corruption);
+	tcase_add_test(tc, inspect_skips_ignorable_unknown_events);
+	tcase_add_test(tc, load_makes_the_repair_durable);
+	tcase_add_test(tc, load_rejects_malformed_and_missing_ids);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,259 @@
+/* The replay provider (SPEC §7.2). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/model.h"
+#include "base/buf.h"
+#include "tests/helpers.h"
+
+struct got {
+	struct buf text, reasoning;
+	json_t *calls;
+	char finish[32];
+	char error_code[64];
+	char error[600];
+	int text_chunks;
+	size_t max_chunk;
+};
+
+static void
+g_text(void *arg, const char *s, size_t n)
+{
+	struct got *g = arg;
+
+	buf_append(&g->text, s, n);
+	g->text_chunks++;
+	if (n > g->max_chunk)
+		g->max_chunk = n;
+}
+
+static void
+g_reasoning(void *arg, const char *s, size_t n)
+{
+	buf_append(&((struct got *)arg)->reasoning, s, n);
+}
+
+static void
+g_call(void *arg, const char *id, const char *name, const char *args)
+{
+	struct got *g = arg;
+
+	(void)id;
+	json_array_append_new(g->calls, json_pack("{s:s, s:s}", "name", name, "arguments", args));
+}
+
+static void
+g_finish(void *arg, const char *finish, const json_t *usage)
+{
+	(void)usage;
+	snprintf(((struct got *)arg)->finish, 32, "%s", finish);
+}
+
+static void
+g_error(void *arg, const char *code, const char *msg)
+{
+	struct got *g = arg;
+
+	snprintf(g->error_code, sizeof(g->error_code), "%s", code);
+	snprintf(g->error, sizeof(g->error), "%s", msg);
+}
+
+static char dir[64];
+
+static struct model *
+load(const char *text, struct runq *q, struct err *e)
+{
+	char path[128];
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/rec.json", dir);
+	test_write_file(path, text, strlen(text));
+	runq_init(q, NULL);
+	err_clear(e);
+	return model_replay_new(q, path, e);
+}
+
+static char *
+resolve(void *arg, const char *label)
+{
+	(void)arg;
+	return strcmp(label, "helper") == 0 ? strdup("00000000-0000-4000-8000-00000000c0de") : NULL;
+}
+
+static void
+request(struct model *m, struct runq *q, const char *script, size_t ordinal, size_t position,
+    const char *last, struct got *g)
+{
+	struct model_sink sink = { g_text, g_reasoning, g_call, g_finish, g_error, g };
+	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", last);
+	json_t *tools = json_array();
+	struct model_call call = { .agent_id = "00000000-0000-4000-8000-000000000001",
+		.parent_id = "00000000-0000-4000-8000-000000000009", .script = script,
+		.ordinal = ordinal, .position = position, .system = "sys", .messages = msgs,
+		.tools = tools, .resolve_child = resolve };
+
+	memset(g, 0, sizeof(*g));
+	g->calls = json_array();
+	m->ops->start(m, &call, &sink);
+	ck_assert_str_eq(g->finish, "");	/* never calls back from inside start */
+	runq_drain(q);
+	json_decref(msgs);
+	json_decref(tools);
+}
+
+static void
+got_free(struct got *g)
+{
+	buf_free(&g->text);
+	buf_free(&g->reasoning);
+	json_decref(g->calls);
+}
+
+START_TEST(replay_streams_text_in_16_byte_utf8_chunks)
+{
+	struct runq q;
+	struct err e;
+	struct got g;
+	struct model *m = load("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"reasoning\":\"hm\",\"text\":\"abcdefghijklmn\\u00e9\\u00e9 and more text here\"}]}]}", &q, &e);
+
+	ck_assert_msg(m != NULL, "%s", e.msg);
+	request(m, &q, "root", 0, 0, "hi", &g);
+	ck_assert_str_eq(g.text.data, "abcdefghijklmn\xc3\xa9\xc3\xa9 and more text here");
+	ck_assert_str_eq(g.reasoning.data, "hm");
+	ck_assert_uint_le(g.max_chunk, 16);
+	ck_assert_int_gt(g.text_chunks, 2);
+	ck_assert_str_eq(g.finish, "stop");
+	got_free(&g);
+	model_free(m);
+	test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(replay_tool_calls_resolve_placeholders)
+{
+	struct runq q;
+	struct err e;
+	struct got g;
+	struct model *m = load("{\"version\":1,\"scripts\":[{\"agent\":\"label:kid\",\"replies\":[],\"x\":1},"
+	    "{\"agent\":\"label:kid\",\"replies\":[{\"tool_calls\":[{\"name\":\"send_message\",\"arguments\":"
+	    "{\"agent_id\":\"{{agent:helper}}\",\"message\":\"from {{self}} to {{parent}} {{agent:none}}\"}}]}]}]}",
+	    &q, &e);
+
+	ck_assert_msg(m != NULL, "%s", e.msg);
+	request(m, &q, "label:kid", 1, 0, "x", &g);
+	ck_assert_str_eq(g.finish, "tool_calls");
+	json_t *args = json_loads(json_string_value(json_object_get(json_array_get(g.calls, 0), "arguments")), 0, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(args, "agent_id")), "00000000-0000-4000-8000-00000000c0de");
+	ck_assert_str_eq(json_string_value(json_object_get(args, "message")),
+	    "from 00000000-0000-4000-8000-000000000001 to 00000000-0000-4000-8000-000000000009 {{agent:none}}");
+	json_decref(args);
+	got_free(&g);
+	model_free(m);
+	test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(replay_error_expect_and_exhaustion)
+{
+	struct runq q;
+	struct err e;
+	struct got g;
+	struct model *m = load("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"error\":{\"message\":\"boom\",\"code\":\"X\"}},{\"expect\":\"needle\",\"text\":\"ok\"}]}]}", &q, &e);
+
+	ck_assert_msg(m != NULL, "%s", e.msg);
+	request(m, &q, "root", 0, 0, "hi", &g);
+	ck_assert_str_eq(g.error_code, "X");
+	ck_assert_str_eq(g.error, "boom");
+	got_free(&g);
+	request(m, &q, "root", 0, 1, "no match here", &g);
+	ck_assert_str_eq(g.error_code, "REPLAY_MISMATCH");
+	got_free(&g);
+	request(m, &q, "root", 0, 1, "a needle inside", &g);
+	ck_assert_str_eq(g.text.data, "ok");
+	got_free(&g);
+	request(m, &q, "root", 0, 2, "hi", &g);
+	ck_assert_str_eq(g.error_code, "REPLAY_EXHAUSTED");
+	got_free(&g);
+	request(m, &q, "root", 1, 0, "hi", &g);		/* no second root script */
+	ck_assert_str_eq(g.error_code, "REPLAY_EXHAUSTED");
+	got_free(&g);
+	model_free(m);
+	test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(replay_hang_answers_nothing_until_cancelled)
+{
+	struct runq q;
+	struct err e;
+	struct got g = { 0 };
+	struct model *m = load("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]}]}",
+	    &q, &e);
+	struct model_sink sink = { g_text, g_reasoning, g_call, g_finish, g_error, &g };
+	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "x");
+	struct model_call call = { .agent_id = "a", .script = "root", .messages = msgs };
+
+	ck_assert_ptr_nonnull(m);
+	struct model_req *r = m->ops->start(m, &call, &sink);
+	runq_drain(&q);
+	ck_assert_str_eq(g.finish, "");
+	ck_assert_str_eq(g.error_code, "");
+	m->ops->cancel(m, r);
+	runq_drain(&q);
+	ck_assert_str_eq(g.finish, "");
+	json_decref(msgs);
+	model_free(m);
+	test_rmtree(dir);
+}
+END_TEST
+
+static void
+assert_bad(const char *text, const char *needle)
+{
+	struct runq q;
+	struct err e;
+	struct model *m = load(text, &q, &e);
+
+	ck_assert_ptr_null(m);
+	ck_assert_str_eq(e.code, "invalid_recording");
+	ck_assert_msg(strstr(e.msg, needle) != NULL, "\"%s\" lacks \"%s\"", e.msg, needle);
+	test_rmtree(dir);
+}
+
+START_TEST(replay_rejects_malformed_recordings)
+{
+	assert_bad("not json", "recording");
+	assert_bad("[]", "must be a JSON object");
+	assert_bad("{\"version\":2,\"scripts\":[]}", "version");
+	assert_bad("{\"version\":1}", "scripts");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"boss\",\"replies\":[]}]}", "\"agent\"");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\"}]}", "replies");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"txt\":\"x\"}]}]}",
+	    "unknown field \"txt\"");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"finish\":\"done\"}]}]}",
+	    "finish");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"tool_calls\":[{}]}]}]}",
+	    "name");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"error\":{}}]}]}",
+	    "message");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[3]}]}", "object");
+}
+END_TEST
+
+Suite *
+replay_suite(void)
+{
+	Suite *s = suite_create("replay");
+	TCase *tc = tcase_create("replay");
+
+	tcase_add_test(tc, replay_streams_text_in_16_byte_utf8_chunks);
+	tcase_add_test(tc, replay_tool_calls_resolve_placeholders);
+	tcase_add_test(tc, replay_error_expect_and_exhaustion);
+	tcase_add_test(tc, replay_hang_answers_nothing_until_cancelled);
+	tcase_add_test(tc, replay_rejects_malformed_recordings);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,94 @@
+/* The event -> session/update mapping (SPEC §3.4, §3.5). */
+#include <string.h>
+
+#include "acp/updates.h"
+#include "tests/helpers.h"
+
+static json_t *
+ev(const char *type, const char *data)
+{
+	json_t *d = json_loads(data, 0, NULL);
+
+	ck_assert_ptr_nonnull(d);
+	return json_pack("{s:i, s:i, s:s, s:o}", "seq", 0, "time", 0, "type", type, "data", d);
+}
+
+START_TEST(updates_live_tool_call_and_result)
+{
+	struct toolbox tb;
+	json_t *e1 = ev("tool/call", "{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"name\":\"x\",\"arguments\":\"{\\\"a\\\":1}\"}");
+	json_t *e2 = ev("tool/result", "{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"name\":\"x\",\"content\":[{\"type\":\"text\",\"text\":\"Error: nope\"}],\"isError\":true,\"error\":{\"code\":\"UNKNOWN_TOOL\"}}");
+	json_t *e3 = ev("step/start", "{\"turn\":1,\"step\":1}");
+	json_t *u;
+
+	toolbox_init(&tb);
+	u = acp_update_live(e1, &tb);
+	ck_assert_str_eq(json_string_value(json_object_get(u, "sessionUpdate")), "tool_call");
+	ck_assert_str_eq(json_string_value(json_object_get(u, "status")), "in_progress");
+	ck_assert_str_eq(json_string_value(json_object_get(u, "kind")), "other");
+	ck_assert_str_eq(json_string_value(json_object_get(u, "title")), "x");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(u, "rawInput"), "a")), 1);
+	json_decref(u);
+	u = acp_update_live(e2, &tb);
+	ck_assert_str_eq(json_string_value(json_object_get(u, "sessionUpdate")), "tool_call_update");
+	ck_assert_str_eq(json_string_value(json_object_get(u, "status")), "failed");
+	json_t *c = json_array_get(json_object_get(u, "content"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "type")), "content");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(c, "content"), "text")), "Error: nope");
+	json_decref(u);
+	ck_assert_ptr_null(acp_update_live(e3, &tb));
+	json_decref(e1);
+	json_decref(e2);
+	json_decref(e3);
+	toolbox_free(&tb);
+}
+END_TEST
+
+START_TEST(updates_replay_shows_what_the_client_saw)
+{
+	struct toolbox tb;
+	json_t *events = json_array(), *out;
+
+	toolbox_init(&tb);
+	json_array_append_new(events, ev("user/message", "{\"id\":\"m1\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"source\":{\"kind\":\"user\"}}"));
+	json_array_append_new(events, ev("user/message", "{\"id\":\"m2\",\"content\":[{\"type\":\"text\",\"text\":\"notice\"}],\"source\":{\"kind\":\"subagent-settled\"}}"));
+	json_array_append_new(events, ev("assistant/message", "{\"id\":\"a1\",\"content\":[{\"type\":\"reasoning\",\"text\":\"r\"},{\"type\":\"text\",\"text\":\"t\"},{\"type\":\"tool-call\",\"callId\":\"c1\",\"name\":\"x\",\"arguments\":\"{}\"}]}"));
+	json_array_append_new(events, ev("tool/result", "{\"callId\":\"c1\",\"name\":\"x\",\"content\":[{\"type\":\"text\",\"text\":\"done\"}],\"isError\":false,\"output\":{\"k\":1}}"));
+	out = acp_update_replay(events, &tb);
+	ck_assert_uint_eq(json_array_size(out), 4);	/* the injected notice is not replayed */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(out, 0), "sessionUpdate")), "user_message_chunk");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(out, 1), "sessionUpdate")), "agent_thought_chunk");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(out, 2), "sessionUpdate")), "agent_message_chunk");
+	json_t *tc = json_array_get(out, 3);
+	ck_assert_str_eq(json_string_value(json_object_get(tc, "sessionUpdate")), "tool_call");
+	ck_assert_str_eq(json_string_value(json_object_get(tc, "status")), "completed");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(tc, "rawOutput"), "k")), 1);
+	json_decref(out);
+	json_decref(events);
+	toolbox_free(&tb);
+}
+END_TEST
+
+START_TEST(updates_chunk_repairs_invalid_utf8)
+{
+	json_t *u = acp_update_chunk(0, "m", "a\xff", 2);
+
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(u, "content"), "text")),
+	    "a\xef\xbf\xbd");
+	ck_assert_str_eq(json_string_value(json_object_get(u, "messageId")), "m");
+	json_decref(u);
+}
+END_TEST
+
+Suite *
+updates_suite(void)
+{
+	Suite *s = suite_create("updates");
+	TCase *tc = tcase_create("updates");
+
+	tcase_add_test(tc, updates_live_tool_call_and_result);
+	tcase_add_test(tc, updates_replay_shows_what_the_client_saw);
+	tcase_add_test(tc, updates_chunk_repairs_invalid_utf8);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,26 @@
+/* Shared test helpers: temp directories and file helpers. */
+#ifndef TESTS_HELPERS_H
+#define TESTS_HELPERS_H
+
+#include <check.h>
+#include <stddef.h>
+
+/* Creates a fresh temp dir into buf (size >= 64). */
+void test_mkdtemp(char *buf, size_t size);
+void test_rmtree(const char *path);
+void test_write_file(const char *path, const char *data, size_t len);
+char *test_read_file(const char *path, size_t *len);	/* owned, NUL-terminated */
+
+Suite *reader_suite(void);
+Suite *rpc_suite(void);
+Suite *id_suite(void);
+Suite *log_suite(void);
+Suite *repair_suite(void);
+Suite *corpus_suite(void);
+Suite *replay_suite(void);
+Suite *toolbox_suite(void);
+Suite *updates_suite(void);
+Suite *agent_suite(void);
+Suite *base_suite(void);
+
+#endif
