@@ -105,7 +105,8 @@ main(int argc, char **argv)
 	o.max_depth = 3;
 	o.max_active = 8;
 	o.max_steps = 50;
-	o.deterministic = main_env("ACP_AGENT_DETERMINISTIC") && strcmp(getenv("ACP_AGENT_DETERMINISTIC"), "1") == 0;
+	const char *det = main_env("ACP_AGENT_DETERMINISTIC");
+	o.deterministic = det != NULL && strcmp(det, "1") == 0;
 	o.faults = main_env("ACP_AGENT_FAULTS");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -163,7 +164,8 @@ main(int argc, char **argv)
 	}
 	if (o.model == NULL)
 		o.model = main_env("ACP_AGENT_API_KEY") ? "openai" : "builtin";
-	if (strcmp(o.model, "builtin") && strcmp(o.model, "replay") && strcmp(o.model, "openai"))
+	if (strcmp(o.model, "builtin") != 0 && strcmp(o.model, "replay") != 0 &&
+	    strcmp(o.model, "openai") != 0)
 		return main_usage("--model: \"%s\" is not builtin, replay or openai", o.model);
 	if (strcmp(o.model, "replay") == 0 && o.recording == NULL)
 		return main_usage("%s", "--model replay needs --recording FILE");

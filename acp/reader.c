@@ -7,7 +7,7 @@
 
 #include "base/log.h"
 
-#define ACP_READ_CHUNK 65536
+#define ACP_READ_CHUNK ((size_t)65536)
 
 void
 acp_frame_init(struct acp_frame *f, size_t max, acp_line_fn *on_line, acp_overlong_fn *on_overlong,

@@ -11,7 +11,7 @@
 
 #include "base/buf.h"
 
-#define ACP_LINE_MAX (64u * 1024 * 1024)
+#define ACP_LINE_MAX ((size_t)64 * 1024 * 1024)
 
 /* line: borrowed for the call, without its '\n' (a trailing '\r' removed). */
 typedef void acp_line_fn(void *arg, const char *line, size_t len);

@@ -380,7 +380,7 @@ acp_m_session_list(struct acp_server *srv, struct acp_msg *m)
 	all = sess_corpus_list(&srv->corpus, &n);
 	for (size_t i = 0; i < n; i++) {
 		struct sess_entry *en = all[i];
-		if (en->gone || en->state != SESS_ENTRY_OK || en->parent || (cwd && strcmp(en->cwd, cwd)))
+		if (en->gone || en->state != SESS_ENTRY_OK || en->parent || (cwd && strcmp(en->cwd, cwd) != 0))
 			continue;
 		/* A live session that was never published and is not open here is nothing. */
 		all[k++] = en;

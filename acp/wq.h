@@ -12,8 +12,8 @@
 
 #include "base/buf.h"
 
-#define ACP_WQ_HIGH (8u * 1024 * 1024)
-#define ACP_WQ_LOW (1u * 1024 * 1024)
+#define ACP_WQ_HIGH ((size_t)8 * 1024 * 1024)
+#define ACP_WQ_LOW ((size_t)1 * 1024 * 1024)
 
 struct acp_wq {
 	ev_io io;		/* first member */

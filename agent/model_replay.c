@@ -64,8 +64,8 @@ replay_check_reply(const json_t *r, const char *where, struct err *e)
 		return err_set(e, "invalid_recording", "%s: \"hang\" must be a boolean", where);
 	if ((v = json_object_get(r, "finish"))) {
 		const char *f = json_string_value(v);
-		if (!f || (strcmp(f, "stop") && strcmp(f, "tool_calls") && strcmp(f, "length") &&
-			      strcmp(f, "refusal")))
+		if (!f || (strcmp(f, "stop") != 0 && strcmp(f, "tool_calls") != 0 &&
+			      strcmp(f, "length") != 0 && strcmp(f, "refusal") != 0))
 			return err_set(e, "invalid_recording",
 			    "%s: \"finish\" must be stop, tool_calls, length or refusal", where);
 	}

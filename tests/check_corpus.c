@@ -67,7 +67,6 @@ START_TEST(corpus_indexes_headers_titles_and_activity)
 	/* Deterministic mode: the clock and ids continue after what is on disk. */
 	ck_assert_int_gt(env.clock.next, 102);
 	ck_assert_uint_ge(env.ids.counter, 0xb2);
-	teardown();
 }
 END_TEST
 
@@ -94,7 +93,6 @@ START_TEST(corpus_rereads_a_file_that_changed)
 	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, A);
 	unlink(path);
 	ck_assert(sess_corpus_get(&corpus, A)->gone);
-	teardown();
 }
 END_TEST
 
@@ -125,7 +123,6 @@ START_TEST(corpus_scan_fails_when_the_directory_cannot_be_listed)
 	err_clear(&e);
 	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), -1);
 	ck_assert_str_eq(e.code, "session_log_io");
-	teardown();
 }
 END_TEST
 
@@ -135,7 +132,7 @@ corpus_suite(void)
 	Suite *s = suite_create("corpus");
 	TCase *tc = tcase_create("corpus");
 
-	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, corpus_indexes_headers_titles_and_activity);
 	tcase_add_test(tc, corpus_rereads_a_file_that_changed);
 	tcase_add_test(tc, corpus_title_is_at_most_80_characters);

@@ -120,7 +120,7 @@ START_TEST(frame_real_limit_is_64_mib)
 	size_t n = ACP_LINE_MAX + 10;
 	char *big = xmalloc(n);
 
-	ck_assert_uint_eq(ACP_LINE_MAX, 64u * 1024 * 1024);
+	ck_assert_uint_eq(ACP_LINE_MAX, (size_t)64 * 1024 * 1024);
 	memset(big, ' ', n);
 	acp_frame_init(&f, ACP_LINE_MAX, on_line, on_overlong, &g);
 	acp_frame_feed(&f, big, n);
