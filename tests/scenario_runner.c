@@ -151,6 +151,8 @@ pretty_agent(struct run *r, const char *line)
 			printf("agent < turn ended: %s\n", json_string_value(json_object_get(res, "stopReason")));
 		else if (json_object_get(res, "sessionId"))
 			printf("agent < session %s\n", json_string_value(json_object_get(res, "sessionId")));
+		else if (json_object_get(res, "sessions"))
+			printf("agent < %zu session(s) listed\n", json_array_size(json_object_get(res, "sessions")));
 		else if (json_object_get(res, "agentInfo"))
 			printf("agent < initialized (protocol %lld)\n",
 			    (long long)json_integer_value(json_object_get(res, "protocolVersion")));
@@ -785,8 +787,22 @@ run_scenario(const char *agent, const char *dirarg, const char *traces, int pret
 		kill(r.pid, SIGKILL);
 		waitpid(r.pid, NULL, 0);
 	}
-	if (pretty)
+	if (pretty) {
 		pretty_flush(&r);
+		snprintf(path, sizeof(path), "%s/sessions", r.state);
+		DIR *d = opendir(path);
+		struct dirent *de;
+		while (d && (de = readdir(d)) != NULL) {
+			char f[900];
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
+			if (stat(f, &st) == 0)
+				printf("session log %s: %lld bytes\n", de->d_name, (long long)st.st_size);
+		}
+		if (d)
+			closedir(d);
+	}
 	if (r.trace)
 		fclose(r.trace);
 	if (rc == 0 && !pretty) {
