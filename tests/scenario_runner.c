@@ -38,6 +38,7 @@ struct run {
 	json_t *lines;			/* every agent line (strings), all processes */
 	size_t wait_cursor;		/* waitFor scans lines from here */
 	json_t *sessions;		/* session ids returned by session/new */
+	json_t *env_extra;		/* env set by restart steps, on top of the script's */
 	long next_id;
 	FILE *trace;
 	int pretty;
@@ -192,6 +193,7 @@ agent_start(struct run *r)
 		if (chdir(r->cwd) < 0)
 			_exit(126);
 		json_object_foreach(env, k, v) setenv(k, json_string_value(v), 1);
+		json_object_foreach(r->env_extra, k, v) setenv(k, json_string_value(v), 1);
 		if (valgrind && *valgrind && strcmp(valgrind, "0") != 0) {
 			argv[n++] = "valgrind";
 			argv[n++] = "-q";
@@ -256,14 +258,16 @@ agent_read(struct run *r, int ms)
 }
 
 static int
-agent_stop(struct run *r)
+agent_stop_expect(struct run *r, int expect_exit, int sig)
 {
 	long deadline = now_ms() + WAIT_MS;
 	int st = 0;
 
 	if (r->pid <= 0)
 		return 0;
-	if (r->to_agent >= 0) {
+	if (sig)
+		kill(r->pid, sig);
+	else if (r->to_agent >= 0) {
 		close(r->to_agent);
 		r->to_agent = -1;
 	}
@@ -283,10 +287,20 @@ agent_stop(struct run *r)
 		close(r->from_agent);
 		r->from_agent = -1;
 	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return run_fail(r, "the agent exited with status %d (see %s/stderr.log)",
-		    WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), r->tmp);
+	if (r->to_agent >= 0) {
+		close(r->to_agent);
+		r->to_agent = -1;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != expect_exit)
+		return run_fail(r, "the agent exited with status %d, not %d (see %s/stderr.log)",
+		    WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), expect_exit, r->tmp);
 	return 0;
+}
+
+static int
+agent_stop(struct run *r)
+{
+	return agent_stop_expect(r, 0, 0);
 }
 
 static int
@@ -389,7 +403,7 @@ wait_response(struct run *r, const json_t *id, size_t from)
 }
 
 static int
-step_send(struct run *r, json_t *msg, int notify)
+step_send(struct run *r, json_t *msg, int notify, int nowait)
 {
 	json_t *m = subst_json(r, msg), *resp;
 	size_t from = json_array_size(r->lines);
@@ -407,7 +421,7 @@ step_send(struct run *r, json_t *msg, int notify)
 	memcpy(line + len, "\n", 2);
 	rc = agent_write(r, line, len + 1);
 	free(line);
-	if (rc == 0 && !notify) {
+	if (rc == 0 && !notify && !nowait) {
 		resp = wait_response(r, json_object_get(m, "id"), from);
 		if (resp == NULL) {
 			rc = -1;
@@ -473,9 +487,9 @@ step_run(struct run *r, json_t *step)
 	json_t *v;
 
 	if ((v = json_object_get(step, "send")))
-		return step_send(r, v, 0);
+		return step_send(r, v, 0, json_is_true(json_object_get(step, "noWait")));
 	if ((v = json_object_get(step, "notify")))
-		return step_send(r, v, 1);
+		return step_send(r, v, 1, 0);
 	if ((v = json_object_get(step, "sendRaw"))) {
 		char *s = subst(r, json_string_value(v));
 		size_t len = strlen(s);
@@ -504,17 +518,24 @@ step_run(struct run *r, json_t *step)
 	if (json_object_get(step, "waitIdle")) {
 		json_t *m = json_pack("{s:s, s:{s:i}}", "method", "_acp_agent/wait_idle", "params",
 		    "timeoutMs", 10000);
-		int rc = step_send(r, m, 0);
+		int rc = step_send(r, m, 0, 0);
 		json_decref(m);
 		return rc;
 	}
+	int expect = (int)json_integer_value(json_object_get(step, "expectExit"));
 	if (json_object_get(step, "restart")) {
-		if (agent_stop(r) < 0)
+		if (r->pid > 0 && agent_stop_expect(r, expect, 0) < 0)
 			return -1;
+		if (json_is_object(json_object_get(step, "env")))
+			json_object_update(r->env_extra, json_object_get(step, "env"));
 		return agent_start(r);
 	}
 	if (json_object_get(step, "eof"))
-		return agent_stop(r);
+		return agent_stop_expect(r, expect, 0);
+	if ((v = json_object_get(step, "kill"))) {
+		const char *sig = json_string_value(v);
+		return agent_stop_expect(r, expect, sig && strcmp(sig, "INT") == 0 ? SIGINT : SIGTERM);
+	}
 	if ((v = json_object_get(step, "sleepMs"))) {
 		long until = now_ms() + (long)json_integer_value(v);
 		while (now_ms() < until)
@@ -771,6 +792,7 @@ run_scenario(const char *agent, const char *dirarg, const char *traces, int pret
 	}
 	r.lines = json_array();
 	r.sessions = json_array();
+	r.env_extra = json_object();
 	buf_init(&r.in);
 	if (pretty)
 		printf("== scenario %s ==\n", r.name);
@@ -781,7 +803,7 @@ run_scenario(const char *agent, const char *dirarg, const char *traces, int pret
 			break;
 		rc = step_run(&r, step);
 	}
-	if (rc == 0)
+	if (rc == 0 && r.pid > 0)
 		rc = agent_stop(&r);
 	else if (r.pid > 0) {
 		kill(r.pid, SIGKILL);
@@ -818,6 +840,7 @@ run_scenario(const char *agent, const char *dirarg, const char *traces, int pret
 	buf_free(&r.pretty_text);
 	json_decref(r.lines);
 	json_decref(r.sessions);
+	json_decref(r.env_extra);
 	json_decref(r.script);
 	return rc;
 }
