@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acp/commands.h"
 #include "acp/rpc.h"
 #include "acp/updates.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "agent/subagent.h"
 #include "tools/toolsets.h"
 
 #define ACP_VERSION "0.1.0"
@@ -77,6 +79,16 @@ acp_hook_delta(void *arg, struct agent *a, int reasoning, const char *msg_id, co
 
 	(void)a;
 	acp_send_update(as->srv, as->id, acp_update_chunk(reasoning, msg_id, s, n));
+}
+
+static void
+acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const char *child_id,
+    const char *text)
+{
+	struct acp_session *as = arg;
+
+	(void)a;
+	acp_send_update(as->srv, as->id, acp_update_progress(call_id, child_id, text));
 }
 
 static void acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt);
@@ -183,6 +195,7 @@ acp_session_attach(struct acp_server *srv, struct agent *a)
 	as->agent = a;
 	a->hooks.delta = acp_hook_delta;
 	a->hooks.turn_end = acp_hook_turn_end;
+	a->hooks.tool_progress = acp_hook_tool_progress;
 	a->hooks.arg = as;
 	sess_observe(a->sess, acp_observe_event, as);
 	return as;
@@ -241,7 +254,9 @@ acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 	a = agent_new_root(&srv->rt, json_string_value(json_object_get(m->params, "cwd")), &srv->tools,
 	    NULL);
 	acp_session_attach(srv, a);
-	return acp_result_new(m->id, json_pack("{s:s}", "sessionId", agent_id(a)));
+	acp_send(srv, acp_result_new(m->id, json_pack("{s:s}", "sessionId", agent_id(a))));
+	acp_send_update(srv, agent_id(a), acp_commands_update());
+	return NULL;
 }
 
 /* Validates params.sessionId; returns it or NULL with *reply set. */
@@ -315,7 +330,10 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 		*reply = acp_invalid_params(m->id, "sessionId: a subagent session cannot be loaded as an ACP session");
 		return NULL;
 	}
-	return acp_session_attach(srv, a);
+	as = acp_session_attach(srv, a);
+	/* Children that settled while it was not live: their notices arrive now (SPEC §6.6). */
+	subagent_redeliver(a);
+	return as;
 }
 
 static json_t *
@@ -331,7 +349,9 @@ acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
 	updates = acp_update_replay(as->agent->sess->events, &srv->tools);
 	json_array_foreach(updates, i, u) acp_send_update(srv, as->id, json_incref(u));
 	json_decref(updates);
-	return acp_result_new(m->id, json_object());
+	acp_send(srv, acp_result_new(m->id, json_object()));
+	acp_send_update(srv, as->id, acp_commands_update());
+	return NULL;
 }
 
 static json_t *
@@ -500,6 +520,14 @@ acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 		return reply;
 	if ((bad = acp_check_prompt(prompt, buf, sizeof(buf))) != NULL)
 		return acp_invalid_params(m->id, bad);
+	if (as->prompt_id == NULL && acp_commands_match(prompt)) {
+		char *text = acp_commands_run(as->agent, acp_commands_match(prompt));
+		char mid[SESS_ID_LEN + 1];
+		sess_ids_new(&srv->env.ids, mid);
+		acp_send_update(srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));
+		free(text);
+		return acp_result_new(m->id, json_pack("{s:s}", "stopReason", "end_turn"));
+	}
 	if (as->prompt_id) {
 		if (as->cancelled && as->queued_id == NULL) {
 			as->queued_id = json_incref(m->id ? m->id : json_null());

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/utf8.h"
+#include "session/id.h"
 #include "base/xmalloc.h"
 
 json_t *
@@ -83,20 +84,50 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 		json_object_set_new(u, "rawOutput", json_pack("{s:O}", "error", json_object_get(data, "error")));
 }
 
+/* _meta.acpAgent.agentId on updates about a delegation (SPEC §3.4). */
+static void
+acp_set_agent_meta(json_t *u, const char *agent_id)
+{
+	if (agent_id && sess_id_valid(agent_id))
+		json_object_set_new(u, "_meta", json_pack("{s:{s:s}}", "acpAgent", "agentId", agent_id));
+}
+
+/* The agent a call's arguments name (send_message, interrupt_agent), or NULL. */
+static const char *
+acp_args_agent(const json_t *input)
+{
+	return json_string_value(json_object_get(input, "agent_id"));
+}
+
+json_t *
+acp_update_progress(const char *call_id, const char *child_id, const char *text)
+{
+	json_t *u = json_pack("{s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}}]}", "sessionUpdate",
+	    "tool_call_update", "toolCallId", call_id, "status", "in_progress", "content", "type",
+	    "content", "content", "type", "text", "text", text);
+
+	acp_set_agent_meta(u, child_id);
+	return u;
+}
+
 json_t *
 acp_update_live(const json_t *ev, const struct toolbox *tb)
 {
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	const json_t *data = json_object_get(ev, "data");
 
-	if (strcmp(type, "tool/call") == 0)
-		return acp_tool_call_update(json_string_value(json_object_get(data, "callId")),
+	if (strcmp(type, "tool/call") == 0) {
+		json_t *u = acp_tool_call_update(json_string_value(json_object_get(data, "callId")),
 		    json_string_value(json_object_get(data, "name")),
 		    json_string_value(json_object_get(data, "arguments")), tb);
+		acp_set_agent_meta(u, acp_args_agent(json_object_get(u, "rawInput")));
+		return u;
+	}
 	if (strcmp(type, "tool/result") == 0) {
 		json_t *u = json_pack("{s:s, s:O}", "sessionUpdate", "tool_call_update", "toolCallId",
 		    json_object_get(data, "callId"));
 		acp_tool_result_fields(u, data);
+		acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
 		return u;
 	}
 	return NULL;
@@ -154,6 +185,7 @@ acp_update_replay(const json_t *events, const struct toolbox *tb)
 			json_t *u = acp_tool_call_update(cid, json_string_value(json_object_get(data, "name")),
 			    json_string_value(json_object_get(blk, "arguments")), tb);
 			acp_tool_result_fields(u, data);
+			acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
 			json_array_append_new(out, u);
 		}
 	}

@@ -12,6 +12,8 @@
 
 /* A text or reasoning delta; returns new ref. */
 json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len);
+/* Progress of a pending delegation call (a foreground child's work); returns new ref. */
+json_t *acp_update_progress(const char *call_id, const char *child_id, const char *text);
 /* The live update for one appended event, or NULL (most events show nothing); new ref. */
 json_t *acp_update_live(const json_t *ev, const struct toolbox *tb);
 /* The replay of a whole log as updates; returns a new array. */

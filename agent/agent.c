@@ -70,6 +70,7 @@ agent_inbox_free(struct agent *a)
 void
 agent_rt_shutdown(struct agent_rt *rt)
 {
+	rt->shutting_down = 1;
 	for (size_t i = 0; i < rt->nall; i++)
 		if (!rt->all[i]->released)
 			agent_release(rt->all[i]);
@@ -83,6 +84,7 @@ agent_rt_free(struct agent_rt *rt)
 		agent_inbox_free(a);
 		buf_free(&a->text);
 		buf_free(&a->reasoning);
+		buf_free(&a->fg_progress);
 		json_decref(a->calls);
 		free(a);
 	}
@@ -116,6 +118,8 @@ agent_attach(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
 	if (hooks)
 		a->hooks = *hooks;
 	a->ordinal = -1;
+	a->mode = sess_header_str(s, "parentSession") ? AGENT_MODE_CONTINUABLE : AGENT_MODE_ROOT;
+	buf_init(&a->fg_progress);
 	buf_init(&a->text);
 	buf_init(&a->reasoning);
 	json_array_foreach(s->events, i, ev) {
@@ -148,6 +152,51 @@ agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools
 	info.created_at = clock_now_ms(&rt->env->clock);
 	info.cwd = cwd;
 	return agent_attach(rt, sess_store_create(rt->store, &info), tools, hooks);
+}
+
+struct agent *
+agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools)
+{
+	char id[SESS_ID_LEN + 1];
+	struct sess_header_info info = { 0 };
+	struct agent *a;
+
+	sess_ids_new(&rt->env->ids, id);
+	info.id = id;
+	info.created_at = clock_now_ms(&rt->env->clock);
+	info.cwd = sess_header_str(parent->sess, "cwd");
+	info.depth = (int)json_integer_value(json_object_get(parent->sess->header, "delegationDepth")) + 1;
+	info.parent = agent_id(parent);
+	info.origin = "subagent";
+	a = agent_attach(rt, sess_store_create(rt->store, &info), tools, NULL);
+	return a;
+}
+
+char *
+agent_final_text(const struct agent *a)
+{
+	size_t n = json_array_size(a->sess->events);
+
+	for (size_t i = n; i-- > 0;) {
+		json_t *ev = json_array_get(a->sess->events, i);
+		const char *t = json_string_value(json_object_get(ev, "type"));
+		if (strcmp(t, "turn/start") == 0)
+			break;
+		if (strcmp(t, "assistant/message") != 0)
+			continue;
+		struct buf b;
+		size_t k;
+		json_t *blk;
+		buf_init(&b);
+		json_array_foreach(json_object_get(json_object_get(ev, "data"), "content"), k, blk) {
+			if (strcmp(json_string_value(json_object_get(blk, "type")), "text") == 0)
+				buf_puts(&b, json_string_value(json_object_get(blk, "text")));
+		}
+		if (b.len)
+			return buf_steal(&b);
+		buf_free(&b);
+	}
+	return NULL;
 }
 
 struct agent *
@@ -454,6 +503,8 @@ agent_commit_result(struct agent *a, size_t i)
 		json_object_set(data, "output", inv->result.output);
 	if (inv->result.error_code)
 		json_object_set_new(data, "error", json_pack("{s:s}", "code", inv->result.error_code));
+	if (inv->result.agent_id[0])
+		json_object_set_new(data, "agentId", json_string(inv->result.agent_id));
 	return agent_log(a, "tool/result", data);
 }
 

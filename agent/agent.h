@@ -30,8 +30,13 @@ struct agent_hooks {
 	 * reason: {kind, cause?, message?, code?} borrowed.
 	 */
 	void (*turn_end)(void *arg, struct agent *a, const char *first_msg_id, const json_t *reason);
+	/* Progress of a pending tool call (a foreground child's work): text borrowed. */
+	void (*tool_progress)(void *arg, struct agent *a, const char *call_id, const char *child_id,
+	    const char *text);
 	void *arg;
 };
+
+enum agent_mode { AGENT_MODE_ROOT, AGENT_MODE_ONESHOT, AGENT_MODE_CONTINUABLE };
 
 /* The runtime every agent of the process shares. Owned by the server. */
 struct agent_rt {
@@ -43,6 +48,7 @@ struct agent_rt {
 	int max_steps;
 	int max_depth;
 	int max_active;
+	int shutting_down;		/* disposal, not settlement: no notices */
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent ever made, reaped at shutdown */
 	size_t nall, call;
@@ -83,6 +89,12 @@ struct agent {
 	int progress_queued;
 	int sequential;
 	int cancelling;
+	/* delegation (agent/subagent.c) */
+	enum agent_mode mode;
+	int epoch;			/* residencies of a continuable child: 1, 2, ... */
+	int delivered;			/* a delivery was accepted since it became resident */
+	struct tool_inv *fg_inv;	/* one-shot: the parent's call waiting for it */
+	struct buf fg_progress;		/* one-shot: what the parent's call shows */
 };
 
 void agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env,
@@ -110,6 +122,11 @@ void agent_cancel(struct agent *a, const char *cause);
 void agent_release(struct agent *a);
 const char *agent_id(const struct agent *a);
 const char *agent_parent(const struct agent *a);
+
+/* The final assistant text of the last turn (owned), or NULL when it left none. */
+char *agent_final_text(const struct agent *a);
+/* A new child agent (unpublished session with parentSession/origin); the caller sets it up. */
+struct agent *agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools);
 
 /* The system prompt for a (SPEC §4); returns owned. */
 char *agent_system_prompt(const struct agent *a);

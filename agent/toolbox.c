@@ -174,6 +174,7 @@ tool_result_set(struct tool_result *r, const char *text, json_t *output)
 	r->text = xstrdup(text);
 	r->output = output;
 	r->error_code = NULL;
+	r->agent_id[0] = '\0';
 }
 
 void
@@ -186,6 +187,7 @@ tool_result_error(struct tool_result *r, const char *code, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	r->text = xasprintf("Error: %s", msg);
+	json_decref(r->output);
 	r->output = NULL;
 	r->error_code = code;
 }
@@ -198,6 +200,7 @@ tool_result_clear(struct tool_result *r)
 	r->text = NULL;
 	r->output = NULL;
 	r->error_code = NULL;
+	r->agent_id[0] = '\0';
 }
 
 void

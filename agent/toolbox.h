@@ -24,6 +24,7 @@ struct tool_result {
 	char *text;			/* rendered text the model sees */
 	json_t *output;			/* structured result (ACP rawOutput), may be NULL */
 	const char *error_code;		/* NULL on success; text is then "Error: <message>" */
+	char agent_id[40];		/* the child a delegation call is about, or "" */
 };
 
 struct tool {

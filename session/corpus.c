@@ -117,8 +117,12 @@ sess_entry_note_event(struct sess_entry *en, const json_t *ev)
 		free(en->label);
 		free(en->mode);
 		en->label = en->mode = NULL;
-		if (json_integer_value(json_object_get(data, "version")) == 2 &&
-		    json_is_string(json_object_get(data, "mode"))) {
+		const char *mode = json_string_value(json_object_get(data, "mode"));
+		const json_t *label = json_object_get(data, "label");
+		if (json_integer_value(json_object_get(data, "version")) == 2 && mode &&
+		    (strcmp(mode, "one-shot") == 0 ||
+			(strcmp(mode, "continuable") == 0 && json_is_string(label))) &&
+		    (label == NULL || json_is_string(label))) {
 			en->mode = sess_dup_opt(json_object_get(data, "mode"));
 			en->label = sess_dup_opt(json_object_get(data, "label"));
 		}
@@ -165,7 +169,7 @@ sess_corpus_seen_ids(struct sess_corpus *c, int fd, off_t size)
 
 /* (Re-)reads one file's head and tail into en. */
 static void
-sess_corpus_read(struct sess_corpus *c, struct sess_entry *en)
+sess_corpus_read_into(struct sess_corpus *c, struct sess_entry *en)
 {
 	char *path = sess_env_path(c->env, en->id);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -234,6 +238,29 @@ sess_corpus_read(struct sess_corpus *c, struct sess_entry *en)
 out:
 	free(head);
 	close(fd);
+}
+
+/*
+ * Re-reads en. A file that cannot be read keeps the lineage it was indexed with
+ * (id, parent, origin, createdAt), so its parent can still report it unavailable.
+ */
+static void
+sess_corpus_read(struct sess_corpus *c, struct sess_entry *en)
+{
+	struct sess_entry fresh;
+
+	memset(&fresh, 0, sizeof(fresh));
+	memcpy(fresh.id, en->id, sizeof(fresh.id));
+	sess_corpus_read_into(c, &fresh);
+	if (fresh.state == SESS_ENTRY_UNAVAILABLE && en->parent) {
+		en->state = SESS_ENTRY_UNAVAILABLE;
+		en->size = -1;
+		sess_entry_clear(&fresh);
+		return;
+	}
+	sess_entry_clear(en);
+	fresh.live = en->live;
+	*en = fresh;
 }
 
 static struct sess_entry *
@@ -351,6 +378,36 @@ sess_corpus_note_released(struct sess_corpus *c, const char *id)
 	en->live = 0;
 	en->size = -1;		/* forces a re-read on next use */
 	sess_corpus_revalidate(c, en);
+}
+
+static int
+sess_entry_order(const void *pa, const void *pb)
+{
+	const struct sess_entry *a = *(struct sess_entry *const *)pa, *b = *(struct sess_entry *const *)pb;
+
+	if (a->created_at != b->created_at)
+		return a->created_at < b->created_at ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+struct sess_entry **
+sess_corpus_children(struct sess_corpus *c, const char *parent, size_t *n)
+{
+	struct sess_entry **v = xcalloc(c->by_id.len + 1, sizeof(*v));
+	size_t pos = 0, k = 0;
+	void *val;
+
+	while (map_next(&c->by_id, &pos, NULL, &val)) {
+		struct sess_entry *en = val;
+		if (en->parent == NULL || strcmp(en->parent, parent) != 0)
+			continue;
+		sess_corpus_revalidate(c, en);
+		if (!en->gone && en->parent && strcmp(en->parent, parent) == 0)
+			v[k++] = en;
+	}
+	qsort(v, k, sizeof(*v), sess_entry_order);
+	*n = k;
+	return v;
 }
 
 struct sess_entry **

@@ -55,6 +55,8 @@ void sess_corpus_note_live(struct sess_corpus *c, const struct sess *s);
 void sess_corpus_note_released(struct sess_corpus *c, const char *id);
 /* Snapshot of all entries (borrowed pointers, valid until the next change), revalidated. */
 struct sess_entry **sess_corpus_list(struct sess_corpus *c, size_t *n);
+/* The sessions whose header names parent, revalidated, by createdAt then id (borrowed pointers). */
+struct sess_entry **sess_corpus_children(struct sess_corpus *c, const char *parent, size_t *n);
 /* Title rule of session/list: first line of text, at most 80 characters; returns owned. */
 char *sess_title_from_text(const char *text);
 

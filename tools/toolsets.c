@@ -1,13 +1,13 @@
 /*
- * The tool sets. The subagent tools (subagent, list_agents, send_message,
- * interrupt_agent) and the Team tools are added here as they are built; until
- * then a set is empty and a model that calls a tool gets UNKNOWN_TOOL.
+ * The tool sets. The default profile holds the four subagent tools. The Team
+ * profile's tools are not built yet: its set is the default one until they are.
  */
 #include "tools/toolsets.h"
 
 #include <string.h>
 
 #include "base/buf.h"
+#include "tools/tools.h"
 
 int
 toolsets_parse_profile(const char *s, enum toolset_profile *out)
@@ -24,8 +24,11 @@ toolsets_parse_profile(const char *s, enum toolset_profile *out)
 void
 toolsets_build(struct toolbox *tb, enum toolset_profile profile)
 {
-	(void)tb;
 	(void)profile;
+	toolbox_add(tb, &tool_subagent);
+	toolbox_add(tb, &tool_list_agents);
+	toolbox_add(tb, &tool_send_message);
+	toolbox_add(tb, &tool_interrupt_agent);
 }
 
 char *

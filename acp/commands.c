@@ -1,0 +1,113 @@
+/* Slash commands: /agents, /send <id> <text>, /interrupt <id>. */
+#include "acp/commands.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+
+json_t *
+acp_commands_update(void)
+{
+	return json_pack("{s:s, s:[{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}]}",
+	    "sessionUpdate", "available_commands_update", "availableCommands",
+	    "name", "agents", "description", "List every subagent below this session, with status",
+	    "input", "hint", "(no arguments)",
+	    "name", "send", "description", "Send a message to a subagent of this session",
+	    "input", "hint", "<agent id> <text>",
+	    "name", "interrupt", "description", "Stop a subagent's current turn",
+	    "input", "hint", "<agent id>");
+}
+
+static int
+acp_commands_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	return strncmp(text, word, n) == 0 && (text[n] == '\0' || text[n] == ' ' || text[n] == '\n');
+}
+
+const char *
+acp_commands_match(const json_t *prompt)
+{
+	const json_t *first = json_array_get(prompt, 0);
+	const char *text = json_string_value(json_object_get(first, "text"));
+
+	if (json_array_size(prompt) != 1 || text == NULL)
+		return NULL;
+	if (acp_commands_word(text, "/agents") || acp_commands_word(text, "/send") ||
+	    acp_commands_word(text, "/interrupt"))
+		return text;
+	return NULL;
+}
+
+/* Runs one tool of the root's set directly, as the root; takes args. */
+static char *
+acp_commands_tool(struct agent *root, const char *name, json_t *args)
+{
+	const struct tool *t = toolbox_find(root->tools, name);
+	struct tool_inv inv;
+	struct tool_result r = { 0 };
+	char *text;
+	struct err e;
+
+	if (t == NULL) {
+		json_decref(args);
+		return xasprintf("Error: /%s is not available in this profile", name);
+	}
+	err_clear(&e);
+	char *raw = json_dumps(args, JSON_COMPACT);
+	json_t *checked = toolbox_check_args(root->tools, t, raw, &e);
+	free(raw);
+	json_decref(args);
+	if (checked == NULL)
+		return xasprintf("Error: %s", e.msg);
+	memset(&inv, 0, sizeof(inv));
+	inv.agent = root;
+	inv.tool = t;
+	inv.call_id = (char *)"slash-command";
+	if (t->run(&inv, checked, &r) != TOOL_DONE) {
+		/* No slash command starts a waiting call; a pending one would outlive inv. */
+		json_decref(checked);
+		return xstrdup("Error: the command did not complete");
+	}
+	json_decref(checked);
+	text = r.text ? r.text : xstrdup("");
+	r.text = NULL;
+	tool_result_clear(&r);
+	return text;
+}
+
+char *
+acp_commands_run(struct agent *root, const char *text)
+{
+	const char *rest;
+
+	if (acp_commands_word(text, "/agents"))
+		return acp_commands_tool(root, "list_agents", json_pack("{s:s}", "scope", "descendants"));
+	if (acp_commands_word(text, "/interrupt")) {
+		rest = text + strlen("/interrupt");
+		while (*rest == ' ')
+			rest++;
+		if (*rest == '\0')
+			return xstrdup("Usage: /interrupt <agent id>");
+		char *id = xstrndup(rest, strcspn(rest, " \n"));
+		char *out = acp_commands_tool(root, "interrupt_agent", json_pack("{s:s}", "agent_id", id));
+		free(id);
+		return out;
+	}
+	rest = text + strlen("/send");
+	while (*rest == ' ')
+		rest++;
+	size_t idlen = strcspn(rest, " \n");
+	const char *msg = rest + idlen;
+	while (*msg == ' ' || *msg == '\n')
+		msg++;
+	if (idlen == 0 || *msg == '\0')
+		return xstrdup("Usage: /send <agent id> <text>");
+	char *id = xstrndup(rest, idlen);
+	char *out = acp_commands_tool(root, "send_message", json_pack("{s:s, s:s}", "agent_id", id,
+	    "message", msg));
+	free(id);
+	return out;
+}

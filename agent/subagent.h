@@ -1,0 +1,44 @@
+/*
+ * Delegation (SPEC §6): starting one-shot and continuable children, the
+ * listing service, send_message routing, settlement notices, cold resume,
+ * interrupt authority and capacity. Every authority decision lives here;
+ * the tools in tools/ only parse arguments and render results.
+ */
+#ifndef AGENT_SUBAGENT_H
+#define AGENT_SUBAGENT_H
+
+#include <jansson.h>
+
+#include "agent/agent.h"
+#include "agent/toolbox.h"
+#include "base/err.h"
+
+/* Starts a child of inv->agent. Background: fills out, returns TOOL_DONE. Foreground: TOOL_PENDING. */
+int subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
+    struct tool_result *out);
+
+/*
+ * Listing (§6.4) as the model sees it (§6.5): returns a new array of
+ * {kind:"child", id, label, status[, parent, depth]} | {kind:"diagnostic", id, reason[, parent, depth]}.
+ * NULL with e when the state directory cannot be listed.
+ */
+json_t *subagent_list(struct agent *caller, int descendants, struct err *e);
+/* The service-level listing (§6.4) with mode and activity, for tests and the projection. */
+json_t *subagent_list_raw(struct agent_rt *rt, const char *parent, int descendants, struct err *e);
+/* Renders a listing (§6.5); returns owned text. */
+char *subagent_render_list(const json_t *entries, int descendants);
+
+/* send_message routing (§6.6). On success fills message_id (37 bytes). */
+int subagent_send(struct agent *sender, const char *target, const char *message, char *message_id,
+    struct err *e);
+/* interrupt_agent (§6.8). */
+int subagent_interrupt(struct agent *caller, const char *target, struct err *e);
+
+/* A parent was loaded or resumed: deliver every settlement notice it has not received (§6.6). */
+void subagent_redeliver(struct agent *parent);
+/* The notice text for a child that settled with end kind; final may be NULL. Returns owned. */
+char *subagent_notice_text(const char *child_id, const char *end_kind, const char *final);
+/* The continuable child's first-prompt guidance block (§6.3); returns owned. */
+char *subagent_return_guidance(const char *parent_id);
+
+#endif

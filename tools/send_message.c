@@ -1,0 +1,55 @@
+/* The send_message tool (SPEC §6.6). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/subagent.h"
+#include "base/xmalloc.h"
+#include "tools/tools.h"
+
+static char *
+send_message_title(const struct tool *t, const json_t *args)
+{
+	const char *id = json_string_value(json_object_get(args, "agent_id"));
+
+	(void)t;
+	return xasprintf("Message %s", id ? id : "");
+}
+
+static int
+send_message_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+{
+	const char *target = json_string_value(json_object_get(args, "agent_id"));
+	char msg_id[SESS_ID_LEN + 1];
+	struct err e;
+	char *text;
+
+	err_clear(&e);
+	if (subagent_send(inv->agent, target, json_string_value(json_object_get(args, "message")), msg_id,
+		&e) < 0) {
+		tool_result_error(out, e.code, "%s", e.msg);
+		return TOOL_DONE;
+	}
+	text = xasprintf("message delivered to agent %s", target);
+	tool_result_set(out, text, json_pack("{s:s}", "messageId", msg_id));
+	snprintf(out->agent_id, sizeof(out->agent_id), "%s", target);
+	free(text);
+	return TOOL_DONE;
+}
+
+const struct tool tool_send_message = {
+	.name = "send_message",
+	.description =
+	    "Send a message to an agent. A working agent receives it at its next step; an idle agent "
+	    "starts a new turn with it. Returns delivery confirmation, not the agent's answer.",
+	.schema =
+	    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"agent_id\",\"message\"],"
+	    "\"properties\":{"
+	    "\"agent_id\":{\"type\":\"string\",\"description\":\"The agent id of your direct continuable "
+	    "child, or your direct parent when you are a resident continuable child.\"},"
+	    "\"message\":{\"type\":\"string\",\"description\":\"The message to deliver to the agent.\"}}}",
+	.kind = "other",
+	.concurrency_safe = 0,
+	.title = send_message_title,
+	.run = send_message_run,
+};
