@@ -63,7 +63,7 @@ start(const char *recording, int max_steps)
 {
 	char state[128], path[128];
 	struct err e;
-	struct agent_hooks hooks = { NULL, on_turn_end, NULL };
+	struct agent_hooks hooks = { .turn_end = on_turn_end };
 
 	test_mkdtemp(dir, sizeof(dir));
 	snprintf(state, sizeof(state), "%s/state", dir);
