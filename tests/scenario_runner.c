@@ -44,6 +44,7 @@ struct run {
 	int pretty;
 	struct buf pretty_text;		/* agent text being streamed (pretty mode) */
 	const char *pretty_kind;
+	int pretty_between;		/* no prompt in flight: updates come from a runtime turn */
 	char failure[1024];
 };
 
@@ -108,6 +109,7 @@ pretty_client(struct run *r, const json_t *msg)
 		return;
 	pretty_flush(r);
 	if (strcmp(method, "session/prompt") == 0) {
+		r->pretty_between = 0;
 		json_t *first = json_array_get(json_object_get(params, "prompt"), 0);
 		printf("\nclient > prompt: %s\n", json_string_value(json_object_get(first, "text")));
 	} else if (strcmp(method, "_acp_agent/wait_idle") != 0) {
@@ -125,6 +127,11 @@ pretty_agent(struct run *r, const char *line)
 		goto out;
 	u = json_object_get(json_object_get(msg, "params"), "update");
 	kind = json_string_value(json_object_get(u, "sessionUpdate"));
+	if (kind && r->pretty_between == 1 && strcmp(kind, "available_commands_update") != 0) {
+		pretty_flush(r);
+		printf("\n(a subagent's notice reached the agent, which starts a turn on its own)\n");
+		r->pretty_between = 2;
+	}
 	if (kind && (strcmp(kind, "agent_message_chunk") == 0 || strcmp(kind, "agent_thought_chunk") == 0)) {
 		const char *k = strcmp(kind, "agent_message_chunk") == 0 ? "says" : "thinks";
 		if (r->pretty_kind && strcmp(r->pretty_kind, k) != 0)
@@ -140,6 +147,8 @@ pretty_agent(struct run *r, const char *line)
 		json_t *c = json_array_get(json_object_get(u, "content"), 0);
 		printf("  tool %s: %s\n", json_string_value(json_object_get(u, "status")),
 		    json_string_value(json_object_get(json_object_get(c, "content"), "text")));
+	} else if (kind && strcmp(kind, "available_commands_update") == 0) {
+		printf("  (the agent advertises its slash commands: /agents, /send, /interrupt)\n");
 	} else if (kind) {
 		printf("  (update: %s)\n", kind);
 	} else if (json_object_get(msg, "error")) {
@@ -148,8 +157,10 @@ pretty_agent(struct run *r, const char *line)
 		    json_string_value(json_object_get(json_object_get(err, "data"), "details")));
 	} else if (json_object_get(msg, "result")) {
 		json_t *res = json_object_get(msg, "result");
-		if (json_object_get(res, "stopReason"))
+		if (json_object_get(res, "stopReason")) {
 			printf("agent < turn ended: %s\n", json_string_value(json_object_get(res, "stopReason")));
+			r->pretty_between = 1;
+		}
 		else if (json_object_get(res, "sessionId"))
 			printf("agent < session %s\n", json_string_value(json_object_get(res, "sessionId")));
 		else if (json_object_get(res, "sessions"))
