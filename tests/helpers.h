@@ -22,5 +22,6 @@ Suite *toolbox_suite(void);
 Suite *updates_suite(void);
 Suite *agent_suite(void);
 Suite *base_suite(void);
+Suite *subagent_suite(void);
 
 #endif

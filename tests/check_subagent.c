@@ -1,0 +1,424 @@
+/* Delegation (SPEC §6): notices, listing matrix, authority matrix, capacity, depth. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/subagent.h"
+#include "tests/helpers.h"
+#include "tools/toolsets.h"
+
+static char dir[64], state[128];
+static struct runq q;
+static struct sess_env env;
+static struct sess_store store;
+static struct sess_corpus corpus;
+static struct agent_rt rt;
+static struct model *model;
+static struct toolbox tb;
+
+/* Every agent hangs on its first request: children stay running (resident). */
+static const char hang_all[] = "{\"version\":1,\"scripts\":["
+    "{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
+    "{\"agent\":\"label:a\",\"replies\":[{\"hang\":true}]},{\"agent\":\"label:b\",\"replies\":[{\"hang\":true}]},"
+    "{\"agent\":\"label:g\",\"replies\":[{\"hang\":true}]},{\"agent\":\"label:x\",\"replies\":[{\"hang\":true}]}]}";
+
+static void
+start(const char *recording)
+{
+	char path[160];
+	struct err e;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(path, sizeof(path), "%s/rec.json", dir);
+	test_write_file(path, recording, strlen(recording));
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e), 0);
+	runq_init(&q, NULL);
+	sess_store_init(&store, &env);
+	sess_corpus_init(&corpus, &env);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
+	model = model_replay_new(&q, path, &e);
+	ck_assert_msg(model != NULL, "%s", e.msg);
+	toolbox_init(&tb);
+	toolsets_build(&tb, TOOLSET_DEFAULT);
+	agent_rt_init(&rt, &q, &env, &store, &corpus, model);
+}
+
+static void
+finish(void)
+{
+	agent_rt_shutdown(&rt);
+	runq_drain(&q);
+	agent_rt_free(&rt);
+	model_free(model);
+	toolbox_free(&tb);
+	sess_store_free(&store);
+	sess_corpus_free(&corpus);
+	sess_env_free(&env);
+	runq_stop(&q);
+	test_rmtree(dir);
+}
+
+/* Starts a background (or foreground) child of parent with label; returns it. */
+static struct agent *
+spawn(struct agent *parent, const char *label, int background, struct tool_result *r)
+{
+	static struct tool_inv invs[16];
+	static int ninv;
+	struct tool_inv *inv = &invs[ninv++ % 16];
+	struct tool_result local = { 0 };
+	int rc;
+
+	memset(inv, 0, sizeof(*inv));
+	inv->agent = parent;
+	inv->call_id = (char *)"c";
+	rc = subagent_start(inv, label, "task", background, r ? r : &local);
+	if (rc == TOOL_PENDING)
+		return inv->state;
+	if ((r ? r : &local)->error_code) {
+		if (!r)
+			tool_result_clear(&local);
+		return NULL;
+	}
+	struct agent *child = agent_rt_get(&rt, json_string_value(json_object_get((r ? r : &local)->output,
+	    "subagentId")));
+	if (!r)
+		tool_result_clear(&local);
+	return child;
+}
+
+START_TEST(notice_wording_for_every_end)
+{
+	static const char *const ends[][2] = {
+		{ "completed", "finished and will do no further work unless you send it more." },
+		{ "aborted", "was stopped before it finished." },
+		{ "max-tokens", "ran out of room before it finished." },
+		{ "refusal", "declined the task." },
+		{ "error", "failed before it finished." },
+	};
+	char want[400];
+
+	for (size_t i = 0; i < 5; i++) {
+		char *t = subagent_notice_text("X", ends[i][0], "closing words");
+		snprintf(want, sizeof(want), "Background subagent X %s\nIts closing message:\nclosing words", ends[i][1]);
+		ck_assert_str_eq(t, want);
+		free(t);
+	}
+	char *t = subagent_notice_text("X", "completed", NULL);
+	ck_assert_str_eq(t, "Background subagent X finished and will do no further work unless you send it "
+	    "more.\nIt left no closing message.");
+	free(t);
+	t = subagent_return_guidance("P");
+	ck_assert_str_eq(t, "Your parent agent id is \"P\". Before you finish, send your result to that agent "
+	    "with send_message({ agent_id: \"P\", message: \"<self-contained result>\" }). The parent shares "
+	    "your workspace but does not automatically receive your transcript, tool output, or reasoning. "
+	    "Send earlier messages as well when a finding changes what the parent should do next; sending a "
+	    "message does not end your turn.");
+	free(t);
+}
+END_TEST
+
+START_TEST(render_forms)
+{
+	json_t *c = json_pack("[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}]", "kind", "child", "id", "A", "label",
+	    "lbl", "status", "running", "kind", "diagnostic", "id", "B", "reason", "corrupt");
+	json_t *d = json_pack("[{s:s, s:s, s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:s, s:i}]", "kind", "child",
+	    "id", "A", "label", "lbl", "status", "inactive", "parent", "P", "depth", 2, "kind", "diagnostic", "id",
+	    "B", "reason", "unavailable", "parent", "P", "depth", 1);
+	json_t *none = json_array();
+	char *t;
+
+	t = subagent_render_list(c, 0);
+	ck_assert_str_eq(t, "A [running] \xe2\x80\x94 lbl\nB [diagnostic: corrupt]");
+	free(t);
+	t = subagent_render_list(d, 1);
+	ck_assert_str_eq(t, "A [inactive] parent=P depth=2 \xe2\x80\x94 lbl\nB [diagnostic: unavailable] parent=P depth=1");
+	free(t);
+	t = subagent_render_list(none, 0);
+	ck_assert_str_eq(t, "(no subagents)");
+	free(t);
+	json_decref(c);
+	json_decref(d);
+	json_decref(none);
+}
+END_TEST
+
+static void
+put(const char *id, const char *text)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, id);
+	test_write_file(path, text, strlen(text));
+}
+
+#define ROOT "00000000-0000-4000-8000-0000000000f0"
+#define CH(n) "00000000-0000-4000-8000-0000000000f" #n
+#define HDR(id, parent, t, extra) "{\"type\":\"session\",\"version\":1,\"id\":\"" id "\",\"createdAt\":" #t \
+	",\"cwd\":\"/w\",\"delegationDepth\":1,\"parentSession\":\"" parent "\"" extra "}\n"
+#define DESC(mode, label) "{\"seq\":0,\"time\":1,\"type\":\"subagent/descriptor\",\"data\":{\"version\":2,\"mode\":\"" mode "\",\"provider\":\"in-process\",\"label\":\"" label "\"}}\n"
+
+START_TEST(listing_matrix_with_unavailable_and_retry)
+{
+	struct err e;
+	json_t *l;
+	char path[256];
+
+	start(hang_all);
+	put(ROOT, "{\"type\":\"session\",\"version\":1,\"id\":\"" ROOT "\",\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n");
+	put(CH(1), HDR(CH(1), ROOT, 5, ",\"origin\":\"subagent\"") DESC("continuable", "one"));
+	put(CH(2), HDR(CH(2), ROOT, 5, ",\"origin\":\"subagent\"") DESC("one-shot", "shot"));
+	put(CH(3), HDR(CH(3), CH(2), 6, ",\"origin\":\"subagent\"") DESC("continuable", "grandchild"));
+	put(CH(4), HDR(CH(4), ROOT, 7, "") );			/* ordinary: never listed */
+	put(CH(5), HDR(CH(5), CH(4), 8, ",\"origin\":\"subagent\"") DESC("continuable", "below ordinary"));
+	put(CH(6), HDR(CH(6), ROOT, 9, ",\"origin\":\"subagent\"") DESC("continuable", "goes away"));
+	err_clear(&e);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
+	l = subagent_list_raw(&rt, ROOT, 0, &e);
+	ck_assert_uint_eq(json_array_size(l), 3);	/* one, shot, goes away */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 1), "mode")), "one-shot");
+	ck_assert(json_is_true(json_object_get(json_array_get(l, 1), "has_children")));
+	json_decref(l);
+	/* The file becomes unreadable: a diagnostic, siblings still listed. */
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, CH(6));
+	unlink(path);
+	mkdir(path, 0700);
+	l = subagent_list_raw(&rt, ROOT, 0, &e);
+	ck_assert_uint_eq(json_array_size(l), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 2), "reason")), "unavailable");
+	json_decref(l);
+	/* Retried on the next listing. */
+	rmdir(path);
+	put(CH(6), HDR(CH(6), ROOT, 9, ",\"origin\":\"subagent\"") DESC("continuable", "goes away") "\n");
+	l = subagent_list_raw(&rt, ROOT, 0, &e);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 2), "kind")), "child");
+	json_decref(l);
+	/* Descendants: pre-order through one-shot and ordinary intermediates. */
+	l = subagent_list_raw(&rt, ROOT, 1, &e);
+	ck_assert_uint_eq(json_array_size(l), 5);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 2), "id")), CH(3));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(l, 2), "depth")), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 2), "parent")), CH(2));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 3), "id")), CH(5));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 3), "parent")), CH(4));
+	json_decref(l);
+	finish();
+}
+END_TEST
+
+START_TEST(listing_survives_a_lineage_cycle)
+{
+	struct err e;
+	json_t *l;
+
+	start(hang_all);
+	put(CH(1), HDR(CH(1), CH(2), 5, ",\"origin\":\"subagent\"") DESC("continuable", "a"));
+	put(CH(2), HDR(CH(2), CH(1), 6, ",\"origin\":\"subagent\"") DESC("continuable", "b"));
+	err_clear(&e);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
+	l = subagent_list_raw(&rt, CH(1), 1, &e);
+	ck_assert_uint_le(json_array_size(l), 2);
+	json_decref(l);
+	finish();
+}
+END_TEST
+
+START_TEST(listing_omits_a_live_child_in_its_creation_window)
+{
+	struct err e;
+	json_t *l;
+
+	start(hang_all);
+	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *child = agent_new_child(&rt, root, &tb);
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(child->sess, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	l = subagent_list_raw(&rt, agent_id(root), 0, &e);
+	ck_assert_uint_eq(json_array_size(l), 0);
+	json_decref(l);
+	finish();
+}
+END_TEST
+
+START_TEST(send_authority_matrix)
+{
+	struct err e;
+	char mid[64];
+
+	start(hang_all);
+	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *other = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *a = spawn(root, "a", 1, NULL);
+	struct agent *b = spawn(root, "b", 1, NULL);
+	runq_drain(&q);
+	struct agent *g = spawn(a, "g", 1, NULL);
+	struct agent *x = spawn(other, "x", 1, NULL);
+	runq_drain(&q);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(g);
+	/* direct child: delivered */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(root, agent_id(a), "hi", mid, &e), 0);
+	/* grandchild, sibling, stranger: belongs to another parent */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(root, agent_id(g), "hi", mid, &e), -1);
+	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(a, agent_id(b), "hi", mid, &e), -1);
+	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(root, agent_id(x), "hi", mid, &e), -1);
+	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	char want[200];
+	snprintf(want, sizeof(want), "subagent \"%s\" belongs to another parent session", agent_id(x));
+	ck_assert_str_eq(e.msg, want);
+	/* a resident continuable child to its parent: delivered */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(a, agent_id(root), "report", mid, &e), 0);
+	/* unknown and malformed ids */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(root, "00000000-0000-4000-8000-0000000dead0", "x", mid, &e), -1);
+	ck_assert_str_eq(e.code, "NOT_RESUMABLE");
+	ck_assert_str_eq(e.msg, "subagent \"00000000-0000-4000-8000-0000000dead0\" is unavailable");
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(root, "../etc", "x", mid, &e), -1);
+	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
+	finish();
+}
+END_TEST
+
+START_TEST(send_to_parent_from_one_shot_or_without_live_parent)
+{
+	struct err e;
+	char mid[64], want[300];
+
+	start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
+	    "{\"agent\":\"label:fg\",\"replies\":[{\"hang\":true}]},{\"agent\":\"label:bg\",\"replies\":[{\"hang\":true}]}]}");
+	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *fg = spawn(root, "fg", 0, NULL);
+	struct agent *bg = spawn(root, "bg", 1, NULL);
+	runq_drain(&q);
+	ck_assert_ptr_nonnull(fg);
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(fg, agent_id(root), "x", mid, &e), -1);
+	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	snprintf(want, sizeof(want), "agent \"%s\" is not a resident continuable child and cannot send to parent \"%s\"",
+	    agent_id(fg), agent_id(root));
+	ck_assert_str_eq(e.msg, want);
+	/* A one-shot child is never resumable by send_message. */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(root, agent_id(fg), "x", mid, &e), -1);
+	ck_assert_str_eq(e.code, "NOT_RESUMABLE");
+	agent_release(root);
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send(bg, json_string_value(json_object_get(bg->sess->header, "parentSession")), "x",
+	    mid, &e), -1);
+	ck_assert_str_eq(e.code, "PARENT_UNAVAILABLE");
+	ck_assert_str_eq(e.msg, "direct parent is not live; the message was not delivered");
+	finish();
+}
+END_TEST
+
+START_TEST(interrupt_authority_matrix)
+{
+	struct err e;
+	char want[300];
+
+	start(hang_all);
+	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *other = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *a = spawn(root, "a", 1, NULL);
+	runq_drain(&q);
+	struct agent *g = spawn(a, "g", 1, NULL);
+	struct agent *x = spawn(other, "x", 1, NULL);
+	runq_drain(&q);
+	err_clear(&e);
+	ck_assert_int_eq(subagent_interrupt(root, agent_id(root), &e), -1);
+	snprintf(want, sizeof(want), "agent \"%s\" cannot interrupt itself", agent_id(root));
+	ck_assert_str_eq(e.msg, want);
+	err_clear(&e);
+	ck_assert_int_eq(subagent_interrupt(root, agent_id(x), &e), -1);
+	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	snprintf(want, sizeof(want), "subagent \"%s\" is not a live descendant of agent \"%s\"", agent_id(x),
+	    agent_id(root));
+	ck_assert_str_eq(e.msg, want);
+	/* A deeper descendant may be interrupted; its turn ends aborted with cause parent. */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_interrupt(root, agent_id(g), &e), 0);
+	ck_assert_int_eq(g->status, AGENT_IDLE);
+	const json_t *last = json_array_get(g->sess->events, json_array_size(g->sess->events) - 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(last, "data"), "reason"),
+	    "cause")), "parent");
+	/* Its parent keeps running. */
+	ck_assert_int_eq(a->status, AGENT_RUNNING);
+	/* Not resident: an accepted no-op. */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_interrupt(root, "00000000-0000-4000-8000-0000000dead0", &e), 0);
+	finish();
+}
+END_TEST
+
+START_TEST(capacity_counts_resident_continuable_children_only)
+{
+	struct tool_result r = { 0 };
+
+	start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
+	    "{\"agent\":\"label:fg\",\"replies\":[{\"hang\":true}]},"
+	    "{\"agent\":\"label:a\",\"replies\":[{\"text\":\"done\"}]},"
+	    "{\"agent\":\"label:b\",\"replies\":[{\"hang\":true}]}]}");
+	rt.max_active = 1;
+	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	ck_assert_ptr_nonnull(spawn(root, "fg", 0, NULL));	/* one-shot: does not count */
+	ck_assert_ptr_nonnull(spawn(root, "a", 1, NULL));
+	ck_assert_ptr_null(spawn(root, "b", 1, &r));
+	ck_assert_str_eq(r.error_code, "ACTIVATION_LIMIT_REACHED");
+	ck_assert_ptr_nonnull(strstr(r.text, "Error: subagent limit reached (active child limit: 1); wait for an "
+	    "existing child to finish or complete this work with the current agents\nholding slots: "));
+	ck_assert_ptr_nonnull(strstr(r.text, " (a)"));
+	tool_result_clear(&r);
+	runq_drain(&q);		/* a answers and settles: its slot frees */
+	ck_assert_ptr_nonnull(spawn(root, "b", 1, NULL));
+	finish();
+}
+END_TEST
+
+START_TEST(depth_limit)
+{
+	struct tool_result r = { 0 };
+
+	start(hang_all);
+	rt.max_depth = 1;
+	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *a = spawn(root, "a", 1, NULL);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(json_integer_value(json_object_get(a->sess->header, "delegationDepth")), 1);
+	ck_assert_ptr_null(spawn(a, "g", 1, &r));
+	ck_assert_str_eq(r.error_code, "DEPTH_EXCEEDED");
+	ck_assert_str_eq(r.text, "Error: subagent depth 2 exceeds maxDepth 1");
+	tool_result_clear(&r);
+	finish();
+}
+END_TEST
+
+Suite *
+subagent_suite(void)
+{
+	Suite *s = suite_create("subagent");
+	TCase *tc = tcase_create("subagent");
+
+	tcase_add_test(tc, notice_wording_for_every_end);
+	tcase_add_test(tc, render_forms);
+	tcase_add_test(tc, listing_matrix_with_unavailable_and_retry);
+	tcase_add_test(tc, listing_survives_a_lineage_cycle);
+	tcase_add_test(tc, listing_omits_a_live_child_in_its_creation_window);
+	tcase_add_test(tc, send_authority_matrix);
+	tcase_add_test(tc, send_to_parent_from_one_shot_or_without_live_parent);
+	tcase_add_test(tc, interrupt_authority_matrix);
+	tcase_add_test(tc, capacity_counts_resident_continuable_children_only);
+	tcase_add_test(tc, depth_limit);
+	suite_add_tcase(s, tc);
+	return s;
+}
