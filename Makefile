@@ -43,6 +43,8 @@ MAIN_OBJ := $(BUILD)/acp/main.o
 TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 RUNNER_OBJ := $(BUILD)/tests/scenario_runner.o $(BUILD)/tests/canon.o
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bin/%)
 
 AGENT := $(BUILD)/bin/acp-agent
 CHECKS := $(BUILD)/bin/check_all
@@ -70,6 +72,11 @@ $(CHECKS): $(LIB_OBJ) $(TEST_OBJ)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
+
+$(BUILD)/bin/bench_%: $(BUILD)/bench/bench_%.o $(LIB_OBJ)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
 
 $(RUNNER): $(RUNNER_OBJ) $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o $(BUILD)/base/utf8.o
 	$(call say,LD,$@)
@@ -122,7 +129,7 @@ run: all
 docs: all
 	$(Q)./bin/acp-agent --print-tools-markdown > docs/tools.md
 
-bench: all
+bench: all $(BENCHES)
 	$(Q)sh bench/run.sh
 
 install: all

@@ -446,39 +446,78 @@ subagent_start(struct tool_inv *inv, const char *description, const char *prompt
 
 /* ---- listing ---- */
 
-static json_t *
-sub_entry_for(struct agent_rt *rt, const struct sess_entry *en, const struct map *parents)
-{
-	struct agent *live = agent_rt_get(rt, en->id);
-	const char *reason = NULL;
-
-	if (en->state == SESS_ENTRY_UNSUPPORTED)
-		reason = "unsupported";
-	else if (en->state == SESS_ENTRY_UNAVAILABLE)
-		reason = "unavailable";
-	else if (en->state == SESS_ENTRY_CORRUPT)
-		reason = "corrupt";
-	else if (en->mode == NULL)
-		reason = live ? NULL : "corrupt";
-	if (reason)
-		return json_pack("{s:s, s:s, s:s}", "kind", "diagnostic", "id", en->id, "reason", reason);
-	if (en->mode == NULL)
-		return NULL;	/* live, identity not written yet: the creation window */
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "kind", "child", "id", en->id, "mode", en->mode,
-	    "label", en->label ? en->label : "", "activity", live ? "running" : "inactive", "has_children",
-	    map_get(parents, en->id) != NULL);
-}
-
 static int
 sub_is_subagent(const struct sess_entry *en)
 {
 	return en->origin && strcmp(en->origin, "subagent") == 0;
 }
 
-/* Pre-order walk below node; tree: parent -> json array of entry pointers (as integers). */
+/* What one candidate is (§6.4): a diagnostic reason, or NULL with *omit set in the creation window. */
+static const char *
+sub_diagnostic(struct agent_rt *rt, const struct sess_entry *en, struct agent **live, int *omit)
+{
+	*live = agent_rt_get(rt, en->id);
+	*omit = 0;
+	if (en->state == SESS_ENTRY_UNSUPPORTED)
+		return "unsupported";
+	if (en->state == SESS_ENTRY_UNAVAILABLE)
+		return "unavailable";
+	if (en->state == SESS_ENTRY_CORRUPT)
+		return "corrupt";
+	if (en->mode == NULL) {
+		if (*live)
+			*omit = 1;	/* live, identity not written yet: the creation window */
+		return *live ? NULL : "corrupt";
+	}
+	return NULL;
+}
+
+/* One listing pass; emit is called per subagent candidate in listing order. */
+struct sub_lister {
+	struct agent_rt *rt;
+	int descendants;
+	int model_view;		/* the §6.5 projection, else the §6.4 service entries */
+	struct map parents;	/* ids that have children (service view) */
+	json_t *out;
+};
+
 static void
-sub_walk(struct agent_rt *rt, const struct map *tree, const struct map *parents, const char *node,
-    int depth, struct map *visited, json_t *out)
+sub_emit(struct sub_lister *ls, const struct sess_entry *en, const char *parent, int depth)
+{
+	struct agent *live;
+	int omit;
+	const char *reason = sub_diagnostic(ls->rt, en, &live, &omit);
+	json_t *v;
+
+	if (omit)
+		return;
+	if (reason) {
+		v = json_pack("{s:s, s:s, s:s}", "kind", "diagnostic", "id", en->id, "reason", reason);
+	} else if (ls->model_view) {
+		if (strcmp(en->mode, "continuable") != 0)
+			return;		/* one-shot children are traversed, never shown */
+		/* The hot path of a large listing: no format parsing, no re-validation of UTF-8. */
+		v = json_object();
+		json_object_set_new_nocheck(v, "kind", json_string_nocheck("child"));
+		json_object_set_new_nocheck(v, "id", json_string_nocheck(en->id));
+		json_object_set_new_nocheck(v, "label", json_string_nocheck(en->label ? en->label : ""));
+		json_object_set_new_nocheck(v, "status", json_string_nocheck(
+		    live && live->status == AGENT_RUNNING ? "running" : "inactive"));
+	} else {
+		v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "kind", "child", "id", en->id, "mode",
+		    en->mode, "label", en->label ? en->label : "", "activity", live ? "running" : "inactive",
+		    "has_children", map_get(&ls->parents, en->id) != NULL);
+	}
+	if (ls->descendants) {
+		json_object_set_new(v, "parent", json_string(parent));
+		json_object_set_new(v, "depth", json_integer(depth));
+	}
+	json_array_append_new(ls->out, v);
+}
+
+/* Pre-order walk below node over tree (parent id -> NULL-terminated entry array). */
+static void
+sub_walk(struct sub_lister *ls, const struct map *tree, const char *node, int depth, struct map *visited)
 {
 	struct sess_entry **kids = map_get(tree, node);
 
@@ -486,122 +525,101 @@ sub_walk(struct agent_rt *rt, const struct map *tree, const struct map *parents,
 		return;
 	map_put(visited, node, (void *)1);
 	for (size_t i = 0; kids[i]; i++) {
-		struct sess_entry *en = kids[i];
-		if (sub_is_subagent(en)) {
-			json_t *e = sub_entry_for(rt, en, parents);
-			if (e) {
-				json_object_set_new(e, "parent", json_string(node));
-				json_object_set_new(e, "depth", json_integer(depth));
-				json_array_append_new(out, e);
-			}
-		}
-		sub_walk(rt, tree, parents, en->id, depth + 1, visited, out);
+		if (sub_is_subagent(kids[i]))
+			sub_emit(ls, kids[i], node, depth);
+		sub_walk(ls, tree, kids[i]->id, depth + 1, visited);
 	}
+}
+
+static int
+sub_entry_cmp(const void *pa, const void *pb)
+{
+	const struct sess_entry *a = *(struct sess_entry *const *)pa, *b = *(struct sess_entry *const *)pb;
+
+	if (a->created_at != b->created_at)
+		return a->created_at < b->created_at ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+static void
+sub_list_descendants(struct sub_lister *ls, const char *root)
+{
+	struct map tree, visited;
+	size_t n, pos = 0;
+	struct sess_entry **all = sess_corpus_list(ls->rt->corpus, &n);
+	void *v;
+
+	/* One snapshot, sorted once; grouping keeps each parent's children in that order. */
+	qsort(all, n, sizeof(*all), sub_entry_cmp);
+	map_init(&tree);
+	map_init(&visited);
+	for (size_t i = 0; i < n; i++) {
+		struct sess_entry *en = all[i];
+		if (en->gone || en->parent == NULL)
+			continue;
+		size_t *kids = map_get(&tree, en->parent);
+		size_t k = kids ? kids[0] : 0;
+		kids = xrealloc(kids, (k + 3) * sizeof(*kids));
+		kids[0] = k + 1;
+		kids[k + 1] = (size_t)en;
+		kids[k + 2] = 0;
+		map_put(&tree, en->parent, kids);
+	}
+	/* Shift each group so it reads as a NULL-terminated entry array. */
+	while (map_next(&tree, &pos, NULL, &v)) {
+		size_t *kids = v;
+		memmove(kids, kids + 1, (kids[0] + 1) * sizeof(*kids));
+	}
+	sub_walk(ls, &tree, root, 1, &visited);
+	pos = 0;
+	while (map_next(&tree, &pos, NULL, &v))
+		free(v);
+	map_free(&tree);
+	map_free(&visited);
+	free(all);
+}
+
+static json_t *
+sub_list(struct agent_rt *rt, const char *parent, int descendants, int model_view)
+{
+	struct sub_lister ls = { rt, descendants, model_view, { 0 }, json_array() };
+
+	map_init(&ls.parents);
+	if (!model_view) {
+		size_t pos = 0;
+		void *v;
+		while (map_next(&rt->corpus->by_id, &pos, NULL, &v)) {
+			struct sess_entry *en = v;
+			if (en->parent && !en->gone)
+				map_put(&ls.parents, en->parent, (void *)1);
+		}
+	}
+	if (descendants) {
+		sub_list_descendants(&ls, parent);
+	} else {
+		size_t n;
+		struct sess_entry **kids = sess_corpus_children(rt->corpus, parent, &n);
+		for (size_t i = 0; i < n; i++)
+			if (sub_is_subagent(kids[i]))
+				sub_emit(&ls, kids[i], parent, 1);
+		free(kids);
+	}
+	map_free(&ls.parents);
+	return ls.out;
 }
 
 json_t *
 subagent_list_raw(struct agent_rt *rt, const char *parent, int descendants, struct err *e)
 {
-	json_t *out = json_array();
-	struct map parents;
-	size_t n, pos = 0;
-	struct sess_entry **all;
-	void *v;
-
 	(void)e;
-	map_init(&parents);
-	while (map_next(&rt->corpus->by_id, &pos, NULL, &v)) {
-		struct sess_entry *en = v;
-		if (en->parent && !en->gone)
-			map_put(&parents, en->parent, (void *)1);
-	}
-	if (!descendants) {
-		all = sess_corpus_children(rt->corpus, parent, &n);
-		for (size_t i = 0; i < n; i++) {
-			json_t *entry = sub_is_subagent(all[i]) ? sub_entry_for(rt, all[i], &parents) : NULL;
-			if (entry)
-				json_array_append_new(out, entry);
-		}
-		free(all);
-	} else {
-		struct map tree, visited;
-		all = sess_corpus_list(rt->corpus, &n);
-		map_init(&tree);
-		map_init(&visited);
-		/* Group children by parent, each group in createdAt/id order. */
-		for (size_t i = 0; i < n; i++) {
-			struct sess_entry *en = all[i];
-			if (en->gone || en->parent == NULL)
-				continue;
-			struct sess_entry **kids = map_get(&tree, en->parent);
-			size_t k = 0;
-			while (kids && kids[k])
-				k++;
-			kids = xrealloc(kids, (k + 2) * sizeof(*kids));
-			kids[k] = en;
-			kids[k + 1] = NULL;
-			map_put(&tree, en->parent, kids);
-		}
-		pos = 0;
-		while (map_next(&tree, &pos, NULL, &v)) {
-			struct sess_entry **kids = v;
-			size_t k = 0;
-			while (kids[k])
-				k++;
-			for (size_t a = 1; a < k; a++)
-				for (size_t b = a; b > 0; b--) {
-					struct sess_entry *x = kids[b - 1], *y = kids[b];
-					if (x->created_at < y->created_at ||
-					    (x->created_at == y->created_at && strcmp(x->id, y->id) < 0))
-						break;
-					kids[b - 1] = y;
-					kids[b] = x;
-				}
-		}
-		sub_walk(rt, &tree, &parents, parent, 1, &visited, out);
-		pos = 0;
-		while (map_next(&tree, &pos, NULL, &v))
-			free(v);
-		map_free(&tree);
-		map_free(&visited);
-		free(all);
-	}
-	map_free(&parents);
-	return out;
+	return sub_list(rt, parent, descendants, 0);
 }
 
 json_t *
 subagent_list(struct agent *caller, int descendants, struct err *e)
 {
-	json_t *raw = subagent_list_raw(caller->rt, agent_id(caller), descendants, e), *out;
-	size_t i;
-	json_t *en;
-
-	if (raw == NULL)
-		return NULL;
-	out = json_array();
-	json_array_foreach(raw, i, en) {
-		const char *kind = json_string_value(json_object_get(en, "kind"));
-		json_t *v;
-		if (strcmp(kind, "child") == 0) {
-			if (strcmp(json_string_value(json_object_get(en, "mode")), "continuable") != 0)
-				continue;
-			struct agent *live = agent_rt_get(caller->rt, json_string_value(json_object_get(en, "id")));
-			v = json_pack("{s:s, s:O, s:O, s:s}", "kind", "child", "id", json_object_get(en, "id"),
-			    "label", json_object_get(en, "label"), "status",
-			    live && live->status == AGENT_RUNNING ? "running" : "inactive");
-		} else {
-			v = json_pack("{s:s, s:O, s:O}", "kind", "diagnostic", "id", json_object_get(en, "id"),
-			    "reason", json_object_get(en, "reason"));
-		}
-		if (descendants) {
-			json_object_set(v, "parent", json_object_get(en, "parent"));
-			json_object_set(v, "depth", json_object_get(en, "depth"));
-		}
-		json_array_append_new(out, v);
-	}
-	json_decref(raw);
-	return out;
+	(void)e;
+	return sub_list(caller->rt, agent_id(caller), descendants, 1);
 }
 
 char *
@@ -614,20 +632,28 @@ subagent_render_list(const json_t *entries, int descendants)
 	if (json_array_size(entries) == 0)
 		return xstrdup("(no subagents)");
 	buf_init(&b);
+	buf_reserve(&b, json_array_size(entries) * 80);
 	json_array_foreach(entries, i, en) {
-		const char *id = json_string_value(json_object_get(en, "id"));
 		int child = strcmp(json_string_value(json_object_get(en, "kind")), "child") == 0;
 		if (i)
-			buf_puts(&b, "\n");
-		if (child)
-			buf_printf(&b, "%s [%s]", id, json_string_value(json_object_get(en, "status")));
-		else
-			buf_printf(&b, "%s [diagnostic: %s]", id, json_string_value(json_object_get(en, "reason")));
+			buf_append(&b, "\n", 1);
+		buf_puts(&b, json_string_value(json_object_get(en, "id")));
+		if (child) {
+			buf_puts(&b, " [");
+			buf_puts(&b, json_string_value(json_object_get(en, "status")));
+			buf_puts(&b, "]");
+		} else {
+			buf_puts(&b, " [diagnostic: ");
+			buf_puts(&b, json_string_value(json_object_get(en, "reason")));
+			buf_puts(&b, "]");
+		}
 		if (descendants)
 			buf_printf(&b, " parent=%s depth=%lld", json_string_value(json_object_get(en, "parent")),
 			    (long long)json_integer_value(json_object_get(en, "depth")));
-		if (child)
-			buf_printf(&b, " \xe2\x80\x94 %s", json_string_value(json_object_get(en, "label")));
+		if (child) {
+			buf_puts(&b, " \xe2\x80\x94 ");
+			buf_puts(&b, json_string_value(json_object_get(en, "label")));
+		}
 	}
 	return buf_steal(&b);
 }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,9 @@
 #include "session/store.h"
 
 #define CORPUS_HEAD_BYTES 65536
+
+static struct sess_entry *sess_corpus_entry(struct sess_corpus *c, const char *id);
+static void sess_corpus_read(struct sess_corpus *c, struct sess_entry *en);
 #define CORPUS_TAIL_BYTES 8192
 
 void
@@ -25,6 +29,49 @@ sess_corpus_init(struct sess_corpus *c, struct sess_env *env)
 {
 	c->env = env;
 	map_init(&c->by_id);
+	c->all_dirty = 0;
+	c->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (c->inotify_fd >= 0 &&
+	    inotify_add_watch(c->inotify_fd, env->dir, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE |
+		IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF) < 0) {
+		close(c->inotify_fd);
+		c->inotify_fd = -1;
+	}
+	if (c->inotify_fd < 0)
+		log_info("corpus: inotify unavailable; every listing stats its candidates");
+}
+
+/* Marks the entries inotify reports as changed; never blocks. */
+static void
+sess_corpus_drain_events(struct sess_corpus *c)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	if (c->inotify_fd < 0)
+		return;
+	while ((n = read(c->inotify_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			if (ev->mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+				c->all_dirty = 1;
+			else if (ev->len >= SESS_ID_LEN && sess_id_validn(ev->name, SESS_ID_LEN)) {
+				char id[SESS_ID_LEN + 1];
+				memcpy(id, ev->name, SESS_ID_LEN);
+				id[SESS_ID_LEN] = '\0';
+				struct sess_entry *en = map_get(&c->by_id, id);
+				if (en) {
+					en->dirty = 1;
+				} else if (ev->len >= SESS_ID_LEN + 6 &&
+				    strcmp(ev->name + SESS_ID_LEN, ".jsonl") == 0 && !(ev->mask & (IN_DELETE | IN_MOVED_FROM))) {
+					/* A session another process created: index it now. */
+					en = sess_corpus_entry(c, id);
+					sess_corpus_read(c, en);
+				}
+			}
+			p += sizeof(*ev) + ev->len;
+		}
+	}
 }
 
 static void
@@ -50,6 +97,9 @@ sess_corpus_free(struct sess_corpus *c)
 		free(v);
 	}
 	map_free(&c->by_id);
+	if (c->inotify_fd >= 0)
+		close(c->inotify_fd);
+	c->inotify_fd = -1;
 }
 
 char *
@@ -196,7 +246,15 @@ sess_corpus_read_into(struct sess_corpus *c, struct sess_entry *en)
 	char *p = head, *nl;
 	int line = 0;
 	while ((nl = memchr(p, '\n', (size_t)(head + n - p))) != NULL) {
-		json_t *j = sess_json_parse_line(p, (size_t)(nl - p));
+		size_t len = (size_t)(nl - p);
+		/* Past the header only two kinds of line matter: skip the rest unparsed. */
+		if (line > 0 && !memmem(p, len, "\"subagent/descriptor\"", 21) &&
+		    (en->title || !memmem(p, len, "\"user/message\"", 14))) {
+			line++;
+			p = nl + 1;
+			continue;
+		}
+		json_t *j = sess_json_parse_line(p, len);
 		if (line++ == 0) {
 			int ok = j ? sess_entry_from_header(en, j) : -1;
 			json_decref(j);
@@ -305,21 +363,22 @@ sess_corpus_scan(struct sess_corpus *c, struct err *e)
 static void
 sess_corpus_revalidate(struct sess_corpus *c, struct sess_entry *en)
 {
-	char *path;
+	char path[4096];
 	struct stat st;
 
 	if (en->live)
 		return;
-	path = sess_env_path(c->env, en->id);
+	if (c->inotify_fd >= 0 && !c->all_dirty && !en->dirty && en->state != SESS_ENTRY_UNAVAILABLE)
+		return;		/* inotify saw no change since it was indexed */
+	en->dirty = 0;
+	snprintf(path, sizeof(path), "%s/%s.jsonl", c->env->dir, en->id);
 	if (lstat(path, &st) < 0) {
-		free(path);
 		sess_entry_clear(en);
 		en->state = SESS_ENTRY_UNAVAILABLE;
 		en->size = -1;
 		en->gone = 1;
 		return;
 	}
-	free(path);
 	en->gone = 0;
 	if (st.st_size != en->size || st.st_mtim.tv_sec != en->mtime.tv_sec ||
 	    st.st_mtim.tv_nsec != en->mtime.tv_nsec || en->state == SESS_ENTRY_UNAVAILABLE)
@@ -329,8 +388,10 @@ sess_corpus_revalidate(struct sess_corpus *c, struct sess_entry *en)
 struct sess_entry *
 sess_corpus_get(struct sess_corpus *c, const char *id)
 {
-	struct sess_entry *en = map_get(&c->by_id, id);
+	struct sess_entry *en;
 
+	sess_corpus_drain_events(c);
+	en = map_get(&c->by_id, id);
 	if (en == NULL) {
 		char *path;
 		struct stat st;
@@ -397,6 +458,7 @@ sess_corpus_children(struct sess_corpus *c, const char *parent, size_t *n)
 	size_t pos = 0, k = 0;
 	void *val;
 
+	sess_corpus_drain_events(c);
 	while (map_next(&c->by_id, &pos, NULL, &val)) {
 		struct sess_entry *en = val;
 		if (en->parent == NULL || strcmp(en->parent, parent) != 0)
@@ -416,11 +478,14 @@ sess_corpus_list(struct sess_corpus *c, size_t *n)
 	struct sess_entry **v = xcalloc(c->by_id.len + 1, sizeof(*v));
 	size_t pos = 0, k = 0;
 	void *val;
+	int all = (sess_corpus_drain_events(c), c->all_dirty);
 
 	while (map_next(&c->by_id, &pos, NULL, &val)) {
 		sess_corpus_revalidate(c, val);
 		v[k++] = val;
 	}
+	if (all)
+		c->all_dirty = 0;
 	*n = k;
 	return v;
 }

@@ -31,6 +31,7 @@ struct sess_entry {
 	enum sess_entry_state state;
 	int live;
 	int gone;		/* the file vanished (or was never published) */
+	int dirty;		/* inotify saw it change: re-check before trusting */
 	int64_t created_at;
 	int64_t updated_at;
 	int depth;
@@ -39,9 +40,16 @@ struct sess_entry {
 	struct timespec mtime;
 };
 
+/*
+ * Revalidation: with inotify on the directory only the files it reports as
+ * changed are stat()ed again; without it (or after a queue overflow) every
+ * candidate is stat()ed, as the fallback.
+ */
 struct sess_corpus {
 	struct sess_env *env;	/* borrowed */
 	struct map by_id;	/* id -> struct sess_entry * */
+	int inotify_fd;		/* -1: stat every candidate */
+	int all_dirty;
 };
 
 void sess_corpus_init(struct sess_corpus *c, struct sess_env *env);

@@ -1,0 +1,166 @@
+/*
+ * list_agents over N stored children (SPEC §12: under 20 ms at 10,000, independent of
+ * the children's log length). Generates a state directory, indexes it like start-up
+ * does, then times the listing (median of 21 runs) and reports RSS after indexing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/subagent.h"
+#include "tools/toolsets.h"
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long
+rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kb = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void
+generate(const char *dir, int n, int events)
+{
+	char path[512];
+	const char *root = "00000000-0000-4000-8000-100000000000";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", dir, root);
+	f = fopen(path, "w");
+	fprintf(f, "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n", root);
+	fclose(f);
+	for (int i = 0; i < n; i++) {
+		char id[40];
+		snprintf(id, sizeof(id), "00000000-0000-4000-8000-2%011x", i);
+		snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", dir, id);
+		f = fopen(path, "w");
+		fprintf(f, "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":%d,\"cwd\":\"/w\","
+		    "\"delegationDepth\":1,\"parentSession\":\"%s\",\"origin\":\"subagent\"}\n", id, 10 + i, root);
+		fprintf(f, "{\"seq\":0,\"time\":%d,\"type\":\"subagent/descriptor\",\"data\":{\"version\":2,"
+		    "\"mode\":\"continuable\",\"provider\":\"in-process\",\"label\":\"child %d\"}}\n", 10 + i, i);
+		for (int k = 1; k < events; k++)
+			fprintf(f, "{\"seq\":%d,\"time\":%d,\"type\":\"step/start\",\"data\":{\"turn\":1,\"step\":%d}}\n", k,
+			    10 + i, k);
+		fclose(f);
+	}
+}
+
+static void
+bench(int n, int events)
+{
+	char dir[] = "/tmp/acp-bench-XXXXXX", cmd[600];
+	struct sess_env env;
+	struct sess_store store;
+	struct sess_corpus corpus;
+	struct agent_rt rt;
+	struct runq q;
+	struct toolbox tb;
+	struct err e;
+	double t[21], t0;
+	int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 21;
+	long rss_before = rss_kb();
+
+	if (mkdtemp(dir) == NULL)
+		return;
+	err_clear(&e);
+	if (sess_env_init(&env, dir, SESS_SYNC_NONE, 0, NULL, &e) < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	generate(dir, n, events);
+	runq_init(&q, NULL);
+	sess_store_init(&store, &env);
+	sess_corpus_init(&corpus, &env);
+	t0 = now_ms();
+	sess_corpus_scan(&corpus, &e);
+	double scan = now_ms() - t0;
+	long rss_after = rss_kb();
+	toolbox_init(&tb);
+	toolsets_build(&tb, TOOLSET_DEFAULT);
+	agent_rt_init(&rt, &q, &env, &store, &corpus, NULL);
+	struct agent fake;
+	struct sess sess;
+	memset(&fake, 0, sizeof(fake));
+	memset(&sess, 0, sizeof(sess));
+	snprintf(sess.id, sizeof(sess.id), "00000000-0000-4000-8000-100000000000");
+	fake.rt = &rt;
+	fake.sess = &sess;
+	size_t count = 0;
+	for (int r = 0; r < reps; r++) {
+		t0 = now_ms();
+		json_t *l = subagent_list(&fake, 0, &e);
+		double t1 = now_ms();
+		char *text = subagent_render_list(l, 0);
+		double t2 = now_ms();
+		/* The call ends with the rendered text; freeing the output is not on its path. */
+		t[r % 21] = t2 - t0;
+		size_t listed = json_array_size(l);
+		json_decref(l);
+		if (getenv("BENCH_SPLIT"))
+			printf("list %.2f render %.2f free %.2f\n", t1 - t0, t2 - t1, now_ms() - t2);
+		count = listed;
+		free(text);
+	}
+	qsort(t, 21, sizeof(t[0]), cmp_double);
+	double tc[21];
+	for (int r = 0; r < 21; r++) {
+		size_t k;
+		t0 = now_ms();
+		free(sess_corpus_children(&corpus, sess.id, &k));
+		tc[r] = now_ms() - t0;
+	}
+	qsort(tc, 21, sizeof(tc[0]), cmp_double);
+	printf("  (of which the corpus revalidation: %.3f ms)\n", tc[10]);
+	printf("list_agents: %5d stored children (%3d events each): median %7.3f ms (listed %zu; index "
+	    "build %.1f ms; RSS %ld kB -> %ld kB)\n", n, events, t[10], count, scan, rss_before, rss_after);
+	agent_rt_free(&rt);
+	toolbox_free(&tb);
+	sess_corpus_free(&corpus);
+	sess_store_free(&store);
+	sess_env_free(&env);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup of %s failed\n", dir);
+}
+
+int
+main(int argc, char **argv)
+{
+	int sizes[] = { 10, 1000, 10000 };
+
+	if (argc > 1) {		/* one size, for profiling */
+		bench(atoi(argv[1]), 2);
+		return 0;
+	}
+	for (int i = 0; i < 3; i++)
+		bench(sizes[i], 2);
+	bench(1000, 200);	/* log length must not matter */
+	printf("target: under 20 ms at 10,000 children\n");
+	return 0;
+}
