@@ -531,16 +531,6 @@ sub_walk(struct sub_lister *ls, const struct map *tree, const char *node, int de
 	}
 }
 
-static int
-sub_entry_cmp(const void *pa, const void *pb)
-{
-	const struct sess_entry *a = *(struct sess_entry *const *)pa, *b = *(struct sess_entry *const *)pb;
-
-	if (a->created_at != b->created_at)
-		return a->created_at < b->created_at ? -1 : 1;
-	return strcmp(a->id, b->id);
-}
-
 static void
 sub_list_descendants(struct sub_lister *ls, const char *root)
 {
@@ -550,7 +540,7 @@ sub_list_descendants(struct sub_lister *ls, const char *root)
 	void *v;
 
 	/* One snapshot, sorted once; grouping keeps each parent's children in that order. */
-	qsort(all, n, sizeof(*all), sub_entry_cmp);
+	qsort(all, n, sizeof(*all), sess_entry_order);
 	map_init(&tree);
 	map_init(&visited);
 	for (size_t i = 0; i < n; i++) {

@@ -441,7 +441,7 @@ sess_corpus_note_released(struct sess_corpus *c, const char *id)
 	sess_corpus_revalidate(c, en);
 }
 
-static int
+int
 sess_entry_order(const void *pa, const void *pb)
 {
 	const struct sess_entry *a = *(struct sess_entry *const *)pa, *b = *(struct sess_entry *const *)pb;

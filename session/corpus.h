@@ -65,6 +65,8 @@ void sess_corpus_note_released(struct sess_corpus *c, const char *id);
 struct sess_entry **sess_corpus_list(struct sess_corpus *c, size_t *n);
 /* The sessions whose header names parent, revalidated, by createdAt then id (borrowed pointers). */
 struct sess_entry **sess_corpus_children(struct sess_corpus *c, const char *parent, size_t *n);
+/* qsort order of struct sess_entry * by createdAt, then id (the listing order of SPEC §6.4). */
+int sess_entry_order(const void *pa, const void *pb);
 /* Title rule of session/list: first line of text, at most 80 characters; returns owned. */
 char *sess_title_from_text(const char *text);
 
