@@ -47,6 +47,7 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bin/%)
 
 AGENT := $(BUILD)/bin/acp-agent
+MOCK := $(BUILD)/bin/mock-openai
 CHECKS := $(BUILD)/bin/check_all
 RUNNER := $(BUILD)/bin/scenario-runner
 
@@ -78,6 +79,11 @@ $(BUILD)/bin/bench_%: $(BUILD)/bench/bench_%.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
 
+$(MOCK): $(BUILD)/tests/mock_openai.o $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
+
 $(RUNNER): $(RUNNER_OBJ) $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o $(BUILD)/base/utf8.o
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
@@ -97,8 +103,9 @@ deps:
 check-unit: $(CHECKS)
 	$(Q)$(CHECKS)
 
-scenarios: $(AGENT) $(RUNNER)
-	$(Q)$(RUNNER) --agent $(AGENT) --traces $(BUILD)/traces scenarios/*/
+scenarios: $(AGENT) $(RUNNER) $(MOCK)
+	$(Q)$(RUNNER) --agent $(AGENT) --mock $(MOCK) --traces $(BUILD)/traces scenarios/*/
+	$(Q)sh tests/parity.sh
 
 schema-check: scenarios
 	$(Q)sh tests/acp-schema/run.sh $(BUILD)/traces
@@ -111,10 +118,11 @@ asan:
 	$(Q)$(MAKE) --no-print-directory VARIANT=asan check-unit scenarios
 
 valgrind:
-	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/scenario-runner
+	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/scenario-runner build/valgrind/bin/mock-openai
 	$(Q)CK_FORK=no CK_DEFAULT_TIMEOUT=120 valgrind -q --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect build/valgrind/bin/check_all
-	$(Q)VALGRIND=1 build/valgrind/bin/scenario-runner --agent build/valgrind/bin/acp-agent scenarios/*/
+	$(Q)VALGRIND=1 build/valgrind/bin/scenario-runner --agent build/valgrind/bin/acp-agent \
+		--mock build/valgrind/bin/mock-openai scenarios/*/
 
 lint:
 	$(Q)sh tests/lint.sh

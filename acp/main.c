@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "acp/server.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -68,6 +70,20 @@ main_env(const char *name)
 	const char *v = getenv(name);
 
 	return v && *v ? v : NULL;
+}
+
+/* A millisecond setting from the environment, or def. */
+static int
+main_env_ms(const char *name, long def, long *out)
+{
+	const char *v = main_env(name);
+	char *end;
+
+	*out = def;
+	if (v == NULL)
+		return 0;
+	*out = strtol(v, &end, 10);
+	return (*end || *out <= 0) ? -1 : 0;
 }
 
 int
@@ -171,6 +187,16 @@ main(int argc, char **argv)
 		return main_usage("%s", "--model replay needs --recording FILE");
 	if (o.state_dir == NULL)
 		o.state_dir = state_default = main_default_state_dir();
+	o.openai.base_url = main_env("ACP_AGENT_BASE_URL") ? main_env("ACP_AGENT_BASE_URL") : "https://api.deepseek.com";
+	o.openai.api_key = main_env("ACP_AGENT_API_KEY");
+	o.openai.model = main_env("ACP_AGENT_MODEL") ? main_env("ACP_AGENT_MODEL") : "deepseek-chat";
+	o.openai.max_tries = 3;
+	if (main_env_ms("ACP_AGENT_CONNECT_TIMEOUT_MS", 10000, &o.openai.connect_timeout_ms) < 0 ||
+	    main_env_ms("ACP_AGENT_IDLE_TIMEOUT_MS", 120000, &o.openai.idle_timeout_ms) < 0 ||
+	    main_env_ms("ACP_AGENT_RETRY_BASE_MS", 500, &o.openai.backoff_ms) < 0)
+		return main_usage("%s", "ACP_AGENT_*_MS must be a positive number of milliseconds");
+	if (strcmp(o.model, "openai") == 0 && o.openai.api_key == NULL)
+		return main_usage("%s", "--model openai needs ACP_AGENT_API_KEY");
 
 	/* The protocol gets its own fd; fd 1 becomes stderr so a stray print cannot corrupt it. */
 	signal(SIGPIPE, SIG_IGN);
@@ -186,6 +212,7 @@ main(int argc, char **argv)
 	if (out_flags >= 0)
 		fcntl(proto, F_SETFL, out_flags | O_NONBLOCK);
 
+	curl_global_init(CURL_GLOBAL_DEFAULT);
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
 	struct acp_server *srv = xcalloc(1, sizeof(*srv));
 	struct err e;
@@ -208,5 +235,6 @@ main(int argc, char **argv)
 	close(proto);
 	free(state_default);
 	ev_loop_destroy(loop);
+	curl_global_cleanup();
 	return rc;
 }

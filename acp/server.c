@@ -793,8 +793,9 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	} else if (strcmp(opts->model, "builtin") == 0) {
 		srv->model = model_builtin_new(&srv->runq);
 	} else {
-		return err_set(e, "usage", "model provider \"%s\" is not available in this build",
-		    opts->model);
+		srv->model = model_openai_new(&srv->runq, loop, &opts->openai, e);
+		if (srv->model == NULL)
+			return -1;
 	}
 	toolsets_parse_profile(opts->profile, &profile);
 	toolbox_init(&srv->tools);

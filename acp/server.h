@@ -27,6 +27,7 @@ struct acp_options {
 	int max_depth, max_active, max_steps;
 	int deterministic;
 	const char *faults;
+	struct openai_config openai;
 };
 
 /* One ACP session; never freed before shutdown (closed ones keep agent NULL). */

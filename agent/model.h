@@ -58,9 +58,22 @@ struct model {
 	void *impl;
 };
 
+/* The openai provider's settings; strings borrowed for the call to model_openai_new. */
+struct openai_config {
+	const char *base_url;		/* requests go to <base_url>/chat/completions */
+	const char *api_key;		/* never logged */
+	const char *model;
+	long connect_timeout_ms;
+	long idle_timeout_ms;		/* no byte for this long fails the request */
+	int max_tries;			/* requests in all for 429 / 5xx */
+	long backoff_ms;		/* first retry delay; doubles, plus jitter */
+};
+
 /* Returns an owned model or NULL with e (a malformed recording, ...). */
 struct model *model_replay_new(struct runq *q, const char *path, struct err *e);
 struct model *model_builtin_new(struct runq *q);
+struct model *model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_config *cfg,
+    struct err *e);
 void model_free(struct model *m);
 
 /* The builtin provider's fixed answer (SPEC §7.4). */

@@ -23,5 +23,6 @@ Suite *updates_suite(void);
 Suite *agent_suite(void);
 Suite *base_suite(void);
 Suite *subagent_suite(void);
+Suite *sse_suite(void);
 
 #endif

@@ -26,8 +26,13 @@
 
 #define WAIT_MS 15000
 
+#define MOCK_KEY "sk-test-not-a-real-key-42"
+
 struct run {
 	const char *agent;
+	const char *mock;		/* the mock-openai binary */
+	pid_t mock_pid;
+	int mock_port;
 	const char *dir;		/* scenario directory */
 	char name[256];
 	char tmp[256], state[300], cwd[300];
@@ -205,6 +210,15 @@ agent_start(struct run *r)
 			_exit(126);
 		json_object_foreach(env, k, v) setenv(k, json_string_value(v), 1);
 		json_object_foreach(r->env_extra, k, v) setenv(k, json_string_value(v), 1);
+		if (r->mock_pid > 0) {
+			char url[64];
+			snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1", r->mock_port);
+			setenv("ACP_AGENT_BASE_URL", url, 1);
+			setenv("ACP_AGENT_API_KEY", MOCK_KEY, 1);
+			setenv("ACP_AGENT_MODEL", "mock-model", 1);
+			if (!getenv("ACP_AGENT_RETRY_BASE_MS"))
+				setenv("ACP_AGENT_RETRY_BASE_MS", "5", 1);
+		}
 		if (valgrind && *valgrind && strcmp(valgrind, "0") != 0) {
 			argv[n++] = "valgrind";
 			argv[n++] = "-q";
@@ -220,6 +234,10 @@ agent_start(struct run *r)
 		argv[n++] = rec;
 		argv[n++] = "--state-dir";
 		argv[n++] = r->state;
+		if (r->mock_pid > 0) {
+			argv[n++] = "--model";
+			argv[n++] = "openai";
+		}
 		json_array_foreach(args, i, v) if (n < 62) argv[n++] = json_string_value(v);
 		argv[n] = NULL;
 		execvp(argv[0], (char *const *)argv);
@@ -333,6 +351,43 @@ agent_write(struct run *r, const char *data, size_t len)
 		agent_read(r, 0);	/* keep the agent's stdout moving */
 	}
 	return 0;
+}
+
+/* ---- the mock model server ---- */
+
+static int
+mock_start(struct run *r, const char *script)
+{
+	char spath[600], log[400], port[400];
+	long deadline = now_ms() + WAIT_MS;
+	FILE *f;
+
+	snprintf(spath, sizeof(spath), "%s/%s", r->dir, script);
+	snprintf(log, sizeof(log), "%s/mock.log", r->tmp);
+	snprintf(port, sizeof(port), "%s/mock.port", r->tmp);
+	r->mock_pid = fork();
+	if (r->mock_pid == 0) {
+		execl(r->mock, r->mock, "--script", spath, "--log", log, "--port-file", port, (char *)NULL);
+		_exit(127);
+	}
+	while ((f = fopen(port, "r")) == NULL) {
+		if (now_ms() > deadline)
+			return run_fail(r, "the mock model server did not start");
+		usleep(2000);
+	}
+	if (fscanf(f, "%d", &r->mock_port) != 1)
+		r->mock_port = 0;
+	fclose(f);
+	return r->mock_port ? 0 : run_fail(r, "the mock model server wrote no port");
+}
+
+static void
+mock_stop(struct run *r)
+{
+	if (r->mock_pid <= 0)
+		return;
+	kill(r->mock_pid, SIGTERM);
+	waitpid(r->mock_pid, NULL, 0);
 }
 
 /* ---- steps ---- */
@@ -629,6 +684,27 @@ actual_outputs(struct run *r)
 		}
 		closedir(d);
 	}
+	snprintf(sdir, sizeof(sdir), "%s/mock.log", r->tmp);
+	FILE *ml = fopen(sdir, "r");
+	if (ml) {
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t n;
+		buf_init(&b);
+		while ((n = getline(&line, &cap, ml)) > 0) {
+			if (line[n - 1] == '\n')
+				line[n - 1] = '\0';
+			char *cl = canon_line(c, line);
+			buf_puts(&b, cl);
+			buf_puts(&b, "\n");
+			free(cl);
+		}
+		free(line);
+		fclose(ml);
+		json_object_set_new(out, "requests.jsonl", json_string(b.data ? b.data : ""));
+		buf_free(&b);
+	}
+	snprintf(sdir, sizeof(sdir), "%s/sessions", r->state);
 	qsort(files, nf, sizeof(*files), sfile_cmp);
 	for (i = 0; i < nf; i++) {
 		FILE *fp = fopen(files[i].path, "r");
@@ -752,8 +828,11 @@ rmtree(const char *path)
 	return spawn_wait(argv);
 }
 
+static char *read_file(const char *path);
+
 static int
-run_scenario(const char *agent, const char *dirarg, const char *traces, int pretty, int update)
+run_scenario(const char *agent, const char *mock, const char *dirarg, const char *traces, int pretty,
+    int update)
 {
 	struct run r;
 	char path[600], dir[512];
@@ -768,6 +847,7 @@ run_scenario(const char *agent, const char *dirarg, const char *traces, int pret
 		return -1;
 	}
 	r.agent = agent;
+	r.mock = mock;
 	r.dir = dir;
 	r.pretty = pretty;
 	r.to_agent = r.from_agent = -1;
@@ -807,7 +887,14 @@ run_scenario(const char *agent, const char *dirarg, const char *traces, int pret
 	buf_init(&r.in);
 	if (pretty)
 		printf("== scenario %s ==\n", r.name);
-	rc = agent_start(&r);
+	if (json_is_string(json_object_get(r.script, "mock"))) {
+		if (r.mock == NULL)
+			rc = run_fail(&r, "this scenario needs --mock");
+		else
+			rc = mock_start(&r, json_string_value(json_object_get(r.script, "mock")));
+	}
+	if (rc == 0)
+		rc = agent_start(&r);
 	steps = json_object_get(r.script, "steps");
 	json_array_foreach(steps, i, step) {
 		if (rc < 0)
@@ -819,6 +906,15 @@ run_scenario(const char *agent, const char *dirarg, const char *traces, int pret
 	else if (r.pid > 0) {
 		kill(r.pid, SIGKILL);
 		waitpid(r.pid, NULL, 0);
+	}
+	mock_stop(&r);
+	if (r.mock_pid > 0 && rc == 0) {
+		/* The key goes to the server and nowhere else. */
+		snprintf(path, sizeof(path), "%s/stderr.log", r.tmp);
+		char *err = read_file(path);
+		if (err && strstr(err, MOCK_KEY))
+			rc = run_fail(&r, "the API key appears in the agent's stderr");
+		free(err);
 	}
 	if (pretty) {
 		pretty_flush(&r);
@@ -859,7 +955,8 @@ run_scenario(const char *agent, const char *dirarg, const char *traces, int pret
 int
 main(int argc, char **argv)
 {
-	const char *agent = "bin/acp-agent", *traces = NULL;
+	const char *agent = "bin/acp-agent", *traces = NULL, *mock = NULL;
+	char mock_abs[512];
 	const char *upd = getenv("UPDATE_SNAPSHOTS");
 	int pretty = 0, update = upd && *upd && strcmp(upd, "0") != 0;
 	int passed = 0, failed = 0;
@@ -869,6 +966,8 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
 			agent = argv[++i];
+		} else if (strcmp(argv[i], "--mock") == 0 && i + 1 < argc) {
+			mock = realpath(argv[++i], mock_abs) ? mock_abs : NULL;
 		} else if (strcmp(argv[i], "--traces") == 0 && i + 1 < argc) {
 			traces = argv[++i];
 		} else if (strcmp(argv[i], "--pretty") == 0) {
@@ -880,7 +979,7 @@ main(int argc, char **argv)
 				fprintf(stderr, "scenario-runner: %s: %s\n", agent, strerror(errno));
 				return 2;
 			}
-			if (run_scenario(agent_abs, argv[i], traces, pretty, update) == 0) {
+			if (run_scenario(agent_abs, mock, argv[i], traces, pretty, update) == 0) {
 				passed++;
 				if (!pretty)
 					fputc('.', stderr);

@@ -1,0 +1,619 @@
+/*
+ * The OpenAI-compatible chat-completions provider (SPEC §7.3). libcurl's multi
+ * socket interface is driven by libev: curl tells us which sockets to watch and
+ * when to wake it; nothing blocks the loop. Text and reasoning deltas are
+ * relayed as they arrive; the finish (or the error) goes through the run queue,
+ * outside curl's callbacks. 429 and 5xx are retried (at most max_tries requests
+ * in all) with exponential backoff and jitter, honouring Retry-After.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "agent/model.h"
+#include "agent/sse.h"
+#include "base/buf.h"
+#include "base/log.h"
+#include "base/utf8.h"
+#include "base/xmalloc.h"
+
+#define OA_ERRBODY_MAX 65536
+
+struct oa {
+	struct model *m;
+	struct ev_loop *loop;
+	CURLM *multi;
+	ev_timer timer;		/* curl's timeout */
+	char *url;
+	char *auth;		/* "Authorization: Bearer <key>": never logged */
+	char *model;
+	struct openai_config cfg;
+};
+
+struct oa_sock {
+	ev_io io;		/* first member */
+	struct oa *oa;
+	curl_socket_t fd;
+};
+
+struct oa_call {
+	char *id, *name;
+	struct buf args;
+};
+
+struct model_req {
+	struct oa *oa;
+	struct model_sink sink;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *body;
+	int tries;
+	ev_timer retry;
+	ev_timer idle;
+	long status;
+	long retry_after_ms;
+	struct buf errbody;
+	struct sse sse;
+	int done_seen;
+	char finish[16];
+	json_t *usage;
+	struct oa_call *calls;
+	size_t ncalls;
+	int failed;		/* errmsg/errcode hold the failure */
+	char errcode[40];
+	char errmsg[600];
+	int delivering;		/* the outcome is queued on the run queue */
+	int cancelled;
+};
+
+/* ---- outcome ---- */
+
+static void
+oa_req_free(struct model_req *r)
+{
+	ev_timer_stop(r->oa->loop, &r->retry);
+	ev_timer_stop(r->oa->loop, &r->idle);
+	if (r->easy) {
+		curl_multi_remove_handle(r->oa->multi, r->easy);
+		curl_easy_cleanup(r->easy);
+		r->easy = NULL;
+	}
+	curl_slist_free_all(r->headers);
+	free(r->body);
+	buf_free(&r->errbody);
+	sse_free(&r->sse);
+	json_decref(r->usage);
+	for (size_t i = 0; i < r->ncalls; i++) {
+		free(r->calls[i].id);
+		free(r->calls[i].name);
+		buf_free(&r->calls[i].args);
+	}
+	free(r->calls);
+	free(r);
+}
+
+static void
+oa_deliver(void *arg)
+{
+	struct model_req *r = arg;
+
+	if (!r->cancelled) {
+		if (r->failed) {
+			r->sink.error(r->sink.arg, r->errcode, r->errmsg);
+		} else {
+			for (size_t i = 0; i < r->ncalls; i++)
+				r->sink.tool_call(r->sink.arg, r->calls[i].id, r->calls[i].name ? r->calls[i].name : "",
+				    r->calls[i].args.len ? r->calls[i].args.data : "{}");
+			r->sink.finish(r->sink.arg, r->finish[0] ? r->finish : (r->ncalls ? "tool_calls" : "stop"),
+			    r->usage);
+		}
+	}
+	oa_req_free(r);
+}
+
+static void
+oa_fail(struct model_req *r, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+oa_fail(struct model_req *r, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	r->failed = 1;
+	snprintf(r->errcode, sizeof(r->errcode), "%s", code);
+	va_start(ap, fmt);
+	vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+/* Ends the transfer (if any) and queues the outcome. */
+static void
+oa_finish(struct model_req *r)
+{
+	ev_timer_stop(r->oa->loop, &r->idle);
+	if (r->easy) {
+		curl_multi_remove_handle(r->oa->multi, r->easy);
+		curl_easy_cleanup(r->easy);
+		r->easy = NULL;
+	}
+	r->delivering = 1;
+	runq_push(r->oa->m->runq, oa_deliver, r);
+}
+
+/* ---- stream parsing ---- */
+
+static struct oa_call *
+oa_call_at(struct model_req *r, size_t index)
+{
+	if (index >= 1024)
+		return NULL;
+	if (index >= r->ncalls) {
+		r->calls = xrealloc(r->calls, (index + 1) * sizeof(*r->calls));
+		memset(r->calls + r->ncalls, 0, (index + 1 - r->ncalls) * sizeof(*r->calls));
+		r->ncalls = index + 1;
+	}
+	return &r->calls[index];
+}
+
+static const char *
+oa_finish_kind(const char *f)
+{
+	if (strcmp(f, "tool_calls") == 0 || strcmp(f, "function_call") == 0)
+		return "tool_calls";
+	if (strcmp(f, "length") == 0)
+		return "length";
+	if (strcmp(f, "content_filter") == 0)
+		return "refusal";
+	return "stop";
+}
+
+static void
+oa_relay(void (*fn)(void *, const char *, size_t), void *arg, const json_t *s)
+{
+	if (json_is_string(s) && json_string_length(s))
+		fn(arg, json_string_value(s), json_string_length(s));
+}
+
+static int
+oa_on_event(void *arg, const char *data, size_t len)
+{
+	struct model_req *r = arg;
+	json_t *j, *choice, *delta, *calls;
+	json_error_t jerr;
+	size_t i;
+	json_t *c;
+
+	if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+		r->done_seen = 1;
+		return 0;
+	}
+	j = json_loadb(data, len, 0, &jerr);
+	if (j == NULL && !utf8_valid(data, len)) {
+		size_t n;
+		char *fixed = utf8_repair(data, len, &n);
+		j = json_loadb(fixed, n, 0, &jerr);
+		free(fixed);
+	}
+	if (!json_is_object(j)) {
+		oa_fail(r, "MODEL_STREAM", "malformed data line in the model stream (%s): %.80s",
+		    j ? "not an object" : jerr.text, data);
+		json_decref(j);
+		return -1;
+	}
+	if (json_is_object(json_object_get(j, "usage"))) {
+		json_decref(r->usage);
+		r->usage = json_incref(json_object_get(j, "usage"));
+	}
+	if (json_is_object(json_object_get(j, "error"))) {
+		const char *m = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+		oa_fail(r, "MODEL_ERROR", "the model server reported an error: %s", m ? m : "(no message)");
+		json_decref(j);
+		return -1;
+	}
+	choice = json_array_get(json_object_get(j, "choices"), 0);
+	delta = json_object_get(choice, "delta");
+	oa_relay(r->sink.reasoning, r->sink.arg, json_object_get(delta, "reasoning_content"));
+	oa_relay(r->sink.text, r->sink.arg, json_object_get(delta, "content"));
+	calls = json_object_get(delta, "tool_calls");
+	json_array_foreach(calls, i, c) {
+		json_t *idx = json_object_get(c, "index"), *fn = json_object_get(c, "function");
+		struct oa_call *oc = oa_call_at(r, json_is_integer(idx) ? (size_t)json_integer_value(idx) : i);
+		if (oc == NULL)
+			continue;
+		if (json_is_string(json_object_get(c, "id")) && oc->id == NULL)
+			oc->id = xstrdup(json_string_value(json_object_get(c, "id")));
+		if (json_is_string(json_object_get(fn, "name")) && oc->name == NULL)
+			oc->name = xstrdup(json_string_value(json_object_get(fn, "name")));
+		if (json_is_string(json_object_get(fn, "arguments")))
+			buf_append(&oc->args, json_string_value(json_object_get(fn, "arguments")),
+			    json_string_length(json_object_get(fn, "arguments")));
+	}
+	if (json_is_string(json_object_get(choice, "finish_reason")))
+		snprintf(r->finish, sizeof(r->finish), "%s",
+		    oa_finish_kind(json_string_value(json_object_get(choice, "finish_reason"))));
+	json_decref(j);
+	return 0;
+}
+
+/* ---- curl callbacks ---- */
+
+static size_t
+oa_write_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct model_req *r = arg;
+	size_t len = size * nmemb;
+
+	ev_timer_again(r->oa->loop, &r->idle);
+	if (r->status == 0)
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	if (r->status != 200) {
+		if (r->errbody.len < OA_ERRBODY_MAX)
+			buf_append(&r->errbody, data, len);
+		return len;
+	}
+	if (sse_feed(&r->sse, data, len) < 0)
+		return 0;	/* aborts the transfer: the failure is recorded */
+	return len;
+}
+
+static size_t
+oa_header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct model_req *r = arg;
+	size_t len = size * nmemb;
+
+	if (len > 12 && strncasecmp(data, "retry-after:", 12) == 0) {
+		double secs = strtod(data + 12, NULL);
+		if (secs > 0 && secs < 3600)
+			r->retry_after_ms = (long)(secs * 1000);
+	}
+	return len;
+}
+
+static void oa_submit(struct model_req *r);
+
+static void
+oa_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct model_req *r = w->data;
+
+	(void)loop;
+	(void)revents;
+	oa_submit(r);
+}
+
+static void
+oa_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct model_req *r = w->data;
+
+	(void)loop;
+	(void)revents;
+	oa_fail(r, "MODEL_TIMEOUT", "the model server sent nothing for %ld ms", r->oa->cfg.idle_timeout_ms);
+	oa_finish(r);
+}
+
+static const char *
+oa_error_message(struct model_req *r, char *buf, size_t size)
+{
+	json_t *j = json_loadb(r->errbody.data ? r->errbody.data : "", r->errbody.len, 0, NULL);
+	const char *m = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+
+	if (m == NULL)
+		m = json_string_value(json_object_get(j, "message"));
+	if (m)
+		snprintf(buf, size, "%s", m);
+	else if (r->errbody.len)
+		snprintf(buf, size, "%.200s", r->errbody.data);
+	else
+		snprintf(buf, size, "(empty body)");
+	json_decref(j);
+	return buf;
+}
+
+/* A finished transfer: success, a retry, or a failure. */
+static void
+oa_done(struct model_req *r, CURLcode rc)
+{
+	char msg[400];
+
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_multi_remove_handle(r->oa->multi, r->easy);
+	curl_easy_cleanup(r->easy);
+	r->easy = NULL;
+	ev_timer_stop(r->oa->loop, &r->idle);
+	if (r->failed) {
+		oa_finish(r);
+		return;
+	}
+	if (rc != CURLE_OK && r->status == 0) {
+		oa_fail(r, rc == CURLE_OPERATION_TIMEDOUT ? "MODEL_TIMEOUT" : "MODEL_CONNECTION",
+		    "cannot reach the model server at %s: %s", r->oa->url, curl_easy_strerror(rc));
+	} else if (r->status == 401 || r->status == 403) {
+		oa_fail(r, "MODEL_AUTH", "the model server rejected the API key (HTTP %ld); check "
+		    "ACP_AGENT_API_KEY", r->status);
+	} else if (r->status == 429 || r->status >= 500) {
+		if (r->tries < r->oa->cfg.max_tries) {
+			long delay = r->retry_after_ms;
+			if (delay <= 0) {
+				struct timespec ts;
+				clock_gettime(CLOCK_MONOTONIC, &ts);
+				delay = r->oa->cfg.backoff_ms << (r->tries - 1);
+				delay += (long)(ts.tv_nsec % (r->oa->cfg.backoff_ms + 1));	/* jitter */
+			}
+			log_info("openai: HTTP %ld; retry %d of %d in %ld ms", r->status, r->tries,
+			    r->oa->cfg.max_tries - 1, delay);
+			ev_timer_set(&r->retry, (double)delay / 1000.0, 0.);
+			ev_timer_start(r->oa->loop, &r->retry);
+			return;
+		}
+		oa_fail(r, "MODEL_HTTP", "the model server answered HTTP %ld after %d tries: %s", r->status,
+		    r->tries, oa_error_message(r, msg, sizeof(msg)));
+	} else if (r->status != 200) {
+		oa_fail(r, "MODEL_HTTP", "the model server answered HTTP %ld: %s", r->status,
+		    oa_error_message(r, msg, sizeof(msg)));
+	} else if (rc != CURLE_OK) {
+		oa_fail(r, "MODEL_CONNECTION", "the model stream broke: %s", curl_easy_strerror(rc));
+	} else if (sse_finish(&r->sse) < 0) {
+		/* the failure is recorded */
+	} else if (!r->done_seen && r->finish[0] == '\0') {
+		oa_fail(r, "MODEL_STREAM", "the model stream ended before [DONE]");
+	}
+	oa_finish(r);
+}
+
+static void
+oa_check_info(struct oa *oa)
+{
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = curl_multi_info_read(oa->multi, &left)) != NULL) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		struct model_req *r;
+		CURLcode rc = msg->data.result;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		oa_done(r, rc);
+	}
+}
+
+static void
+oa_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct oa_sock *s = (struct oa_sock *)w;
+	int running, flags = 0;
+
+	(void)loop;
+	if (revents & EV_READ)
+		flags |= CURL_CSELECT_IN;
+	if (revents & EV_WRITE)
+		flags |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(s->oa->multi, s->fd, flags, &running);
+	oa_check_info(s->oa);
+}
+
+static int
+oa_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
+{
+	struct oa *oa = userp;
+	struct oa_sock *s = sockp;
+
+	(void)easy;
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			ev_io_stop(oa->loop, &s->io);
+			free(s);
+			curl_multi_assign(oa->multi, fd, NULL);
+		}
+		return 0;
+	}
+	if (s == NULL) {
+		s = xcalloc(1, sizeof(*s));
+		s->oa = oa;
+		s->fd = fd;
+		curl_multi_assign(oa->multi, fd, s);
+	} else {
+		ev_io_stop(oa->loop, &s->io);
+	}
+	ev_io_init(&s->io, oa_sock_cb, fd,
+	    (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
+	ev_io_start(oa->loop, &s->io);
+	return 0;
+}
+
+static void
+oa_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct oa *oa = w->data;
+	int running;
+
+	(void)loop;
+	(void)revents;
+	curl_multi_socket_action(oa->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	oa_check_info(oa);
+}
+
+static int
+oa_timer_fn(CURLM *multi, long timeout_ms, void *userp)
+{
+	struct oa *oa = userp;
+
+	(void)multi;
+	ev_timer_stop(oa->loop, &oa->timer);
+	if (timeout_ms >= 0) {
+		ev_timer_set(&oa->timer, (double)timeout_ms / 1000.0, 0.);
+		ev_timer_start(oa->loop, &oa->timer);
+	}
+	return 0;
+}
+
+/* ---- requests ---- */
+
+static void
+oa_submit(struct model_req *r)
+{
+	struct oa *oa = r->oa;
+	CURL *e = curl_easy_init();
+
+	r->tries++;
+	r->status = 0;
+	r->retry_after_ms = 0;
+	buf_consume(&r->errbody, r->errbody.len);
+	r->easy = e;
+	curl_easy_setopt(e, CURLOPT_URL, oa->url);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, oa_write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, oa_header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)r);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, oa->cfg.connect_timeout_ms);
+	/* A cancelled transfer must close its connection, so the server sees it go. */
+	curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "acp-agent");
+	ev_timer_set(&r->idle, 0., (double)oa->cfg.idle_timeout_ms / 1000.0);
+	ev_timer_again(oa->loop, &r->idle);
+	curl_multi_add_handle(oa->multi, e);
+}
+
+/* The chat messages of a call (system first); returns new ref. */
+static json_t *
+oa_messages(const struct model_call *call)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *m;
+
+	json_array_append_new(out, json_pack("{s:s, s:s}", "role", "system", "content",
+	    call->system ? call->system : ""));
+	json_array_foreach(call->messages, i, m) {
+		json_t *copy = json_deep_copy(m);
+		/* Reasoning stays on our side: providers reject it as input. */
+		json_object_del(copy, "reasoning_content");
+		json_array_append_new(out, copy);
+	}
+	return out;
+}
+
+static json_t *
+oa_tools(const json_t *tools)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *t;
+
+	json_array_foreach(tools, i, t)
+		json_array_append_new(out, json_pack("{s:s, s:{s:O, s:O, s:O}}", "type", "function", "function",
+		    "name", json_object_get(t, "name"), "description", json_object_get(t, "description"),
+		    "parameters", json_object_get(t, "parameters")));
+	return out;
+}
+
+static struct model_req *
+oa_start(struct model *m, const struct model_call *call, const struct model_sink *sink)
+{
+	struct oa *oa = m->impl;
+	struct model_req *r = xcalloc(1, sizeof(*r));
+	json_t *body = json_pack("{s:s, s:b, s:o, s:{s:b}}", "model", oa->model, "stream", 1, "messages",
+	    oa_messages(call), "stream_options", "include_usage", 1);
+
+	if (json_array_size(call->tools))
+		json_object_set_new(body, "tools", oa_tools(call->tools));
+	r->oa = oa;
+	r->sink = *sink;
+	r->body = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	r->headers = curl_slist_append(NULL, oa->auth);
+	r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
+	r->headers = curl_slist_append(r->headers, "Accept: text/event-stream");
+	buf_init(&r->errbody);
+	sse_init(&r->sse, oa_on_event, r);
+	ev_timer_init(&r->retry, oa_retry_cb, 0., 0.);
+	r->retry.data = r;
+	ev_init(&r->idle, oa_idle_cb);
+	r->idle.data = r;
+	oa_submit(r);
+	return r;
+}
+
+static void
+oa_cancel(struct model *m, struct model_req *r)
+{
+	(void)m;
+	if (r->delivering) {
+		r->cancelled = 1;	/* the queued delivery frees it */
+		return;
+	}
+	oa_req_free(r);		/* removes the transfer at once: the connection closes */
+}
+
+static void
+oa_report(struct model *m)
+{
+	(void)m;
+}
+
+static void
+oa_free(struct model *m)
+{
+	struct oa *oa = m->impl;
+
+	ev_timer_stop(oa->loop, &oa->timer);
+	curl_multi_cleanup(oa->multi);
+	free(oa->url);
+	free(oa->auth);
+	free(oa->model);
+	free(oa);
+	free(m);
+}
+
+static const struct model_ops oa_ops = { "openai", oa_start, oa_cancel, oa_report, oa_free };
+
+struct model *
+model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_config *cfg, struct err *e)
+{
+	struct model *m;
+	struct oa *oa;
+	size_t blen;
+
+	if (cfg->api_key == NULL || *cfg->api_key == '\0') {
+		err_set(e, "usage", "--model openai needs ACP_AGENT_API_KEY");
+		return NULL;
+	}
+	if (strncmp(cfg->base_url, "http://", 7) != 0 && strncmp(cfg->base_url, "https://", 8) != 0) {
+		err_set(e, "usage", "ACP_AGENT_BASE_URL must start with http:// or https://");
+		return NULL;
+	}
+	m = xcalloc(1, sizeof(*m));
+	oa = xcalloc(1, sizeof(*oa));
+	m->ops = &oa_ops;
+	m->runq = q;
+	m->impl = oa;
+	oa->m = m;
+	oa->loop = loop;
+	oa->cfg = *cfg;
+	blen = strlen(cfg->base_url);
+	while (blen && cfg->base_url[blen - 1] == '/')
+		blen--;
+	oa->url = xasprintf("%.*s/chat/completions", (int)blen, cfg->base_url);
+	oa->auth = xasprintf("Authorization: Bearer %s", cfg->api_key);
+	oa->model = xstrdup(cfg->model);
+	oa->multi = curl_multi_init();
+	curl_multi_setopt(oa->multi, CURLMOPT_SOCKETFUNCTION, oa_socket_fn);
+	curl_multi_setopt(oa->multi, CURLMOPT_SOCKETDATA, oa);
+	curl_multi_setopt(oa->multi, CURLMOPT_TIMERFUNCTION, oa_timer_fn);
+	curl_multi_setopt(oa->multi, CURLMOPT_TIMERDATA, oa);
+	ev_timer_init(&oa->timer, oa_timer_cb, 0., 0.);
+	oa->timer.data = oa;
+	return m;
+}
