@@ -389,6 +389,7 @@ static void
 oa_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct oa_sock *s = (struct oa_sock *)w;
+	struct oa *oa = s->oa;		/* s may be freed inside the socket action */
 	int running, flags = 0;
 
 	(void)loop;
@@ -396,8 +397,8 @@ oa_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
 		flags |= CURL_CSELECT_IN;
 	if (revents & EV_WRITE)
 		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(s->oa->multi, s->fd, flags, &running);
-	oa_check_info(s->oa);
+	curl_multi_socket_action(oa->multi, s->fd, flags, &running);
+	oa_check_info(oa);
 }
 
 static int
