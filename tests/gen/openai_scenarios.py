@@ -63,7 +63,7 @@ sc("openai-errors", INIT + [P("401"), P("400"), P("503 three times"), P("429 the
     {"events": text_events("this connection resets midway", 4), "reset_after": 120},
     {"hang": True},
     {"events": text_events("Still serving after every failure.")}],
-   env={"ACP_AGENT_IDLE_TIMEOUT_MS": "300"})
+   env={"ACP_AGENT_IDLE_TIMEOUT_MS": "2500"})
 
 sc("openai-cancel", INIT + [
     {"sendRaw": "{\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"{{session:1}}\",\"prompt\":[{\"type\":\"text\",\"text\":\"Stream slowly.\"}]}}"},
