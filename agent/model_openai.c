@@ -68,6 +68,8 @@ struct model_req {
 	char errcode[40];
 	char errmsg[600];
 	int delivering;		/* the outcome is queued on the run queue */
+	struct buf pend;	/* deltas of one network read, relayed together */
+	int pend_reasoning;
 	int cancelled;
 };
 
@@ -86,6 +88,7 @@ oa_req_free(struct model_req *r)
 	curl_slist_free_all(r->headers);
 	free(r->body);
 	buf_free(&r->errbody);
+	buf_free(&r->pend);
 	sse_free(&r->sse);
 	json_decref(r->usage);
 	for (size_t i = 0; i < r->ncalls; i++) {
@@ -174,11 +177,25 @@ oa_finish_kind(const char *f)
 	return "stop";
 }
 
+/* Relays the deltas gathered from one read: one update instead of one per SSE event. */
 static void
-oa_relay(void (*fn)(void *, const char *, size_t), void *arg, const json_t *s)
+oa_flush(struct model_req *r)
 {
-	if (json_is_string(s) && json_string_length(s))
-		fn(arg, json_string_value(s), json_string_length(s));
+	if (r->pend.len == 0)
+		return;
+	(r->pend_reasoning ? r->sink.reasoning : r->sink.text)(r->sink.arg, r->pend.data, r->pend.len);
+	buf_consume(&r->pend, r->pend.len);
+}
+
+static void
+oa_relay(struct model_req *r, int reasoning, const json_t *s)
+{
+	if (!json_is_string(s) || json_string_length(s) == 0)
+		return;
+	if (r->pend.len && r->pend_reasoning != reasoning)
+		oa_flush(r);
+	r->pend_reasoning = reasoning;
+	buf_append(&r->pend, json_string_value(s), json_string_length(s));
 }
 
 static int
@@ -219,8 +236,8 @@ oa_on_event(void *arg, const char *data, size_t len)
 	}
 	choice = json_array_get(json_object_get(j, "choices"), 0);
 	delta = json_object_get(choice, "delta");
-	oa_relay(r->sink.reasoning, r->sink.arg, json_object_get(delta, "reasoning_content"));
-	oa_relay(r->sink.text, r->sink.arg, json_object_get(delta, "content"));
+	oa_relay(r, 1, json_object_get(delta, "reasoning_content"));
+	oa_relay(r, 0, json_object_get(delta, "content"));
 	calls = json_object_get(delta, "tool_calls");
 	json_array_foreach(calls, i, c) {
 		json_t *idx = json_object_get(c, "index"), *fn = json_object_get(c, "function");
@@ -258,7 +275,9 @@ oa_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 			buf_append(&r->errbody, data, len);
 		return len;
 	}
-	if (sse_feed(&r->sse, data, len) < 0)
+	int rc = sse_feed(&r->sse, data, len);
+	oa_flush(r);
+	if (rc < 0)
 		return 0;	/* aborts the transfer: the failure is recorded */
 	return len;
 }
@@ -361,10 +380,12 @@ oa_done(struct model_req *r, CURLcode rc)
 		    oa_error_message(r, msg, sizeof(msg)));
 	} else if (rc != CURLE_OK) {
 		oa_fail(r, "MODEL_CONNECTION", "the model stream broke: %s", curl_easy_strerror(rc));
-	} else if (sse_finish(&r->sse) < 0) {
-		/* the failure is recorded */
-	} else if (!r->done_seen && r->finish[0] == '\0') {
-		oa_fail(r, "MODEL_STREAM", "the model stream ended before [DONE]");
+	} else {
+		/* A last event without its blank line still counts; a parse failure is recorded. */
+		sse_finish(&r->sse);
+		oa_flush(r);
+		if (!r->done_seen && r->finish[0] == '\0')
+			oa_fail(r, "MODEL_STREAM", "the model stream ended before [DONE]");
 	}
 	oa_finish(r);
 }
@@ -538,6 +559,7 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
 	r->headers = curl_slist_append(r->headers, "Accept: text/event-stream");
 	buf_init(&r->errbody);
+	buf_init(&r->pend);
 	sse_init(&r->sse, oa_on_event, r);
 	ev_timer_init(&r->retry, oa_retry_cb, 0., 0.);
 	r->retry.data = r;

@@ -44,6 +44,8 @@ struct conn {
 	double delay;
 	long reset_after;	/* -1: never */
 	int hang;
+	size_t *marks;		/* per_event: write up to each mark, then wait delay */
+	size_t nmarks, mark;
 	int responding;
 	int logged;
 	json_t *req;		/* the logged request */
@@ -71,6 +73,7 @@ conn_close(struct conn *c, int reset)
 	close(c->fd);
 	buf_free(&c->in);
 	buf_free(&c->out);
+	free(c->marks);
 	free(c);
 }
 
@@ -103,6 +106,10 @@ conn_write_some(struct conn *c)
 		return;		/* headers sent; nothing more, ever */
 	if (n > c->chunk)
 		n = c->chunk;
+	while (c->mark < c->nmarks && c->marks[c->mark] <= c->sent)
+		c->mark++;
+	if (c->mark < c->nmarks && c->sent + n > c->marks[c->mark])
+		n = c->marks[c->mark] - c->sent;
 	if (c->reset_after >= 0 && c->sent + n > (size_t)c->reset_after)
 		n = (size_t)c->reset_after - c->sent;
 	if (n) {
@@ -173,8 +180,13 @@ conn_respond(struct conn *c, const char *headers_end)
 			buf_puts(&c->out, "Content-Type: text/event-stream\r\n\r\n");
 			if (json_is_string(json_object_get(resp, "raw")))
 				buf_puts(&c->out, json_string_value(json_object_get(resp, "raw")));
+			int per_event = json_is_true(json_object_get(resp, "per_event"));
 			json_array_foreach(json_object_get(resp, "events"), i, ev) {
 				char *s = json_is_string(ev) ? xstrdup(json_string_value(ev)) : json_dumps(ev, JSON_COMPACT);
+				if (per_event) {
+					c->marks = xrealloc(c->marks, (c->nmarks + 1) * sizeof(*c->marks));
+					c->marks[c->nmarks++] = c->out.len;
+				}
 				buf_printf(&c->out, "data: %s\n\n", s);
 				free(s);
 			}

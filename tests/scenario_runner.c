@@ -632,6 +632,56 @@ sfile_cmp(const void *pa, const void *pb)
 	return strcmp(a->id, b->id);
 }
 
+/*
+ * With "mergeChunks": consecutive text chunks of one message become one line, so a
+ * snapshot does not depend on how the network happened to cut a stream.
+ */
+static json_t *
+merge_chunks(const json_t *lines)
+{
+	json_t *out = json_array(), *prev = NULL;
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(lines, i, l) {
+		json_t *m = json_loads(json_string_value(l), 0, NULL);
+		json_t *u = json_object_get(json_object_get(m, "params"), "update");
+		const char *kind = json_string_value(json_object_get(u, "sessionUpdate"));
+		int chunk = kind && (strcmp(kind, "agent_message_chunk") == 0 || strcmp(kind, "agent_thought_chunk") == 0);
+		json_t *pu = json_object_get(json_object_get(prev, "params"), "update");
+		if (chunk && prev && json_equal(json_object_get(pu, "sessionUpdate"), json_object_get(u, "sessionUpdate")) &&
+		    json_equal(json_object_get(pu, "messageId"), json_object_get(u, "messageId"))) {
+			json_t *pc = json_object_get(pu, "content");
+			char *joined = xasprintf("%s%s", json_string_value(json_object_get(pc, "text")),
+			    json_string_value(json_object_get(json_object_get(u, "content"), "text")));
+			json_object_set_new(pc, "text", json_string(joined));
+			free(joined);
+			json_decref(m);
+			continue;
+		}
+		if (prev) {
+			char *t = json_dumps(prev, JSON_COMPACT);
+			json_array_append_new(out, json_string(t));
+			free(t);
+			json_decref(prev);
+			prev = NULL;
+		}
+		if (chunk) {
+			prev = m;
+			continue;
+		}
+		json_array_append(out, l);
+		json_decref(m);
+	}
+	if (prev) {
+		char *t = json_dumps(prev, JSON_COMPACT);
+		json_array_append_new(out, json_string(t));
+		free(t);
+		json_decref(prev);
+	}
+	return out;
+}
+
 /* Produces the normalised actual output: "stdout.jsonl" and "sessions/<n>.jsonl" texts. */
 static json_t *
 actual_outputs(struct run *r)
@@ -649,13 +699,16 @@ actual_outputs(struct run *r)
 	struct sfile *files = NULL;
 	size_t nf = 0;
 
+	json_t *lines = json_is_true(json_object_get(r->script, "mergeChunks")) ? merge_chunks(r->lines)
+									       : json_incref(r->lines);
 	buf_init(&b);
-	json_array_foreach(r->lines, i, l) {
+	json_array_foreach(lines, i, l) {
 		char *n = canon_line(c, json_string_value(l));
 		buf_puts(&b, n);
 		buf_puts(&b, "\n");
 		free(n);
 	}
+	json_decref(lines);
 	json_object_set_new(out, "stdout.jsonl", json_string(b.data ? b.data : ""));
 	buf_free(&b);
 	snprintf(sdir, sizeof(sdir), "%s/sessions", r->state);

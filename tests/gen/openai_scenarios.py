@@ -10,7 +10,9 @@ W = {"waitIdle": True}; EOF_ = {"eof": True}
 
 def sc(name, steps, responses, env=None, args=None, recording=None):
     d = os.path.join(B, name); os.makedirs(d, exist_ok=True)
+    # The network decides where a stream is cut: compare merged chunks (parity needs exact ones).
     o = {"args": args or [], "mock": "mock.json", "steps": steps}
+    if not name.startswith("parity"): o["mergeChunks"] = True
     if env: o["env"] = env
     json.dump(o, open(d + "/scenario.json", "w"), indent=1)
     json.dump({"responses": responses}, open(d + "/mock.json", "w"), indent=1)
@@ -31,7 +33,7 @@ sc("openai-text", INIT + [P("Say hello."), EOF_], [
 sc("openai-reasoning", INIT + [P("Think first.")], [
     {"events": [chunk({"reasoning_content": "Let me think"}), chunk({"reasoning_content": " it through."}),
                 chunk({"content": "Thought, then answered."}), chunk(finish="stop")], "split": 7}])
-json.dump({"args": [], "mock": "mock.json", "steps": INIT + [P("Think first."), EOF_]}, open(os.path.join(B, "openai-reasoning", "scenario.json"), "w"), indent=1)
+json.dump({"args": [], "mock": "mock.json", "mergeChunks": True, "steps": INIT + [P("Think first."), EOF_]}, open(os.path.join(B, "openai-reasoning", "scenario.json"), "w"), indent=1)
 
 def tc(index, id=None, name=None, args=None):
     d = {"index": index, "function": {}}
@@ -87,4 +89,5 @@ json.dump({"version": 1, "scripts": [{"agent": "root", "replies": [
     {"text": PARITY_TEXT}]}]}, open(os.path.join(B, "parity-replay", "recording.json"), "w"), indent=1)
 sc("parity-openai", conv, [
     {"events": [chunk({"tool_calls": [tc(0, "call_1_1_1", "list_agents", "{}")]}), chunk(finish="tool_calls")]},
-    {"events": text_events(PARITY_TEXT, 16)}])
+    # One event per network write (20 ms apart), so each 16-byte delta is its own update, as in replay.
+    {"events": text_events(PARITY_TEXT, 16), "per_event": True, "delay_ms": 20}])
