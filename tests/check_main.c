@@ -21,6 +21,7 @@ main(void)
 	srunner_add_suite(sr, agent_suite());
 	srunner_add_suite(sr, subagent_suite());
 	srunner_add_suite(sr, sse_suite());
+	srunner_add_suite(sr, openai_suite());
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

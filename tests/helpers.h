@@ -24,5 +24,6 @@ Suite *agent_suite(void);
 Suite *base_suite(void);
 Suite *subagent_suite(void);
 Suite *sse_suite(void);
+Suite *openai_suite(void);
 
 #endif
