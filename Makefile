@@ -135,7 +135,8 @@ run: all
 	$(Q)./bin/acp-agent
 
 docs: all
-	$(Q)./bin/acp-agent --print-tools-markdown > docs/tools.md
+	$(Q)(./bin/acp-agent --print-tools-markdown && echo && \
+		./bin/acp-agent --profile team --print-tools-markdown) > docs/tools.md
 
 bench: all $(BENCHES)
 	$(Q)sh bench/run.sh

@@ -82,9 +82,13 @@ char *
 acp_commands_run(struct agent *root, const char *text)
 {
 	const char *rest;
+	/* The Team profile addresses members by name: its tools take "target". */
+	int team = toolbox_find(root->tools, "spawn_teammate") != NULL;
+	const char *key = team ? "target" : "agent_id";
 
 	if (acp_commands_word(text, "/agents"))
-		return acp_commands_tool(root, "list_agents", json_pack("{s:s}", "scope", "descendants"));
+		return acp_commands_tool(root, "list_agents",
+		    team ? json_object() : json_pack("{s:s}", "scope", "descendants"));
 	if (acp_commands_word(text, "/interrupt")) {
 		rest = text + strlen("/interrupt");
 		while (*rest == ' ')
@@ -92,7 +96,7 @@ acp_commands_run(struct agent *root, const char *text)
 		if (*rest == '\0')
 			return xstrdup("Usage: /interrupt <agent id>");
 		char *id = xstrndup(rest, strcspn(rest, " \n"));
-		char *out = acp_commands_tool(root, "interrupt_agent", json_pack("{s:s}", "agent_id", id));
+		char *out = acp_commands_tool(root, "interrupt_agent", json_pack("{s:s}", key, id));
 		free(id);
 		return out;
 	}
@@ -106,8 +110,7 @@ acp_commands_run(struct agent *root, const char *text)
 	if (idlen == 0 || *msg == '\0')
 		return xstrdup("Usage: /send <agent id> <text>");
 	char *id = xstrndup(rest, idlen);
-	char *out = acp_commands_tool(root, "send_message", json_pack("{s:s, s:s}", "agent_id", id,
-	    "message", msg));
+	char *out = acp_commands_tool(root, "send_message", json_pack("{s:s, s:s}", key, id, "message", msg));
 	free(id);
 	return out;
 }

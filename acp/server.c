@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "agent/subagent.h"
+#include "agent/team.h"
 #include "tools/toolsets.h"
 
 #define ACP_VERSION "0.1.0"
@@ -333,6 +334,8 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 	as = acp_session_attach(srv, a);
 	/* Children that settled while it was not live: their notices arrive now (SPEC §6.6). */
 	subagent_redeliver(a);
+	if (srv->team)
+		team_recover(a);	/* roster, tasks and undelivered mail come back from the log */
 	return as;
 }
 
@@ -804,6 +807,10 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->rt.max_steps = opts->max_steps;
 	srv->rt.max_depth = opts->max_depth;
 	srv->rt.max_active = opts->max_active;
+	srv->rt.loop = loop;
+	srv->team = profile == TOOLSET_TEAM;
+	if (srv->team)
+		team_install(&srv->rt);
 	acp_wq_init(&srv->wq, loop, proto_fd);
 	srv->wq.on_high = acp_on_high;
 	srv->wq.on_low = acp_on_low;

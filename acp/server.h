@@ -60,6 +60,7 @@ struct acp_server {
 	size_t nall, call;
 	struct acp_waiter *waiters;
 	ev_signal sigint, sigterm;
+	int team;			/* --profile team */
 	int initialized;
 	int shutting_down;
 	int exit_code;

@@ -86,6 +86,8 @@ agent_rt_free(struct agent_rt *rt)
 		buf_free(&a->reasoning);
 		buf_free(&a->fg_progress);
 		json_decref(a->calls);
+		if (a->team && rt->team_free)
+			rt->team_free(a->team);
 		free(a);
 	}
 	free(rt->all);
@@ -292,6 +294,8 @@ agent_kick(void *arg)
 	if (a->released || a->status == AGENT_RUNNING || a->inbox == NULL)
 		return;
 	a->status = AGENT_RUNNING;
+	if (a->rt->status_hook)
+		a->rt->status_hook(a->rt->status_arg, a);
 	a->turn++;
 	a->step = 0;
 	a->steps_this_turn = 0;
@@ -801,6 +805,8 @@ agent_end_turn(struct agent *a, const char *kind, const char *cause, const char 
 	agent_step_reset(a);
 	a->status = AGENT_IDLE;
 	a->cancelling = 0;
+	if (a->rt->status_hook)
+		a->rt->status_hook(a->rt->status_arg, a);
 	memcpy(first, a->first_msg, sizeof(first));
 	if (a->hooks.turn_end)
 		a->hooks.turn_end(a->hooks.arg, a, first, reason);
@@ -860,6 +866,8 @@ agent_release(struct agent *a)
 	map_del(&a->rt->agents, agent_id(a));
 	char id[SESS_ID_LEN + 1];
 	memcpy(id, agent_id(a), sizeof(id));
+	if (a->rt->status_hook)
+		a->rt->status_hook(a->rt->status_arg, a);	/* still has its session */
 	sess_unobserve(a->sess, agent_corpus_observer, a);
 	sess_store_release(a->rt->store, a->sess);
 	a->sess = NULL;

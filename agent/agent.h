@@ -19,6 +19,7 @@
 #include "session/store.h"
 
 struct agent;
+struct team;
 
 /* The owner's callbacks (the ACP server for roots). */
 struct agent_hooks {
@@ -49,6 +50,11 @@ struct agent_rt {
 	int max_depth;
 	int max_active;
 	int shutting_down;		/* disposal, not settlement: no notices */
+	struct ev_loop *loop;		/* for timers (wait_agent); may be NULL in tests */
+	/* Called when an agent starts or ends a turn, or is released (Team availability). */
+	void (*status_hook)(void *arg, struct agent *a);
+	void *status_arg;
+	void (*team_free)(struct team *t);
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent ever made, reaped at shutdown */
 	size_t nall, call;
@@ -95,6 +101,7 @@ struct agent {
 	int delivered;			/* a delivery was accepted since it became resident */
 	struct tool_inv *fg_inv;	/* one-shot: the parent's call waiting for it */
 	struct buf fg_progress;		/* one-shot: what the parent's call shows */
+	struct team *team;		/* a Lead's team (agent/team.c), owned */
 };
 
 void agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env,

@@ -378,6 +378,59 @@ sub_settle_check(void *arg)
 
 /* ---- start ---- */
 
+static struct agent *sub_cold_resume(struct agent *sender, const char *target, struct err *e);
+
+/* A new child of parent with its descriptor written, or NULL with e (depth, capacity, log). */
+static struct agent *
+sub_new_child(struct agent *parent, const char *label, int background, struct err *e)
+{
+	struct agent_rt *rt = parent->rt;
+	int depth = (int)json_integer_value(json_object_get(parent->sess->header, "delegationDepth")) + 1;
+	struct agent *child;
+
+	if (depth > rt->max_depth) {
+		err_set(e, "DEPTH_EXCEEDED", "subagent depth %d exceeds maxDepth %d", depth, rt->max_depth);
+		return NULL;
+	}
+	if (background && sub_capacity(rt, agent_id(parent), e) < 0)
+		return NULL;
+	child = agent_new_child(rt, parent, parent->tools);
+	sub_adopt(child, background ? AGENT_MODE_CONTINUABLE : AGENT_MODE_ONESHOT);
+	if (sess_append(child->sess, "subagent/descriptor", json_pack("{s:i, s:s, s:s, s:s}", "version", 2,
+		"mode", background ? "continuable" : "one-shot", "provider", "in-process", "label", label),
+		e) == NULL) {
+		char msg[sizeof(e->msg)];
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		err_clear(e);
+		err_set(e, "SESSION_LOG_IO", "%s", msg);
+		agent_release(child);
+		return NULL;
+	}
+	child->epoch = 1;
+	child->delivered = 1;
+	return child;
+}
+
+struct agent *
+subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source, struct err *e)
+{
+	struct agent *child = sub_new_child(parent, label, 1, e);
+
+	if (child == NULL) {
+		json_decref(content);
+		json_decref(source);
+		return NULL;
+	}
+	agent_post(child, content, source, NULL);
+	return child;
+}
+
+struct agent *
+subagent_resume(struct agent *parent, const char *child_id, struct err *e)
+{
+	return sub_cold_resume(parent, child_id, e);
+}
+
 /* The parent's call is cancelled: stop the one-shot child (cause parent) and let it go. */
 static void
 sub_fg_cancel(struct tool_inv *inv)
@@ -396,38 +449,21 @@ subagent_start(struct tool_inv *inv, const char *description, const char *prompt
     struct tool_result *out)
 {
 	struct agent *parent = inv->agent, *child;
-	struct agent_rt *rt = parent->rt;
-	int depth = (int)json_integer_value(json_object_get(parent->sess->header, "delegationDepth")) + 1;
 	struct err e;
-	json_t *content;
+	json_t *content = sub_text_blocks(prompt);
 
 	err_clear(&e);
-	if (depth > rt->max_depth) {
-		tool_result_error(out, "DEPTH_EXCEEDED", "subagent depth %d exceeds maxDepth %d", depth,
-		    rt->max_depth);
-		return TOOL_DONE;
-	}
-	if (background && sub_capacity(rt, agent_id(parent), &e) < 0) {
+	child = sub_new_child(parent, description, background, &e);
+	if (child == NULL) {
+		json_decref(content);
 		tool_result_error(out, e.code, "%s", e.msg);
 		return TOOL_DONE;
 	}
-	child = agent_new_child(rt, parent, parent->tools);
-	sub_adopt(child, background ? AGENT_MODE_CONTINUABLE : AGENT_MODE_ONESHOT);
-	if (sess_append(child->sess, "subagent/descriptor", json_pack("{s:i, s:s, s:s, s:s}", "version", 2,
-		"mode", background ? "continuable" : "one-shot", "provider", "in-process", "label",
-		description), &e) == NULL) {
-		tool_result_error(out, "SESSION_LOG_IO", "%s", e.msg);
-		agent_release(child);
-		return TOOL_DONE;
-	}
-	content = sub_text_blocks(prompt);
 	if (background) {
 		char *guide = subagent_return_guidance(agent_id(parent));
 		json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", guide));
 		free(guide);
 	}
-	child->epoch = 1;
-	child->delivered = 1;
 	agent_post(child, content, json_pack("{s:s, s:s}", "kind", "agent-message", "senderSessionId",
 	    agent_id(parent)), NULL);
 	if (background) {

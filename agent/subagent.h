@@ -17,6 +17,12 @@
 int subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
     struct tool_result *out);
 
+/* A continuable child with label, its first message posted; steals content and source. NULL with e. */
+struct agent *subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source,
+    struct err *e);
+/* Cold-resumes a stored continuable child of parent (§6.6 checks). NULL with e. */
+struct agent *subagent_resume(struct agent *parent, const char *child_id, struct err *e);
+
 /*
  * Listing (§6.4) as the model sees it (§6.5): returns a new array of
  * {kind:"child", id, label, status[, parent, depth]} | {kind:"diagnostic", id, reason[, parent, depth]}.

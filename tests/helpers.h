@@ -25,5 +25,6 @@ Suite *base_suite(void);
 Suite *subagent_suite(void);
 Suite *sse_suite(void);
 Suite *openai_suite(void);
+Suite *team_suite(void);
 
 #endif

@@ -1,7 +1,4 @@
-/*
- * The tool sets. The default profile holds the four subagent tools. The Team
- * profile's tools are not built yet: its set is the default one until they are.
- */
+/* The tool sets: the four subagent tools (default) or the nine Team tools (team). */
 #include "tools/toolsets.h"
 
 #include <string.h>
@@ -24,7 +21,18 @@ toolsets_parse_profile(const char *s, enum toolset_profile *out)
 void
 toolsets_build(struct toolbox *tb, enum toolset_profile profile)
 {
-	(void)profile;
+	if (profile == TOOLSET_TEAM) {
+		toolbox_add(tb, &tool_spawn_teammate);
+		toolbox_add(tb, &tool_team_send_message);
+		toolbox_add(tb, &tool_team_list_agents);
+		toolbox_add(tb, &tool_wait_agent);
+		toolbox_add(tb, &tool_team_interrupt_agent);
+		toolbox_add(tb, &tool_team_task_create);
+		toolbox_add(tb, &tool_team_task_list);
+		toolbox_add(tb, &tool_team_task_get);
+		toolbox_add(tb, &tool_team_task_update);
+		return;
+	}
 	toolbox_add(tb, &tool_subagent);
 	toolbox_add(tb, &tool_list_agents);
 	toolbox_add(tb, &tool_send_message);

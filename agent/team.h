@@ -1,0 +1,89 @@
+/*
+ * Agent Teams (SPEC §9): the roster, the durable mailbox and the task board of
+ * one Lead. Everything persists in the Lead's log (team events) and is
+ * rebuilt from it after a restart. Authority for team actions lives here.
+ */
+#ifndef AGENT_TEAM_H
+#define AGENT_TEAM_H
+
+#include <jansson.h>
+
+#include "agent/agent.h"
+#include "agent/toolbox.h"
+#include "base/err.h"
+
+#define TEAM_MAX_MEMBERS 8
+#define TEAM_MAX_TASKS 256
+#define TEAM_MAX_PENDING 64
+#define TEAM_MAX_MESSAGE 65536
+
+#define TEAM_NO_PROGRESS_TEXT                                                                     \
+	"No other Team member is running or provisioning. wait_agent cannot make progress or wake "  \
+	"inactive teammates. Re-list with list_agents and team_task_list, then use send_message to " \
+	"wake each required inactive teammate before waiting again."
+
+enum team_phase { TEAM_PROVISIONING, TEAM_ACTIVE, TEAM_FAILED };
+enum team_status { TASK_PENDING, TASK_IN_PROGRESS, TASK_COMPLETED, TASK_DELETED };
+
+struct team_member {
+	char *name, *id, *description, *error;
+	enum team_phase phase;
+};
+
+struct team_task {
+	int n;				/* task-<n> */
+	int revision;
+	char *subject, *description, *owner;
+	enum team_status status;
+	json_t *blocked_by;		/* ["task-<n>", ...] */
+	json_t *write_scopes;		/* [string] */
+};
+
+struct team_waiter;
+
+/* One Lead's team. persist writes a team event to the Lead's log (NULL in unit tests). */
+struct team {
+	struct agent *lead;		/* NULL in unit tests */
+	struct team_member *members;
+	size_t nmembers;
+	struct team_task *tasks;
+	size_t ntasks;
+	json_t *names_used;		/* every name ever taken: never reused */
+	json_t *queued;			/* undelivered messages, in order: {id, senderName, targetName, content} */
+	int next_msg;
+	long version;			/* bumps on every roster, task, mailbox or status change */
+	struct team_waiter *waiters;
+	int (*persist)(struct team *t, const char *type, json_t *data, struct err *e);	/* steals data */
+};
+
+struct team *team_new(void);
+void team_free(struct team *t);
+/* Rebuilds a team from a Lead's events (its team events folded in order). */
+void team_fold(struct team *t, const json_t *events);
+
+/* Pure rules, unit-tested without agents. caller: a member name or "lead". */
+int team_name_check(struct team *t, const char *name, struct err *e);
+json_t *team_task_view(const struct team *t, const struct team_task *k);	/* new ref */
+json_t *team_task_create(struct team *t, const char *caller, const char *subject, const char *description,
+    const json_t *blocked_by, const json_t *write_scopes, struct err *e);
+json_t *team_task_update(struct team *t, const char *caller, const json_t *args, struct err *e);
+json_t *team_task_get(struct team *t, const char *id, struct err *e);
+json_t *team_task_list(struct team *t, const json_t *args, struct err *e);
+
+/* Runtime: the team a caller belongs to (its own as Lead, its Lead's as teammate), or NULL. */
+struct team *team_of(struct agent *a);
+/* The caller's member name: "lead" for the Lead. */
+const char *team_caller_name(struct agent *a);
+void team_install(struct agent_rt *rt);		/* status hook and team_free */
+/* After a Lead is loaded: reconcile provisioning members and resume mail delivery. */
+void team_recover(struct agent *lead);
+
+json_t *team_spawn(struct agent *caller, const char *name, const char *description, const char *prompt,
+    struct err *e);
+json_t *team_send(struct agent *caller, const char *target, const char *message, struct err *e);
+json_t *team_list(struct agent *caller);
+json_t *team_interrupt(struct agent *caller, const char *target, struct err *e);
+/* wait_agent: TOOL_DONE with out filled, or TOOL_PENDING (completes on a change or the timeout). */
+int team_wait(struct tool_inv *inv, long timeout_ms, struct tool_result *out);
+
+#endif
