@@ -55,7 +55,7 @@ START_TEST(team_names)
 	ck_assert_int_eq(team_name_check(t, "good-name-2", &e), -1);
 	ck_assert_str_eq(e.code, "TEAM_MEMBER_NAME_TAKEN");
 	for (int i = 0; i < 7; i++) {
-		char n[8];
+		char n[16];
 		snprintf(n, sizeof(n), "m%d", i);
 		add_member(t, n);
 	}
