@@ -95,10 +95,13 @@ list_title(const struct tool *t, const json_t *args)
 static int
 list_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 {
+	struct err e;
+
 	(void)args;
 	if (team_or_error(inv, out) == NULL)
 		return TOOL_DONE;
-	return team_tool_result(out, team_list(inv->agent), NULL);
+	err_clear(&e);
+	return team_tool_result(out, team_list(inv->agent), &e);
 }
 
 static char *
