@@ -63,6 +63,7 @@ sc("team-errors", INIT + [P("Hit every team error once."), W, EOF_], [
      call("team_task_list", limit=0),
      call("team_task_update", task_id="task-1", expected_revision=2, action="reassign", owner="nobody")]},
    {"tool_calls": [call("spawn_teammate", name="m%d" % i, description="filler", prompt="Say hi.") for i in range(2, 10)]},
+   {"tool_calls": [call("team_task_create", subject="filler %d" % i, description="fills the board") for i in range(3, 258)]},
    {"text": "Every error seen."}] + NOTED},
  {"agent": "label:alpha", "replies": [
    {"tool_calls": [call("spawn_teammate", name="beta", description="d", prompt="p"),
@@ -94,3 +95,14 @@ sc("team-interrupt", INIT + [P("Interrupt a running and an idle teammate."), W, 
    {"text": "Interrupted."}] + NOTED},
  {"agent": "label:busy", "replies": [{"hang": True}]},
  {"agent": "label:quick", "replies": [{"text": "done"}]}])
+
+sc("team-mailbox-full", INIT + [P("Fill a stored teammate's mailbox while the only slot is held."), W, EOF_], [
+ {"agent": "root", "replies": [
+   {"tool_calls": [call("spawn_teammate", name="sleeper", description="finishes at once", prompt="Say ok.")]},
+   {"text": "Spawned the sleeper."},
+   {"expect": "finished", "tool_calls": [call("spawn_teammate", name="hold", description="holds the only slot", prompt="Work forever.")]},
+   {"tool_calls": [call("send_message", target="sleeper", message="note %d" % i) for i in range(1, 66)]},
+   {"expect": "undelivered messages", "tool_calls": [call("interrupt_agent", target="hold")]},
+   {"text": "The slot frees; the queued mail goes out in order."}] + NOTED},
+ {"agent": "label:sleeper", "replies": [{"text": "ok"}, {"expect": "note 1", "text": "Read all 64 notes."}] + NOTED},
+ {"agent": "label:hold", "replies": [{"hang": True}]}], args=["--max-active", "1"])
