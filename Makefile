@@ -51,7 +51,12 @@ MOCK := $(BUILD)/bin/mock-openai
 CHECKS := $(BUILD)/bin/check_all
 RUNNER := $(BUILD)/bin/scenario-runner
 
-.PHONY: all deps test check-unit scenarios schema-check asan valgrind lint demo run docs clean install help bench
+FUZZ_TARGETS := line inspect replay toolargs
+FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c agent/*.c tools/*.c acp/*.c))
+FUZZ_CC := clang
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)
+
+.PHONY: all deps fuzz fuzz-deps fuzz-smoke test check-unit scenarios schema-check asan valgrind lint demo run docs clean install help bench
 
 all: bin/acp-agent
 
@@ -147,6 +152,21 @@ install: all
 
 clean:
 	rm -rf build bin
+
+fuzz-deps:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { echo "fuzz: installing clang"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang >/dev/null; }
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) | fuzz-deps
+	$(call say,FUZZ,$@)
+	@mkdir -p build/fuzz
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC) $(PKG_LIBS)
+
+fuzz: deps $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+
+fuzz-smoke: fuzz
+	$(Q)sh tests/fuzz/run.sh
 
 help:
 	@echo "targets: all deps test asan valgrind lint demo run docs bench install clean"

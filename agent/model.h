@@ -71,6 +71,7 @@ struct openai_config {
 
 /* Returns an owned model or NULL with e (a malformed recording, ...). */
 struct model *model_replay_new(struct runq *q, const char *path, struct err *e);
+struct model *model_replay_new_buf(struct runq *q, const char *data, size_t len, struct err *e);
 struct model *model_builtin_new(struct runq *q);
 struct model *model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_config *cfg,
     struct err *e);

@@ -371,33 +371,54 @@ static const struct model_ops replay_ops = {
 	"replay", replay_start, replay_cancel, replay_report, replay_free,
 };
 
+/* Builds the provider from a parsed recording; root: borrowed. */
+static struct model *
+model_replay_from_json(struct runq *q, const json_t *root, const char *name, struct err *e)
+{
+	struct replay *rp = xcalloc(1, sizeof(*rp));
+	struct model *m = xcalloc(1, sizeof(*m));
+
+	m->impl = rp;
+	if (replay_parse(rp, root, e) < 0) {
+		char msg[sizeof(e->msg)];
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		snprintf(e->msg, sizeof(e->msg), "recording %.200s: %.290s", name, msg);
+		replay_free(m);
+		return NULL;
+	}
+	m->ops = &replay_ops;
+	m->runq = q;
+	return m;
+}
+
 struct model *
 model_replay_new(struct runq *q, const char *path, struct err *e)
 {
 	json_error_t jerr;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	struct replay *rp;
 	struct model *m;
 
 	if (root == NULL) {
 		err_set(e, "invalid_recording", "recording %s: %s (line %d)", path, jerr.text, jerr.line);
 		return NULL;
 	}
-	rp = xcalloc(1, sizeof(*rp));
-	if (replay_parse(rp, root, e) < 0) {
-		char msg[sizeof(e->msg)];
-		snprintf(msg, sizeof(msg), "%s", e->msg);
-		snprintf(e->msg, sizeof(e->msg), "recording %.200s: %.290s", path, msg);
-		json_decref(root);
-		m = xcalloc(1, sizeof(*m));
-		m->impl = rp;
-		replay_free(m);
+	m = model_replay_from_json(q, root, path, e);
+	json_decref(root);
+	return m;
+}
+
+struct model *
+model_replay_new_buf(struct runq *q, const char *data, size_t len, struct err *e)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	struct model *m;
+
+	if (root == NULL) {
+		err_set(e, "invalid_recording", "recording: %s (line %d)", jerr.text, jerr.line);
 		return NULL;
 	}
+	m = model_replay_from_json(q, root, "(buffer)", e);
 	json_decref(root);
-	m = xcalloc(1, sizeof(*m));
-	m->ops = &replay_ops;
-	m->runq = q;
-	m->impl = rp;
 	return m;
 }

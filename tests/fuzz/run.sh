@@ -1,0 +1,32 @@
+#!/bin/sh
+# make fuzz-smoke: runs each libFuzzer target for FUZZ_SECONDS (60) on a corpus seeded from the
+# scenarios; a crash fails the run and leaves its input in build/fuzz/.
+set -eu
+cd "$(dirname "$0")/../.."
+secs=${FUZZ_SECONDS:-60}
+out=build/fuzz
+status=0
+seed() {	# name, then files to copy into its corpus
+	name=$1; shift
+	mkdir -p "$out/corpus-$name"
+	for f in "$@"; do [ -f "$f" ] && cp "$f" "$out/corpus-$name/$(echo "$f" | tr / _)"; done
+	true
+}
+seed line scenarios/*/scenario.json
+# Client lines of every recorded trace (make scenarios writes them), one file per trace.
+for tr in build/release/traces/*.trace; do
+	[ -f "$tr" ] && sed -n 's/^>> //p' "$tr" > "$out/corpus-line/$(basename "$tr").lines"
+done
+seed inspect scenarios/*/expected/sessions/*.jsonl scenarios/*/state/sessions/*.jsonl
+seed replay scenarios/*/recording.json
+seed toolargs tests/fuzz/seeds/toolargs/*
+for t in line inspect replay toolargs; do
+	echo "fuzz: $t for ${secs}s"
+	if ! (cd "$out" && ASAN_OPTIONS=detect_leaks=1 ./fuzz_$t -max_total_time="$secs" -print_final_stats=1 \
+		-rss_limit_mb=4096 "corpus-$t" 2>"fuzz-$t.log"); then
+		echo "fuzz: $t FAILED (see $out/fuzz-$t.log and the crash-* input there)"
+		status=1
+	fi
+	grep -E "stat::number_of_executed_units|stat::peak_rss_mb|cov:" "$out/fuzz-$t.log" | tail -3 || true
+done
+exit $status
