@@ -118,6 +118,7 @@ schema-check: scenarios
 test: deps
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory schema-check
+	$(Q)sh tests/two_process.sh $(AGENT)
 
 asan:
 	$(Q)$(MAKE) --no-print-directory VARIANT=asan check-unit scenarios

@@ -541,6 +541,90 @@ step_wait_for(struct run *r, const char *needle)
 	}
 }
 
+static long
+proc_hwm_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmHWM:", 6) == 0)
+			kb = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/*
+ * {"burst": {"count": N, "method": M, "stallMs": S, "maxRssMb": R}}: N requests in one stream
+ * while the runner stops reading for S ms; every response must come back, in order, and the
+ * agent's peak RSS must stay under R MB. The responses stay out of the snapshot.
+ */
+static int
+step_burst(struct run *r, const json_t *spec)
+{
+	long n = (long)json_integer_value(json_object_get(spec, "count"));
+	const char *method = json_string_value(json_object_get(spec, "method"));
+	long stall = (long)json_integer_value(json_object_get(spec, "stallMs"));
+	long max_rss = (long)json_integer_value(json_object_get(spec, "maxRssMb"));
+	struct buf out, in;
+	size_t off = 0;
+	long next = 1, deadline = now_ms() + 120000, resume = now_ms() + stall;
+	int flags = fcntl(r->to_agent, F_GETFL);
+
+	buf_init(&out);
+	buf_init(&in);
+	for (long i = 1; i <= n; i++)
+		buf_printf(&out, "{\"jsonrpc\":\"2.0\",\"id\":\"b%ld\",\"method\":\"%s\",\"params\":{}}\n", i,
+		    method ? method : "authenticate");
+	fcntl(r->to_agent, F_SETFL, flags | O_NONBLOCK);
+	while (next <= n && now_ms() < deadline) {
+		struct pollfd p[2] = { { r->to_agent, POLLOUT, 0 }, { r->from_agent, POLLIN, 0 } };
+		int reading = now_ms() >= resume;
+		poll(p, 2, 20);
+		if (off < out.len && (p[0].revents & POLLOUT)) {
+			ssize_t w = write(r->to_agent, out.data + off, out.len - off);
+			if (w > 0)
+				off += (size_t)w;
+		}
+		if (!reading || !(p[1].revents & (POLLIN | POLLHUP)))
+			continue;
+		char chunk[65536];
+		ssize_t got = read(r->from_agent, chunk, sizeof(chunk));
+		if (got <= 0)
+			break;
+		buf_append(&in, chunk, (size_t)got);
+		char *nl;
+		while ((nl = memchr(in.data, '\n', in.len)) != NULL) {
+			char want[48];
+			snprintf(want, sizeof(want), "\"id\":\"b%ld\"", next);
+			*nl = '\0';
+			if (strstr(in.data, "\"id\":\"b")) {
+				if (strstr(in.data, want) == NULL) {
+					run_fail(r, "burst: response %ld out of order: %.80s", next, in.data);
+					goto out;
+				}
+				next++;
+			}
+			buf_consume(&in, (size_t)(nl - in.data) + 1);
+		}
+	}
+	if (next <= n)
+		run_fail(r, "burst: only %ld of %ld responses came back", next - 1, n);
+	long hwm = proc_hwm_kb(r->pid);
+	fprintf(stderr, "[burst: %ld requests answered in order; agent peak RSS %ld kB]\n", next - 1, hwm);
+	if (max_rss && hwm > max_rss * 1024)
+		run_fail(r, "burst: agent peak RSS %ld kB over %ld MB", hwm, max_rss);
+out:
+	fcntl(r->to_agent, F_SETFL, flags);
+	buf_free(&out);
+	buf_free(&in);
+	return r->failure[0] ? -1 : 0;
+}
+
 static int
 hexval(char c)
 {
@@ -579,6 +663,8 @@ step_run(struct run *r, json_t *step)
 		buf_free(&b);
 		return rc;
 	}
+	if ((v = json_object_get(step, "burst")))
+		return step_burst(r, v);
 	if ((v = json_object_get(step, "waitFor")))
 		return step_wait_for(r, json_string_value(v));
 	if (json_object_get(step, "waitIdle")) {
