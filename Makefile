@@ -56,7 +56,7 @@ FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c agent/*.c to
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)
 
-.PHONY: all deps fuzz fuzz-deps fuzz-smoke test check-unit scenarios schema-check asan valgrind lint demo run docs clean install help bench
+.PHONY: all deps fuzz fuzz-deps fuzz-smoke crash-loop test check-unit scenarios schema-check asan valgrind lint demo run docs clean install help bench
 
 all: bin/acp-agent
 
@@ -80,6 +80,11 @@ $(CHECKS): $(LIB_OBJ) $(TEST_OBJ)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
 
 $(BUILD)/bin/bench_%: $(BUILD)/bench/bench_%.o $(LIB_OBJ)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/bin/state-check: $(BUILD)/tests/state_check.o $(LIB_OBJ)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
@@ -119,6 +124,10 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory schema-check
 	$(Q)sh tests/two_process.sh $(AGENT)
+	$(Q)$(MAKE) --no-print-directory crash-loop
+
+crash-loop: $(AGENT) $(BUILD)/bin/state-check
+	$(Q)sh tests/crash_loop.sh $(AGENT) $(BUILD)/bin/state-check
 
 asan:
 	$(Q)$(MAKE) --no-print-directory VARIANT=asan check-unit scenarios
