@@ -55,8 +55,14 @@ team_free(struct team *t)
 {
 	if (t == NULL)
 		return;
-	while (t->waiters)
-		team_waiter_done(t->waiters, 0);
+	/* By now every turn was cancelled, which removed its waiter; free any left without a reply. */
+	while (t->waiters) {
+		struct team_waiter *w = t->waiters;
+		t->waiters = w->next;
+		if (t->lead && t->lead->rt->loop)
+			ev_timer_stop(t->lead->rt->loop, &w->timer);
+		free(w);
+	}
 	for (size_t i = 0; i < t->nmembers; i++) {
 		free(t->members[i].name);
 		free(t->members[i].id);
@@ -114,8 +120,12 @@ static void
 team_changed(struct team *t)
 {
 	t->version++;
-	while (t->waiters)
-		team_waiter_done(t->waiters, 0);
+	while (t->waiters) {
+		struct team_waiter *w = t->waiters;
+		t->waiters = w->next;
+		w->next = NULL;
+		team_waiter_done(w, 0);
+	}
 }
 
 static int
@@ -909,6 +919,7 @@ team_waiter_done(struct team_waiter *w, int timed_out)
 	json_t *out = json_pack("{s:b}", "timedOut", timed_out);
 	char *text = json_dumps(out, JSON_COMPACT);
 
+	/* Unlinked by the caller (a change) or still linked (its timeout). */
 	for (pp = &t->waiters; *pp; pp = &(*pp)->next)
 		if (*pp == w) {
 			*pp = w->next;
