@@ -124,6 +124,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory schema-check
 	$(Q)sh tests/two_process.sh $(AGENT)
+	$(Q)sh tests/enospc.sh $(AGENT)
 	$(Q)$(MAKE) --no-print-directory crash-loop
 
 crash-loop: $(AGENT) $(BUILD)/bin/state-check

@@ -16,6 +16,8 @@ sess_faults_one(struct sess_faults *f, const char *name, struct err *e)
 		f->short_write = 1;
 	} else if (strcmp(name, "log-sync-fail") == 0) {
 		f->sync_fail = 1;
+	} else if (strcmp(name, "dir-sync-fail") == 0) {
+		f->dir_sync_fail = 1;
 	} else if (strcmp(name, "exit-after-settled") == 0) {
 		f->exit_after_settled = 1;
 	} else if (strncmp(name, "exit-after-event:", 17) == 0) {

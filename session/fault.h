@@ -10,6 +10,7 @@
 struct sess_faults {
 	int short_write;		/* armed: the first append writes half, then EIO */
 	int sync_fail;			/* armed: the next sync fails */
+	int dir_sync_fail;		/* armed: the next directory sync (publication) fails */
 	int exit_after_settled;
 	char exit_type[64];		/* exit-after-event:<type>:<n> */
 	long exit_n;

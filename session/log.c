@@ -165,8 +165,18 @@ sess_log_publish(struct sess_log *lg, const char *data, size_t len, struct err *
 	    (lg->env->sync != SESS_SYNC_NONE && fdatasync(fd) < 0) || link(tmp, lg->path) < 0)
 		goto fail;
 	unlink(tmp);
-	if (lg->env->sync != SESS_SYNC_NONE && sess_fsync_dir(lg->env->dir) < 0)
-		log_warn("sess: %s: directory sync failed: %s", lg->id, strerror(errno));
+	if (lg->env->sync != SESS_SYNC_NONE &&
+	    (lg->env->faults.dir_sync_fail ? (lg->env->faults.dir_sync_fail = 0, errno = EIO, -1)
+					    : sess_fsync_dir(lg->env->dir)) < 0) {
+		/* Not durably published: take the name back, so nothing half-made stays. */
+		saved = errno;
+		unlink(lg->path);
+		close(fd);
+		free(tmp);
+		lg->failed = 1;
+		return err_set(e, "session_log_io", "cannot publish session %s: directory sync failed: %s",
+		    lg->id, strerror(saved));
+	}
 	free(tmp);
 	lg->fd = fd;
 	lg->good = (off_t)(hlen + len);
