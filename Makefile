@@ -131,13 +131,13 @@ crash-loop: $(AGENT) $(BUILD)/bin/state-check
 	$(Q)sh tests/crash_loop.sh $(AGENT) $(BUILD)/bin/state-check
 
 asan:
-	$(Q)$(MAKE) --no-print-directory VARIANT=asan check-unit scenarios
+	$(Q)SCENARIO_NO_RSS_LIMIT=1 $(MAKE) --no-print-directory VARIANT=asan check-unit scenarios
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/scenario-runner build/valgrind/bin/mock-openai
 	$(Q)CK_FORK=no CK_DEFAULT_TIMEOUT=120 valgrind -q --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect build/valgrind/bin/check_all
-	$(Q)VALGRIND=1 build/valgrind/bin/scenario-runner --agent build/valgrind/bin/acp-agent \
+	$(Q)SCENARIO_NO_RSS_LIMIT=1 VALGRIND=1 build/valgrind/bin/scenario-runner --agent build/valgrind/bin/acp-agent \
 		--mock build/valgrind/bin/mock-openai scenarios/*/
 
 lint:
