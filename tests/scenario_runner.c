@@ -845,7 +845,8 @@ actual_outputs(struct run *r)
 		buf_free(&b);
 	}
 	snprintf(sdir, sizeof(sdir), "%s/sessions", r->state);
-	qsort(files, nf, sizeof(*files), sfile_cmp);
+	if (nf)
+		qsort(files, nf, sizeof(*files), sfile_cmp);
 	for (i = 0; i < nf; i++) {
 		FILE *fp = fopen(files[i].path, "r");
 		char *line = NULL, key[64];
