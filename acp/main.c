@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
 #include "acp/server.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -212,7 +210,6 @@ main(int argc, char **argv)
 	if (out_flags >= 0)
 		fcntl(proto, F_SETFL, out_flags | O_NONBLOCK);
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
 	struct acp_server *srv = xcalloc(1, sizeof(*srv));
 	struct err e;
@@ -235,6 +232,5 @@ main(int argc, char **argv)
 	close(proto);
 	free(state_default);
 	ev_loop_destroy(loop);
-	curl_global_cleanup();
 	return rc;
 }

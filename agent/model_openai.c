@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include <curl/curl.h>
+#include "agent/curl_dl.h"
 
 #include "agent/model.h"
 #include "agent/sse.h"
@@ -23,6 +23,7 @@
 #include "base/xmalloc.h"
 
 #define OA_ERRBODY_MAX 65536
+#define CURLAPI curl_dl()
 
 struct oa {
 	struct model *m;
@@ -81,11 +82,11 @@ oa_req_free(struct model_req *r)
 	ev_timer_stop(r->oa->loop, &r->retry);
 	ev_timer_stop(r->oa->loop, &r->idle);
 	if (r->easy) {
-		curl_multi_remove_handle(r->oa->multi, r->easy);
-		curl_easy_cleanup(r->easy);
+		CURLAPI->multi_remove_handle(r->oa->multi, r->easy);
+		CURLAPI->easy_cleanup(r->easy);
 		r->easy = NULL;
 	}
-	curl_slist_free_all(r->headers);
+	CURLAPI->slist_free_all(r->headers);
 	free(r->body);
 	buf_free(&r->errbody);
 	buf_free(&r->pend);
@@ -142,8 +143,8 @@ oa_finish(struct model_req *r)
 {
 	ev_timer_stop(r->oa->loop, &r->idle);
 	if (r->easy) {
-		curl_multi_remove_handle(r->oa->multi, r->easy);
-		curl_easy_cleanup(r->easy);
+		CURLAPI->multi_remove_handle(r->oa->multi, r->easy);
+		CURLAPI->easy_cleanup(r->easy);
 		r->easy = NULL;
 	}
 	r->delivering = 1;
@@ -269,7 +270,7 @@ oa_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 
 	ev_timer_again(r->oa->loop, &r->idle);
 	if (r->status == 0)
-		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+		CURLAPI->easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	if (r->status != 200) {
 		if (r->errbody.len < OA_ERRBODY_MAX)
 			buf_append(&r->errbody, data, len);
@@ -343,9 +344,9 @@ oa_done(struct model_req *r, CURLcode rc)
 {
 	char msg[400];
 
-	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
-	curl_multi_remove_handle(r->oa->multi, r->easy);
-	curl_easy_cleanup(r->easy);
+	CURLAPI->easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	CURLAPI->multi_remove_handle(r->oa->multi, r->easy);
+	CURLAPI->easy_cleanup(r->easy);
 	r->easy = NULL;
 	ev_timer_stop(r->oa->loop, &r->idle);
 	if (r->failed) {
@@ -354,7 +355,7 @@ oa_done(struct model_req *r, CURLcode rc)
 	}
 	if (rc != CURLE_OK && r->status == 0) {
 		oa_fail(r, rc == CURLE_OPERATION_TIMEDOUT ? "MODEL_TIMEOUT" : "MODEL_CONNECTION",
-		    "cannot reach the model server at %s: %s", r->oa->url, curl_easy_strerror(rc));
+		    "cannot reach the model server at %s: %s", r->oa->url, CURLAPI->easy_strerror(rc));
 	} else if (r->status == 401 || r->status == 403) {
 		oa_fail(r, "MODEL_AUTH", "the model server rejected the API key (HTTP %ld); check "
 		    "ACP_AGENT_API_KEY", r->status);
@@ -379,7 +380,7 @@ oa_done(struct model_req *r, CURLcode rc)
 		oa_fail(r, "MODEL_HTTP", "the model server answered HTTP %ld: %s", r->status,
 		    oa_error_message(r, msg, sizeof(msg)));
 	} else if (rc != CURLE_OK) {
-		oa_fail(r, "MODEL_CONNECTION", "the model stream broke: %s", curl_easy_strerror(rc));
+		oa_fail(r, "MODEL_CONNECTION", "the model stream broke: %s", CURLAPI->easy_strerror(rc));
 	} else {
 		/* A last event without its blank line still counts; a parse failure is recorded. */
 		sse_finish(&r->sse);
@@ -396,12 +397,12 @@ oa_check_info(struct oa *oa)
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = curl_multi_info_read(oa->multi, &left)) != NULL) {
+	while ((msg = CURLAPI->multi_info_read(oa->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		struct model_req *r;
 		CURLcode rc = msg->data.result;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		CURLAPI->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
 		oa_done(r, rc);
 	}
 }
@@ -418,7 +419,7 @@ oa_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
 		flags |= CURL_CSELECT_IN;
 	if (revents & EV_WRITE)
 		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(oa->multi, s->fd, flags, &running);
+	CURLAPI->multi_socket_action(oa->multi, s->fd, flags, &running);
 	oa_check_info(oa);
 }
 
@@ -433,7 +434,7 @@ oa_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
 		if (s) {
 			ev_io_stop(oa->loop, &s->io);
 			free(s);
-			curl_multi_assign(oa->multi, fd, NULL);
+			CURLAPI->multi_assign(oa->multi, fd, NULL);
 		}
 		return 0;
 	}
@@ -441,7 +442,7 @@ oa_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
 		s = xcalloc(1, sizeof(*s));
 		s->oa = oa;
 		s->fd = fd;
-		curl_multi_assign(oa->multi, fd, s);
+		CURLAPI->multi_assign(oa->multi, fd, s);
 	} else {
 		ev_io_stop(oa->loop, &s->io);
 	}
@@ -459,7 +460,7 @@ oa_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	curl_multi_socket_action(oa->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	CURLAPI->multi_socket_action(oa->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	oa_check_info(oa);
 }
 
@@ -483,29 +484,29 @@ static void
 oa_submit(struct model_req *r)
 {
 	struct oa *oa = r->oa;
-	CURL *e = curl_easy_init();
+	CURL *e = CURLAPI->easy_init();
 
 	r->tries++;
 	r->status = 0;
 	r->retry_after_ms = 0;
 	buf_consume(&r->errbody, r->errbody.len);
 	r->easy = e;
-	curl_easy_setopt(e, CURLOPT_URL, oa->url);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, oa_write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, oa_header_cb);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)r);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, oa->cfg.connect_timeout_ms);
+	CURLAPI->easy_setopt(e, CURLOPT_URL, oa->url);
+	CURLAPI->easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+	CURLAPI->easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+	CURLAPI->easy_setopt(e, CURLOPT_WRITEFUNCTION, oa_write_cb);
+	CURLAPI->easy_setopt(e, CURLOPT_WRITEDATA, r);
+	CURLAPI->easy_setopt(e, CURLOPT_HEADERFUNCTION, oa_header_cb);
+	CURLAPI->easy_setopt(e, CURLOPT_HEADERDATA, r);
+	CURLAPI->easy_setopt(e, CURLOPT_PRIVATE, (char *)r);
+	CURLAPI->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	CURLAPI->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, oa->cfg.connect_timeout_ms);
 	/* A cancelled transfer must close its connection, so the server sees it go. */
-	curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "acp-agent");
+	CURLAPI->easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+	CURLAPI->easy_setopt(e, CURLOPT_USERAGENT, "acp-agent");
 	ev_timer_set(&r->idle, 0., (double)oa->cfg.idle_timeout_ms / 1000.0);
 	ev_timer_again(oa->loop, &r->idle);
-	curl_multi_add_handle(oa->multi, e);
+	CURLAPI->multi_add_handle(oa->multi, e);
 }
 
 /* The chat messages of a call (system first); returns new ref. */
@@ -555,9 +556,9 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	r->sink = *sink;
 	r->body = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
-	r->headers = curl_slist_append(NULL, oa->auth);
-	r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
-	r->headers = curl_slist_append(r->headers, "Accept: text/event-stream");
+	r->headers = CURLAPI->slist_append(NULL, oa->auth);
+	r->headers = CURLAPI->slist_append(r->headers, "Content-Type: application/json");
+	r->headers = CURLAPI->slist_append(r->headers, "Accept: text/event-stream");
 	buf_init(&r->errbody);
 	buf_init(&r->pend);
 	sse_init(&r->sse, oa_on_event, r);
@@ -592,7 +593,7 @@ oa_free(struct model *m)
 	struct oa *oa = m->impl;
 
 	ev_timer_stop(oa->loop, &oa->timer);
-	curl_multi_cleanup(oa->multi);
+	CURLAPI->multi_cleanup(oa->multi);
 	free(oa->url);
 	free(oa->auth);
 	free(oa->model);
@@ -617,6 +618,8 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 		err_set(e, "usage", "ACP_AGENT_BASE_URL must start with http:// or https://");
 		return NULL;
 	}
+	if (curl_dl_load(e) == NULL)
+		return NULL;
 	m = xcalloc(1, sizeof(*m));
 	oa = xcalloc(1, sizeof(*oa));
 	m->ops = &oa_ops;
@@ -631,11 +634,11 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 	oa->url = xasprintf("%.*s/chat/completions", (int)blen, cfg->base_url);
 	oa->auth = xasprintf("Authorization: Bearer %s", cfg->api_key);
 	oa->model = xstrdup(cfg->model);
-	oa->multi = curl_multi_init();
-	curl_multi_setopt(oa->multi, CURLMOPT_SOCKETFUNCTION, oa_socket_fn);
-	curl_multi_setopt(oa->multi, CURLMOPT_SOCKETDATA, oa);
-	curl_multi_setopt(oa->multi, CURLMOPT_TIMERFUNCTION, oa_timer_fn);
-	curl_multi_setopt(oa->multi, CURLMOPT_TIMERDATA, oa);
+	oa->multi = CURLAPI->multi_init();
+	CURLAPI->multi_setopt(oa->multi, CURLMOPT_SOCKETFUNCTION, oa_socket_fn);
+	CURLAPI->multi_setopt(oa->multi, CURLMOPT_SOCKETDATA, oa);
+	CURLAPI->multi_setopt(oa->multi, CURLMOPT_TIMERFUNCTION, oa_timer_fn);
+	CURLAPI->multi_setopt(oa->multi, CURLMOPT_TIMERDATA, oa);
 	ev_timer_init(&oa->timer, oa_timer_cb, 0., 0.);
 	oa->timer.data = oa;
 	return m;

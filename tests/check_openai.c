@@ -1,7 +1,6 @@
 /* The openai provider without a server: refused connections fail clearly, never leak the key. */
 #include <string.h>
 
-#include <curl/curl.h>
 
 #include "agent/model.h"
 #include "tests/helpers.h"
@@ -64,7 +63,6 @@ START_TEST(openai_refused_connection_is_a_clear_error)
 	struct model_call call = { .agent_id = "a", .script = "root", .system = "s", .messages = msgs };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	runq_init(&q, NULL);
 	ev_prepare_init(&prep, drain);
 	prep.data = &q;
@@ -82,7 +80,6 @@ START_TEST(openai_refused_connection_is_a_clear_error)
 	json_decref(msgs);
 	ev_prepare_stop(loop, &prep);
 	ev_loop_destroy(loop);
-	curl_global_cleanup();
 }
 END_TEST
 
