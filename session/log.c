@@ -162,7 +162,7 @@ sess_log_publish(struct sess_log *lg, const char *data, size_t len, struct err *
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || sess_log_write_all(lg, fd, lg->header_line, hlen) < 0 ||
 	    sess_log_write_all(lg, fd, data, len) < 0 ||
-	    (lg->env->sync != SESS_SYNC_NONE && fdatasync(fd) < 0) || link(tmp, lg->path) < 0)
+	    (lg->env->sync != SESS_SYNC_NONE && (lg->env->syncs++, fdatasync(fd) < 0)) || link(tmp, lg->path) < 0)
 		goto fail;
 	unlink(tmp);
 	if (lg->env->sync != SESS_SYNC_NONE &&
@@ -265,6 +265,7 @@ sess_log_sync(struct sess_log *lg, struct err *e)
 		lg->failed = 1;
 		return err_set(e, "session_log_io", "cannot sync session %s: %s", lg->id, strerror(EIO));
 	}
+	lg->env->syncs++;
 	if (fdatasync(lg->fd) < 0) {
 		lg->failed = 1;
 		return err_set(e, "session_log_io", "cannot sync session %s: %s", lg->id, strerror(errno));

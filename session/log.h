@@ -24,6 +24,7 @@ struct sess_env {
 	struct sess_faults faults;
 	struct clock clock;
 	struct sess_ids ids;
+	long syncs;			/* fdatasync/fsync calls made (benchmarks, tests) */
 };
 
 int sess_sync_parse(const char *s, enum sess_sync *out);

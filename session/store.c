@@ -190,23 +190,30 @@ sess_append(struct sess *s, const char *type, json_t *data, struct err *e)
 	struct sess_env *env = s->store->env;
 	int64_t now = clock_now_ms(&env->clock);
 	json_t *ev = sess_event_new((int64_t)json_array_size(s->events), now, type, data);
-	char *line = json_dumps(ev, JSON_COMPACT);
-	size_t len;
+	char stack[4096], *line = stack;
+	size_t len = json_dumpb(ev, stack, sizeof(stack) - 1, JSON_COMPACT);
+	int rc;
 
-	if (line == NULL) {
+	/* Most events fit the stack buffer: no allocation on the hot path. */
+	if (len >= sizeof(stack) - 1) {
+		line = xmalloc(len + 2);
+		len = json_dumpb(ev, line, len + 1, JSON_COMPACT);
+	}
+	if (len == 0) {
+		if (line != stack)
+			free(line);
 		json_decref(ev);
 		err_set(e, "internal", "event %s cannot be encoded", type);
 		return NULL;
 	}
-	len = strlen(line);
-	line = xrealloc(line, len + 2);
-	memcpy(line + len, "\n", 2);
-	if (sess_log_append(s->log, line, len + 1, e) < 0) {
+	line[len] = '\n';
+	rc = sess_log_append(s->log, line, len + 1, e);
+	if (line != stack)
 		free(line);
+	if (rc < 0) {
 		json_decref(ev);
 		return NULL;
 	}
-	free(line);
 	json_array_append_new(s->events, ev);
 	if (env->faults.exit_n)
 		sess_faults_event_written(&env->faults, type);
