@@ -5,11 +5,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/xmalloc.h"
 #include "session/event.h"
+#include "session/jsonscan.h"
 
 void
 sess_image_free(struct sess_image *img)
@@ -187,4 +190,147 @@ out:
 	json_decref(called);
 	json_decref(resulted);
 	return json_array_size(events) - before;
+}
+
+/* ---- the scan: inspect's answers without keeping the events ---- */
+
+/* Our own writer's prefix: {"seq":N,"time":T,"type":"X", ... Returns 1 and fills seq/type. */
+static int
+sess_scan_prefix(const char *s, size_t n, int64_t *seq, const char **type, size_t *tlen)
+{
+	const char *p = s, *end = s + n;
+	int64_t v = 0;
+
+	if (n < 8 || memcmp(p, "{\"seq\":", 7) != 0)
+		return 0;
+	p += 7;
+	if (p >= end || *p < '0' || *p > '9')
+		return 0;
+	while (p < end && *p >= '0' && *p <= '9' && v < INT64_MAX / 10)
+		v = v * 10 + (*p++ - '0');
+	if (end - p < 9 || memcmp(p, ",\"time\":", 8) != 0)
+		return 0;
+	p += 8;
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	if (end - p < 9 || memcmp(p, ",\"type\":\"", 9) != 0)
+		return 0;
+	p += 9;
+	const char *q = memchr(p, '"', (size_t)(end - p));
+	if (q == NULL)
+		return 0;
+	*seq = v;
+	*type = p;
+	*tlen = (size_t)(q - p);
+	return 1;
+}
+
+static int
+sess_type_is(const char *t, size_t n, const char *want)
+{
+	return strlen(want) == n && memcmp(t, want, n) == 0;
+}
+
+int
+sess_scan_buf(const char *data, size_t len, struct sess_scan *sc, struct err *e)
+{
+	size_t pos = 0, open_turn = (size_t)-1;
+	int64_t seq = 0;
+	int line_no = 0;
+
+	memset(sc, 0, sizeof(*sc));
+	while (pos < len) {
+		const char *nl = memchr(data + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - data) : len, n = end - pos;
+		const char *line = data + pos, *type = NULL;
+		size_t tlen = 0;
+		int64_t s = -1;
+		int ok;
+		int last = (nl == NULL || end + 1 == len);
+		line_no++;
+		if (line_no == 1) {
+			json_t *h = nl ? sess_json_parse_line(line, n) : NULL;
+			if (h == NULL)
+				return err_set(e, "session_corrupt", "the session header is unreadable");
+			ok = sess_header_check(h, e);
+			json_decref(h);
+			if (ok < 0)
+				return -1;
+		} else {
+			char tbuf[64];
+			if (nl && sess_scan_prefix(line, n, &s, &type, &tlen) && tlen < sizeof(tbuf) &&
+			    (memcpy(tbuf, type, tlen), tbuf[tlen] = '\0', sess_event_type_known(tbuf)) &&
+			    json_scan_valid(line, n)) {
+				if (s != seq)
+					return err_set(e, "session_corrupt", "event seq gap: expected %lld", (long long)seq);
+			} else {
+				/* Anything else takes the full path: repair, parse, check. */
+				json_t *j = nl ? sess_json_parse_line(line, n) : NULL;
+				if (j == NULL) {
+					if (last) {
+						sc->torn = 1;
+						break;
+					}
+					return err_set(e, "session_corrupt", "line %d is not valid JSON", line_no);
+				}
+				ok = sess_event_check(j, seq, e);
+				json_decref(j);
+				if (ok < 0)
+					return -1;
+				type = NULL;
+			}
+			if (type && sess_type_is(type, tlen, "turn/start"))
+				open_turn = pos;
+			else if (type && sess_type_is(type, tlen, "turn/end"))
+				open_turn = (size_t)-1;
+			seq++;
+		}
+		pos = end + 1;
+		sc->valid_len = (off_t)pos;
+	}
+	if (line_no == 0)
+		return err_set(e, "session_corrupt", "the session file is empty");
+	sc->nevents = (long)seq;
+	if (open_turn != (size_t)-1) {
+		/* Only the open turn is parsed in full: the closers depend on it alone. */
+		json_t *tail = json_array();
+		size_t p = open_turn;
+		while (p < (size_t)sc->valid_len) {
+			const char *nl = memchr(data + p, '\n', (size_t)sc->valid_len - p);
+			json_t *j = sess_json_parse_line(data + p, (size_t)(nl - (data + p)));
+			if (j)
+				json_array_append_new(tail, j);
+			p = (size_t)(nl - data) + 1;
+		}
+		sc->nclosers = sess_closers_append(tail);
+		json_decref(tail);
+	}
+	return 0;
+}
+
+int
+sess_scan_file(const char *path, struct sess_scan *sc, struct err *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	char *data;
+	int rc;
+
+	memset(sc, 0, sizeof(*sc));
+	if (fd < 0)
+		return err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io", "cannot open %s: %s", path,
+		    strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(e, "session_log_io", "%s is not a regular file", path);
+	}
+	/* The file is mapped, not copied: the scan reads it once. */
+	data = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (st.st_size && data == MAP_FAILED)
+		return err_set(e, "session_log_io", "cannot map %s: %s", path, strerror(errno));
+	rc = sess_scan_buf(data ? data : "", (size_t)st.st_size, sc, e);
+	if (data)
+		munmap(data, (size_t)st.st_size);
+	return rc;
 }

@@ -32,6 +32,17 @@ void sess_image_free(struct sess_image *img);
 int sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct err *e);
 /* Reads path (never follows a symlink). Codes as above plus unknown_session, session_log_io. */
 int sess_inspect_file(const char *path, struct sess_image *img, struct err *e);
+/* inspect's verdict without keeping the events: for large logs (the read-only path). */
+struct sess_scan {
+	off_t valid_len;
+	long nevents;
+	int torn;
+	size_t nclosers;	/* what load would append */
+};
+
+int sess_scan_buf(const char *data, size_t len, struct sess_scan *sc, struct err *e);
+int sess_scan_file(const char *path, struct sess_scan *sc, struct err *e);
+
 /* Appends the closers for an unbalanced tail to events (borrowed); returns how many. */
 size_t sess_closers_append(json_t *events);
 

@@ -192,6 +192,52 @@ START_TEST(load_rejects_malformed_and_missing_ids)
 }
 END_TEST
 
+/* The scan (no events kept) gives inspect's verdict on the same bytes. */
+static void
+assert_scan_agrees(const char *text)
+{
+	struct sess_image img;
+	struct sess_scan sc;
+	struct err e1, e2;
+	int r1, r2;
+
+	err_clear(&e1);
+	err_clear(&e2);
+	r1 = sess_inspect_buf(text, strlen(text), &img, &e1);
+	r2 = sess_scan_buf(text, strlen(text), &sc, &e2);
+	ck_assert_int_eq(r1, r2);
+	if (r1 == 0) {
+		ck_assert_int_eq(img.valid_len, sc.valid_len);
+		ck_assert_int_eq(img.torn, sc.torn);
+		ck_assert_uint_eq(img.nclosers, sc.nclosers);
+		ck_assert_int_eq((long)(json_array_size(img.events) - img.nclosers), sc.nevents);
+	} else {
+		ck_assert_str_eq(e1.code, e2.code);
+	}
+	sess_image_free(&img);
+}
+
+START_TEST(scan_agrees_with_inspect)
+{
+	char torn[4096];
+
+	assert_scan_agrees(open_turn);
+	snprintf(torn, sizeof(torn), "%s{\"seq\":7,\"tim", open_turn);
+	assert_scan_agrees(torn);
+	assert_scan_agrees(HDR EV(0, "turn/start", "{\"turn\":1}") "garbage\n");
+	assert_scan_agrees(HDR "garbage\n" EV(1, "turn/start", "{\"turn\":1}"));
+	assert_scan_agrees(HDR EV(0, "turn/start", "{\"turn\":1}") EV(2, "turn/start", "{\"turn\":1}"));
+	assert_scan_agrees(HDR EV(0, "mystery/event", "{}"));
+	assert_scan_agrees(HDR "{\"seq\":0,\"time\":1,\"type\":\"future/thing\",\"ignorable\":true,\"data\":{}}\n");
+	assert_scan_agrees(HDR EV(0, "turn/start", "{\"turn\":1,\"x\":[1,2,{\"a\":\"\\u00e9\\n\"}]}")
+	    EV(1, "turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}"));
+	/* A line our prefix matches but that is not JSON is still corruption. */
+	assert_scan_agrees(HDR "{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"turn\":1,}}\n"
+	    EV(1, "turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}"));
+	assert_scan_agrees("");
+}
+END_TEST
+
 Suite *
 repair_suite(void)
 {
@@ -204,6 +250,7 @@ repair_suite(void)
 	tcase_add_test(tc, inspect_skips_ignorable_unknown_events);
 	tcase_add_test(tc, load_makes_the_repair_durable);
 	tcase_add_test(tc, load_rejects_malformed_and_missing_ids);
+	tcase_add_test(tc, scan_agrees_with_inspect);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,75 @@
+/*
+ * inspect of a 100 MB log (SPEC §12: >= 100 MB/s, within 3x of wc -l on the same file).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "session/repair.h"
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/acp-bench-inspect-XXXXXX", path[256], cmd[600];
+	const char *id = "00000000-0000-4000-8000-000000000001";
+	FILE *f;
+	long bytes = 0, n = 0;
+	struct sess_scan sc;
+	struct sess_image img;
+	struct err e;
+	double t0, ours, wc;
+	char text[161];
+
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(path, sizeof(path), "%s/%s.jsonl", dir, id);
+	f = fopen(path, "w");
+	bytes += fprintf(f, "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n", id);
+	memset(text, 'a', 160);
+	text[160] = '\0';
+	while (bytes < 100L * 1000 * 1000) {
+		long turn = n / 4 + 1;
+		switch (n % 4) {
+		case 0: bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"turn/start\",\"data\":{\"turn\":%ld}}\n", n, n, turn); break;
+		case 1: bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"source\":{\"kind\":\"user\"}}}\n", n, n, text); break;
+		case 2: bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"assistant/message\",\"data\":{\"turn\":%ld,\"step\":1,\"id\":\"a\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"finish\":\"stop\"}}\n", n, n, turn, text); break;
+		default: bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"turn/end\",\"data\":{\"turn\":%ld,\"reason\":{\"kind\":\"completed\"}}}\n", n, n, turn); break;
+		}
+		n++;
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "wc -l %s > /dev/null", path);
+	if (system(cmd) != 0)	/* warm the page cache for both */
+		return 1;
+	t0 = now_s();
+	if (system(cmd) != 0)
+		return 1;
+	wc = now_s() - t0;
+	err_clear(&e);
+	t0 = now_s();
+	int rc = sess_scan_file(path, &sc, &e);
+	ours = now_s() - t0;
+	printf("inspect (scan): %.0f MB/s (%ld bytes, %ld events, %.3f s, %s)\n", bytes / ours / 1e6, bytes, sc.nevents,
+	    ours, rc == 0 ? "valid" : e.msg);
+	printf("ratio[inspect vs wc -l]: %.1fx the time (wc -l %.3f s, %.0f MB/s)\n", ours / wc, wc, bytes / wc / 1e6);
+	err_clear(&e);
+	t0 = now_s();
+	rc = sess_inspect_file(path, &img, &e);
+	double full = now_s() - t0;
+	printf("inspect (full image, every event parsed and kept, as load needs): %.0f MB/s (%.3f s)\n",
+	    bytes / full / 1e6, full);
+	printf("target: >= 100 MB/s and within 3x of wc -l\n");
+	sess_image_free(&img);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : 1;
+}
