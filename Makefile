@@ -155,7 +155,7 @@ docs: all
 	$(Q)(./bin/acp-agent --print-tools-markdown && echo && \
 		./bin/acp-agent --profile team --print-tools-markdown) > docs/tools.md
 
-bench: all $(BENCHES)
+bench: deps all $(BENCHES) $(MOCK)
 	$(Q)sh bench/run.sh
 
 install: all

@@ -1,0 +1,298 @@
+/*
+ * Whole-agent benchmarks: RSS idle, with 10,000 indexed sessions and with 100 resident
+ * children; and relaying a 1 MB streamed answer through the openai provider (against the
+ * mock server), CPU per MB and per chunk, against cat of the same bytes.
+ *
+ *   bench_agent AGENT MOCK
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct child {
+	pid_t pid;
+	int in, out;
+	char buf[1 << 16];
+	size_t have;
+};
+
+static void
+spawn(struct child *c, const char *const *argv, char **env)
+{
+	int in[2], out[2];
+
+	if (pipe(in) < 0 || pipe(out) < 0)
+		exit(1);
+	c->pid = fork();
+	if (c->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);
+		for (int i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->in = in[1];
+	c->out = out[0];
+	c->have = 0;
+}
+
+static void
+send_line(struct child *c, const char *line)
+{
+	if (write(c->in, line, strlen(line)) < 0 || write(c->in, "\n", 1) < 0)
+		exit(1);
+}
+
+/* Reads until a line containing needle; returns lines seen (-1 on EOF/timeout). */
+static long
+read_until(struct child *c, const char *needle)
+{
+	long lines = 0;
+
+	for (;;) {
+		char *nl;
+		while ((nl = memchr(c->buf, '\n', c->have)) != NULL) {
+			*nl = '\0';
+			int hit = strstr(c->buf, needle) != NULL;
+			size_t used = (size_t)(nl - c->buf) + 1;
+			memmove(c->buf, c->buf + used, c->have - used);
+			c->have -= used;
+			lines++;
+			if (hit)
+				return lines;
+		}
+		struct pollfd p = { c->out, POLLIN, 0 };
+		if (poll(&p, 1, 30000) <= 0)
+			return -1;
+		ssize_t n = read(c->out, c->buf + c->have, sizeof(c->buf) - c->have);
+		if (n <= 0)
+			return -1;
+		c->have += (size_t)n;
+	}
+}
+
+static void
+stop(struct child *c)
+{
+	close(c->in);
+	kill(c->pid, SIGTERM);
+	waitpid(c->pid, NULL, 0);
+	close(c->out);
+}
+
+static long
+proc_kb(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, strlen(field)) == 0)
+			kb = strtol(line + strlen(field), NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static double
+proc_cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024];
+	FILE *f;
+	unsigned long ut = 0, st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f && fgets(buf, sizeof(buf), f)) {
+		char *p = strrchr(buf, ')');
+		/* fields after ")": state(3) ... utime(14) stime(15) */
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+			ut = st = 0;
+	}
+	if (f)
+		fclose(f);
+	return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static const char *init_line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}";
+static const char *new_line = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp\",\"mcpServers\":[]}}";
+
+static long idle_kb;
+
+static void
+rss_bench(const char *agent, const char *tmp)
+{
+	char state[512], path[700];
+	struct child c;
+
+	/* idle */
+	snprintf(state, sizeof(state), "%s/idle", tmp);
+	const char *a1[] = { agent, "--state-dir", state, NULL };
+	spawn(&c, a1, NULL);
+	send_line(&c, init_line);
+	read_until(&c, "\"id\":1");
+	idle_kb = proc_kb(c.pid, "VmRSS:");
+	printf("rss[idle]: %ld kB (target under 8 MB)\n", idle_kb);
+	stop(&c);
+	/* 10,000 indexed sessions */
+	snprintf(state, sizeof(state), "%s/many", tmp);
+	snprintf(path, sizeof(path), "%s/sessions", state);
+	mkdir(state, 0700);
+	mkdir(path, 0700);
+	for (int i = 0; i < 10000; i++) {
+		char id[40];
+		snprintf(id, sizeof(id), "00000000-0000-4000-8000-3%011x", i);
+		snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, id);
+		FILE *f = fopen(path, "w");
+		fprintf(f, "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":%d,\"cwd\":\"/w\",\"delegationDepth\":0}\n"
+		    "{\"seq\":0,\"time\":%d,\"type\":\"turn/start\",\"data\":{\"turn\":1}}\n"
+		    "{\"seq\":1,\"time\":%d,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"prompt %d\"}],\"source\":{\"kind\":\"user\"}}}\n",
+		    id, i, i, i, i);
+		fclose(f);
+	}
+	const char *a2[] = { agent, "--state-dir", state, NULL };
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	spawn(&c, a2, NULL);
+	send_line(&c, init_line);
+	read_until(&c, "\"id\":1");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("rss[10000 indexed sessions]: %ld kB (target under 40 MB; start-up with the index %.0f ms)\n",
+	    proc_kb(c.pid, "VmRSS:"), (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	stop(&c);
+}
+
+static void
+kids_bench(const char *agent, const char *tmp)
+{
+	char state[512], rec[600], line[400];
+	struct child c;
+	FILE *f;
+
+	snprintf(state, sizeof(state), "%s/kids2", tmp);
+	snprintf(rec, sizeof(rec), "%s/kids2.json", tmp);
+	f = fopen(rec, "w");
+	fprintf(f, "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"tool_calls\":[");
+	for (int i = 0; i < 100; i++)
+		fprintf(f, "%s{\"name\":\"subagent\",\"arguments\":{\"description\":\"kid\",\"prompt\":\"wait %d\"}}", i ? "," : "", i);
+	fprintf(f, "]},{\"text\":\"started\"}]},{\"agent\":\"label:kid\",\"replies\":[{\"hang\":true}]}]}");
+	fclose(f);
+	const char *argv[] = { agent, "--deterministic", "--model", "replay", "--recording", rec, "--state-dir",
+		state, "--max-active", "100", "--sync", "none", NULL };
+	spawn(&c, argv, NULL);
+	send_line(&c, init_line);
+	send_line(&c, new_line);
+	read_until(&c, "\"id\":2");
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":"
+	    "\"00000000-0000-4000-8000-000000000001\",\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}");
+	send_line(&c, line);
+	read_until(&c, "\"id\":3");
+	usleep(200000);
+	long kb = proc_kb(c.pid, "VmRSS:");
+	printf("rss[100 resident children]: %ld kB (%.1f kB per child over idle)\n", kb, (kb - idle_kb) / 100.0);
+	stop(&c);
+}
+
+static void
+stream_bench(const char *agent, const char *mock, const char *tmp, int chunk)
+{
+	char script[600], port[600], body[600], cmd[1400], line[400];
+	struct child m, c;
+	FILE *f;
+	long bytes = 1 << 20, events = 0;
+
+	snprintf(script, sizeof(script), "%s/stream%d.json", tmp, chunk);
+	snprintf(body, sizeof(body), "%s/stream%d.sse", tmp, chunk);
+	f = fopen(script, "w");
+	FILE *b = fopen(body, "w");
+	fprintf(f, "{\"responses\":[{\"events\":[");
+	for (long off = 0; off < bytes; off += chunk, events++) {
+		char text[2048];
+		memset(text, 'y', (size_t)chunk);
+		text[chunk] = '\0';
+		fprintf(f, "%s{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}", off ? "," : "", text);
+		fprintf(b, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n", text);
+	}
+	fprintf(f, ",{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}]}]}");
+	fclose(f);
+	fclose(b);
+	snprintf(port, sizeof(port), "%s/port%d", tmp, chunk);
+	const char *margv[] = { mock, "--script", script, "--port-file", port, NULL };
+	spawn(&m, margv, NULL);
+	int p = 0;
+	for (int i = 0; i < 500 && p == 0; i++) {
+		f = fopen(port, "r");
+		if (f) {
+			if (fscanf(f, "%d", &p) != 1)
+				p = 0;
+			fclose(f);
+		}
+		if (p == 0)
+			usleep(10000);
+	}
+	char url[128], e1[] = "ACP_AGENT_API_KEY=bench-key", e2[200], state[600];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", p);
+	snprintf(e2, sizeof(e2), "ACP_AGENT_BASE_URL=%s", url);
+	char *env[] = { e1, e2, NULL };
+	snprintf(state, sizeof(state), "%s/stream-state%d", tmp, chunk);
+	const char *argv[] = { agent, "--model", "openai", "--sync", "none", "--deterministic", "--state-dir", state, NULL };
+	spawn(&c, argv, env);
+	send_line(&c, init_line);
+	send_line(&c, new_line);
+	read_until(&c, "\"id\":2");
+	double c0 = proc_cpu_ms(c.pid);
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":"
+	    "\"00000000-0000-4000-8000-000000000001\",\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}");
+	send_line(&c, line);
+	long updates = read_until(&c, "\"id\":3") - 1;
+	double cpu = proc_cpu_ms(c.pid) - c0;
+	stop(&c);
+	stop(&m);
+	struct rusage r0, r1;
+	getrusage(RUSAGE_CHILDREN, &r0);
+	snprintf(cmd, sizeof(cmd), "cat %s > /dev/null", body);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cat failed\n");
+	getrusage(RUSAGE_CHILDREN, &r1);
+	double cat_ms = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e3 +
+	    (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e3;
+	printf("stream[1 MB as %d-byte chunks]: %.0f ms CPU per MB, %.2f us per chunk (%ld chunks in, %ld updates out)\n",
+	    chunk, cpu, cpu * 1000 / (double)events, events, updates);
+	printf("ratio[stream %d vs cat of the same SSE bytes]: cat %.1f ms CPU (tick resolution %ld Hz)\n", chunk, cat_ms,
+	    sysconf(_SC_CLK_TCK));
+}
+
+int
+main(int argc, char **argv)
+{
+	char tmp[] = "/tmp/acp-bench-agent-XXXXXX", cmd[200];
+
+	if (argc < 3 || mkdtemp(tmp) == NULL) {
+		fprintf(stderr, "usage: bench_agent AGENT MOCK\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	rss_bench(argv[1], tmp);
+	kids_bench(argv[1], tmp);
+	stream_bench(argv[1], argv[2], tmp, 16);
+	stream_bench(argv[1], argv[2], tmp, 1024);
+	printf("target: streaming a 1 MB answer under 20 ms of CPU\n");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	return system(cmd) == 0 ? 0 : 1;
+}
