@@ -6,13 +6,7 @@
 #include "agent/agent.h"
 #include "tests/helpers.h"
 
-static char dir[64];
-static struct runq q;
-static struct sess_env env;
-static struct sess_store store;
-static struct sess_corpus corpus;
-static struct agent_rt rt;
-static struct model *model;
+static struct test_runtime T;
 static struct toolbox tb;
 static char last_first[64];
 static json_t *last_reason;
@@ -61,27 +55,14 @@ on_turn_end(void *arg, struct agent *a, const char *first, const json_t *reason)
 static struct agent *
 start(const char *recording, int max_steps)
 {
-	char state[128], path[128];
-	struct err e;
 	struct agent_hooks hooks = { .turn_end = on_turn_end };
 
-	test_mkdtemp(dir, sizeof(dir));
-	snprintf(state, sizeof(state), "%s/state", dir);
-	snprintf(path, sizeof(path), "%s/rec.json", dir);
-	test_write_file(path, recording, strlen(recording));
-	err_clear(&e);
-	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e), 0);
-	runq_init(&q, NULL);
-	sess_store_init(&store, &env);
-	sess_corpus_init(&corpus, &env);
-	model = model_replay_new(&q, path, &e);
-	ck_assert_msg(model != NULL, "%s", e.msg);
+	test_runtime_start(&T, recording);
 	toolbox_init(&tb);
 	toolbox_add(&tb, &echo_tool);
 	toolbox_add(&tb, &slow_tool);
-	agent_rt_init(&rt, &q, &env, &store, &corpus, model);
-	rt.max_steps = max_steps;
-	return agent_new_root(&rt, "/w", &tb, &hooks);
+	T.rt.max_steps = max_steps;
+	return agent_new_root(&T.rt, "/w", &tb, &hooks);
 }
 
 static void
@@ -122,18 +103,10 @@ find(struct agent *a, const char *type, int nth)
 static void
 finish(void)
 {
-	agent_rt_shutdown(&rt);
-	runq_drain(&q);
-	agent_rt_free(&rt);
-	model_free(model);
+	test_runtime_finish(&T);
 	toolbox_free(&tb);
-	sess_store_free(&store);
-	sess_corpus_free(&corpus);
-	sess_env_free(&env);
-	runq_stop(&q);
 	json_decref(last_reason);
 	last_reason = NULL;
-	test_rmtree(dir);
 }
 
 START_TEST(agent_turn_dispatches_tools_and_commits_results_in_order)
@@ -145,7 +118,7 @@ START_TEST(agent_turn_dispatches_tools_and_commits_results_in_order)
 	char id[64];
 
 	prompt(a, "go", id);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_str_eq(types(a), "turn/start user/message step/start assistant/message tool/call tool/call "
 	    "tool/call tool/result tool/result tool/result step/end step/start assistant/message step/end turn/end");
 	ck_assert_str_eq(last_first, id);
@@ -168,11 +141,11 @@ START_TEST(agent_cancel_during_a_pending_tool_records_cancelled)
 	    "{\"tool_calls\":[{\"name\":\"slow\"},{\"name\":\"echo\",\"arguments\":{\"text\":\"later\"}}]}]}]}", 50);
 
 	prompt(a, "go", NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_ptr_nonnull(pending);
 	ck_assert_int_eq(a->status, AGENT_RUNNING);
 	agent_cancel(a, "user");
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_ptr_null(pending);	/* the tool's cancel ran */
 	ck_assert_str_eq(types(a), "turn/start user/message step/start assistant/message tool/call tool/result "
 	    "tool/result step/end turn/end");
@@ -190,7 +163,7 @@ START_TEST(agent_cancel_while_the_model_hangs)
 	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true},{\"text\":\"x\"}]}]}", 50);
 
 	prompt(a, "go", NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_ptr_nonnull(a->req);
 	agent_cancel(a, "user");
 	ck_assert_str_eq(types(a), "turn/start user/message step/start step/end turn/end");
@@ -209,7 +182,7 @@ START_TEST(agent_step_limit_ends_max_steps)
 	    "{\"text\":\"never asked\"}]}]}", 2);
 
 	prompt(a, "go", NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "max-steps");
 	ck_assert_int_eq(a->requests, 2);
 	ck_assert_ptr_nonnull(find(a, "tool/result", 1));	/* the last request's tools still ran */
@@ -225,12 +198,12 @@ START_TEST(agent_message_for_a_running_agent_is_steered)
 	struct tool_result r = { 0 };
 
 	prompt(a, "go", NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	agent_post(a, json_pack("[{s:s, s:s}]", "type", "text", "text", "steer me"),
 	    json_pack("{s:s}", "kind", "agent-message"), NULL);
 	tool_result_set(&r, "slow done", NULL);
 	tool_inv_complete(pending, &r);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_str_eq(types(a), "turn/start user/message step/start assistant/message tool/call tool/result "
 	    "step/end user/message step/start assistant/message step/end turn/end");
 	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
@@ -245,14 +218,14 @@ START_TEST(agent_model_error_and_length_map_to_turn_reasons)
 	    "{\"text\":\"cut\",\"finish\":\"length\"},{\"finish\":\"refusal\"}]}]}", 50);
 
 	prompt(a, "one", NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "error");
 	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "message")), "bad gateway");
 	prompt(a, "two", NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "max-tokens");
 	prompt(a, "three", NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "refusal");
 	ck_assert_int_eq(a->turn, 3);
 	finish();

@@ -9,13 +9,7 @@
 #include "tests/helpers.h"
 #include "tools/toolsets.h"
 
-static char dir[64], state[128];
-static struct runq q;
-static struct sess_env env;
-static struct sess_store store;
-static struct sess_corpus corpus;
-static struct agent_rt rt;
-static struct model *model;
+static struct test_runtime T;
 static struct toolbox tb;
 
 /* Every agent hangs on its first request: children stay running (resident). */
@@ -27,39 +21,16 @@ static const char hang_all[] = "{\"version\":1,\"scripts\":["
 static void
 start(const char *recording)
 {
-	char path[160];
-	struct err e;
-
-	test_mkdtemp(dir, sizeof(dir));
-	snprintf(state, sizeof(state), "%s/state", dir);
-	snprintf(path, sizeof(path), "%s/rec.json", dir);
-	test_write_file(path, recording, strlen(recording));
-	err_clear(&e);
-	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e), 0);
-	runq_init(&q, NULL);
-	sess_store_init(&store, &env);
-	sess_corpus_init(&corpus, &env);
-	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
-	model = model_replay_new(&q, path, &e);
-	ck_assert_msg(model != NULL, "%s", e.msg);
+	test_runtime_start(&T, recording);
 	toolbox_init(&tb);
 	toolsets_build(&tb, TOOLSET_DEFAULT);
-	agent_rt_init(&rt, &q, &env, &store, &corpus, model);
 }
 
 static void
 finish(void)
 {
-	agent_rt_shutdown(&rt);
-	runq_drain(&q);
-	agent_rt_free(&rt);
-	model_free(model);
+	test_runtime_finish(&T);
 	toolbox_free(&tb);
-	sess_store_free(&store);
-	sess_corpus_free(&corpus);
-	sess_env_free(&env);
-	runq_stop(&q);
-	test_rmtree(dir);
 }
 
 /* Starts a background (or foreground) child of parent with label; returns it. */
@@ -83,7 +54,7 @@ spawn(struct agent *parent, const char *label, int background, struct tool_resul
 			tool_result_clear(&local);
 		return NULL;
 	}
-	struct agent *child = agent_rt_get(&rt, json_string_value(json_object_get((r ? r : &local)->output,
+	struct agent *child = agent_rt_get(&T.rt, json_string_value(json_object_get((r ? r : &local)->output,
 	    "subagentId")));
 	if (!r)
 		tool_result_clear(&local);
@@ -151,7 +122,7 @@ put(const char *id, const char *text)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, id);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", T.state, id);
 	test_write_file(path, text, strlen(text));
 }
 
@@ -176,28 +147,28 @@ START_TEST(listing_matrix_with_unavailable_and_retry)
 	put(CH(5), HDR(CH(5), CH(4), 8, ",\"origin\":\"subagent\"") DESC("continuable", "below ordinary"));
 	put(CH(6), HDR(CH(6), ROOT, 9, ",\"origin\":\"subagent\"") DESC("continuable", "goes away"));
 	err_clear(&e);
-	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
-	l = subagent_list_raw(&rt, ROOT, 0, &e);
+	ck_assert_int_eq(sess_corpus_scan(&T.corpus, &e), 0);
+	l = subagent_list_raw(&T.rt, ROOT, 0, &e);
 	ck_assert_uint_eq(json_array_size(l), 3);	/* one, shot, goes away */
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 1), "mode")), "one-shot");
 	ck_assert(json_is_true(json_object_get(json_array_get(l, 1), "has_children")));
 	json_decref(l);
 	/* The file becomes unreadable: a diagnostic, siblings still listed. */
-	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, CH(6));
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", T.state, CH(6));
 	unlink(path);
 	mkdir(path, 0700);
-	l = subagent_list_raw(&rt, ROOT, 0, &e);
+	l = subagent_list_raw(&T.rt, ROOT, 0, &e);
 	ck_assert_uint_eq(json_array_size(l), 3);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 2), "reason")), "unavailable");
 	json_decref(l);
 	/* Retried on the next listing. */
 	rmdir(path);
 	put(CH(6), HDR(CH(6), ROOT, 9, ",\"origin\":\"subagent\"") DESC("continuable", "goes away") "\n");
-	l = subagent_list_raw(&rt, ROOT, 0, &e);
+	l = subagent_list_raw(&T.rt, ROOT, 0, &e);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 2), "kind")), "child");
 	json_decref(l);
 	/* Descendants: pre-order through one-shot and ordinary intermediates. */
-	l = subagent_list_raw(&rt, ROOT, 1, &e);
+	l = subagent_list_raw(&T.rt, ROOT, 1, &e);
 	ck_assert_uint_eq(json_array_size(l), 5);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 2), "id")), CH(3));
 	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(l, 2), "depth")), 2);
@@ -218,8 +189,8 @@ START_TEST(listing_survives_a_lineage_cycle)
 	put(CH(1), HDR(CH(1), CH(2), 5, ",\"origin\":\"subagent\"") DESC("continuable", "a"));
 	put(CH(2), HDR(CH(2), CH(1), 6, ",\"origin\":\"subagent\"") DESC("continuable", "b"));
 	err_clear(&e);
-	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
-	l = subagent_list_raw(&rt, CH(1), 1, &e);
+	ck_assert_int_eq(sess_corpus_scan(&T.corpus, &e), 0);
+	l = subagent_list_raw(&T.rt, CH(1), 1, &e);
 	ck_assert_uint_le(json_array_size(l), 2);
 	json_decref(l);
 	finish();
@@ -232,11 +203,11 @@ START_TEST(listing_omits_a_live_child_in_its_creation_window)
 	json_t *l;
 
 	start(hang_all);
-	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
-	struct agent *child = agent_new_child(&rt, root, &tb);
+	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
+	struct agent *child = agent_new_child(&T.rt, root, &tb);
 	err_clear(&e);
 	ck_assert_ptr_nonnull(sess_append(child->sess, "turn/start", json_pack("{s:i}", "turn", 1), &e));
-	l = subagent_list_raw(&rt, agent_id(root), 0, &e);
+	l = subagent_list_raw(&T.rt, agent_id(root), 0, &e);
 	ck_assert_uint_eq(json_array_size(l), 0);
 	json_decref(l);
 	finish();
@@ -249,14 +220,14 @@ START_TEST(send_authority_matrix)
 	char mid[64];
 
 	start(hang_all);
-	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
-	struct agent *other = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
+	struct agent *other = agent_new_root(&T.rt, "/w", &tb, NULL);
 	struct agent *a = spawn(root, "a", 1, NULL);
 	struct agent *b = spawn(root, "b", 1, NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	struct agent *g = spawn(a, "g", 1, NULL);
 	struct agent *x = spawn(other, "x", 1, NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(g);
 	/* direct child: delivered */
@@ -297,10 +268,10 @@ START_TEST(send_to_parent_from_one_shot_or_without_live_parent)
 
 	start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
 	    "{\"agent\":\"label:fg\",\"replies\":[{\"hang\":true}]},{\"agent\":\"label:bg\",\"replies\":[{\"hang\":true}]}]}");
-	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
 	struct agent *fg = spawn(root, "fg", 0, NULL);
 	struct agent *bg = spawn(root, "bg", 1, NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	ck_assert_ptr_nonnull(fg);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(fg, agent_id(root), "x", mid, &e), -1);
@@ -328,13 +299,13 @@ START_TEST(interrupt_authority_matrix)
 	char want[300];
 
 	start(hang_all);
-	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
-	struct agent *other = agent_new_root(&rt, "/w", &tb, NULL);
+	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
+	struct agent *other = agent_new_root(&T.rt, "/w", &tb, NULL);
 	struct agent *a = spawn(root, "a", 1, NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	struct agent *g = spawn(a, "g", 1, NULL);
 	struct agent *x = spawn(other, "x", 1, NULL);
-	runq_drain(&q);
+	runq_drain(&T.q);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_interrupt(root, agent_id(root), &e), -1);
 	snprintf(want, sizeof(want), "agent \"%s\" cannot interrupt itself", agent_id(root));
@@ -369,8 +340,8 @@ START_TEST(capacity_counts_resident_continuable_children_only)
 	    "{\"agent\":\"label:fg\",\"replies\":[{\"hang\":true}]},"
 	    "{\"agent\":\"label:a\",\"replies\":[{\"text\":\"done\"}]},"
 	    "{\"agent\":\"label:b\",\"replies\":[{\"hang\":true}]}]}");
-	rt.max_active = 1;
-	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	T.rt.max_active = 1;
+	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
 	ck_assert_ptr_nonnull(spawn(root, "fg", 0, NULL));	/* one-shot: does not count */
 	ck_assert_ptr_nonnull(spawn(root, "a", 1, NULL));
 	ck_assert_ptr_null(spawn(root, "b", 1, &r));
@@ -379,7 +350,7 @@ START_TEST(capacity_counts_resident_continuable_children_only)
 	    "existing child to finish or complete this work with the current agents\nholding slots: "));
 	ck_assert_ptr_nonnull(strstr(r.text, " (a)"));
 	tool_result_clear(&r);
-	runq_drain(&q);		/* a answers and settles: its slot frees */
+	runq_drain(&T.q);		/* a answers and settles: its slot frees */
 	ck_assert_ptr_nonnull(spawn(root, "b", 1, NULL));
 	finish();
 }
@@ -390,8 +361,8 @@ START_TEST(depth_limit)
 	struct tool_result r = { 0 };
 
 	start(hang_all);
-	rt.max_depth = 1;
-	struct agent *root = agent_new_root(&rt, "/w", &tb, NULL);
+	T.rt.max_depth = 1;
+	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
 	struct agent *a = spawn(root, "a", 1, NULL);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_int_eq(json_integer_value(json_object_get(a->sess->header, "delegationDepth")), 1);

@@ -58,3 +58,39 @@ test_read_file(const char *path, size_t *len)
 		*len = b.len;
 	return buf_steal(&b);
 }
+
+void
+test_runtime_start(struct test_runtime *t, const char *recording)
+{
+	char path[160];
+	struct err e;
+
+	memset(t, 0, sizeof(*t));
+	test_mkdtemp(t->dir, sizeof(t->dir));
+	snprintf(t->state, sizeof(t->state), "%s/state", t->dir);
+	snprintf(path, sizeof(path), "%s/rec.json", t->dir);
+	test_write_file(path, recording, strlen(recording));
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&t->env, t->state, SESS_SYNC_NONE, 1, NULL, &e), 0);
+	runq_init(&t->q, NULL);
+	sess_store_init(&t->store, &t->env);
+	sess_corpus_init(&t->corpus, &t->env);
+	ck_assert_int_eq(sess_corpus_scan(&t->corpus, &e), 0);
+	t->model = model_replay_new(&t->q, path, &e);
+	ck_assert_msg(t->model != NULL, "%s", e.msg);
+	agent_rt_init(&t->rt, &t->q, &t->env, &t->store, &t->corpus, t->model);
+}
+
+void
+test_runtime_finish(struct test_runtime *t)
+{
+	agent_rt_shutdown(&t->rt);
+	runq_drain(&t->q);
+	agent_rt_free(&t->rt);
+	model_free(t->model);
+	sess_store_free(&t->store);
+	sess_corpus_free(&t->corpus);
+	sess_env_free(&t->env);
+	runq_stop(&t->q);
+	test_rmtree(t->dir);
+}

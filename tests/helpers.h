@@ -5,6 +5,23 @@
 #include <check.h>
 #include <stddef.h>
 
+#include "agent/agent.h"
+
+/* A runtime over a temp state dir and a replay recording, driven without a loop (runq_drain). */
+struct test_runtime {
+	char dir[64], state[128];
+	struct runq q;
+	struct sess_env env;
+	struct sess_store store;
+	struct sess_corpus corpus;
+	struct agent_rt rt;
+	struct model *model;
+};
+
+void test_runtime_start(struct test_runtime *t, const char *recording);
+/* Shuts the agents down and frees everything; the caller's toolbox may be freed after. */
+void test_runtime_finish(struct test_runtime *t);
+
 /* Creates a fresh temp dir into buf (size >= 64). */
 void test_mkdtemp(char *buf, size_t size);
 void test_rmtree(const char *path);
