@@ -215,6 +215,14 @@ START_TEST(team_fold_rebuilds_roster_tasks_and_mail)
 }
 END_TEST
 
+START_TEST(team_no_progress_text_is_spec_text)
+{
+	ck_assert_str_eq(TEAM_NO_PROGRESS_TEXT, "No other Team member is running or provisioning. wait_agent cannot "
+	    "make progress or wake inactive teammates. Re-list with list_agents and team_task_list, then use "
+	    "send_message to wake each required inactive teammate before waiting again.");
+}
+END_TEST
+
 Suite *
 team_suite(void)
 {
@@ -222,6 +230,7 @@ team_suite(void)
 	TCase *tc = tcase_create("team");
 
 	tcase_add_test(tc, team_names);
+	tcase_add_test(tc, team_no_progress_text_is_spec_text);
 	tcase_add_test(tc, team_task_state_machine_and_cas);
 	tcase_add_test(tc, team_dependency_cycles);
 	tcase_add_test(tc, team_task_limit_paging_and_scopes);

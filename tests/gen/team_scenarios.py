@@ -42,6 +42,7 @@ big = "x" * 65537
 sc("team-errors", INIT + [P("Hit every team error once."), W, EOF_], [
  {"agent": "root", "replies": [
    {"tool_calls": [
+     call("wait_agent", timeout_ms=10000),
      call("spawn_teammate", name="Bad_Name", description="d", prompt="p"),
      call("spawn_teammate", name="lead", description="d", prompt="p"),
      call("spawn_teammate", name="alpha", description="first", prompt="Try what a teammate may not do."),
