@@ -80,7 +80,7 @@ $(CHECKS): $(LIB_OBJ) $(TEST_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS)
 
-$(BUILD)/bin/bench_%: $(BUILD)/bench/bench_%.o $(LIB_OBJ)
+$(BUILD)/bin/bench_%: $(BUILD)/bench/bench_%.o $(BUILD)/bench/util.o $(LIB_OBJ)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)

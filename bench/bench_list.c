@@ -10,24 +10,8 @@
 #include <unistd.h>
 
 #include "agent/subagent.h"
+#include "bench/util.h"
 #include "tools/toolsets.h"
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static long
 rss_kb(void)
@@ -97,9 +81,9 @@ bench(int n, int events)
 	runq_init(&q, NULL);
 	sess_store_init(&store, &env);
 	sess_corpus_init(&corpus, &env);
-	t0 = now_ms();
+	t0 = bench_now_ms();
 	sess_corpus_scan(&corpus, &e);
-	double scan = now_ms() - t0;
+	double scan = bench_now_ms() - t0;
 	long rss_after = rss_kb();
 	toolbox_init(&tb);
 	toolsets_build(&tb, TOOLSET_DEFAULT);
@@ -113,40 +97,40 @@ bench(int n, int events)
 	fake.sess = &sess;
 	size_t count = 0;
 	for (int r = 0; r < reps; r++) {
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		json_t *l = subagent_list(&fake, 0, &e);
-		double t1 = now_ms();
+		double t1 = bench_now_ms();
 		char *text = subagent_render_list(l, 0);
-		double t2 = now_ms();
+		double t2 = bench_now_ms();
 		/* The call ends with the rendered text; freeing the output is not on its path. */
 		t[r % 21] = t2 - t0;
 		size_t listed = json_array_size(l);
 		json_decref(l);
 		if (getenv("BENCH_SPLIT"))
-			printf("list %.2f render %.2f free %.2f\n", t1 - t0, t2 - t1, now_ms() - t2);
+			printf("list %.2f render %.2f free %.2f\n", t1 - t0, t2 - t1, bench_now_ms() - t2);
 		count = listed;
 		free(text);
 	}
-	qsort(t, 21, sizeof(t[0]), cmp_double);
+	qsort(t, 21, sizeof(t[0]), bench_cmp_double);
 	double td[21];
 	for (int r = 0; r < 21; r++) {
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		json_t *l = subagent_list(&fake, 1, &e);
 		char *text = subagent_render_list(l, 1);
-		td[r] = now_ms() - t0;
+		td[r] = bench_now_ms() - t0;
 		free(text);
 		json_decref(l);
 	}
-	qsort(td, 21, sizeof(td[0]), cmp_double);
+	qsort(td, 21, sizeof(td[0]), bench_cmp_double);
 	printf("list_agents[descendants, %d children]: median %.3f ms\n", n, td[10]);
 	double tc[21];
 	for (int r = 0; r < 21; r++) {
 		size_t k;
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		free(sess_corpus_children(&corpus, sess.id, &k));
-		tc[r] = now_ms() - t0;
+		tc[r] = bench_now_ms() - t0;
 	}
-	qsort(tc, 21, sizeof(tc[0]), cmp_double);
+	qsort(tc, 21, sizeof(tc[0]), bench_cmp_double);
 	printf("  (of which the corpus revalidation: %.3f ms)\n", tc[10]);
 	printf("list_agents: %5d stored children (%3d events each): median %7.3f ms (listed %zu; index "
 	    "build %.1f ms; RSS %ld kB -> %ld kB)\n", n, events, t[10], count, scan, rss_before, rss_after);

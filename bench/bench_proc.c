@@ -17,24 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/util.h"
+
 #define RUNS 21
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* One run: ms to the first response line, peak RSS in kB; -1 on failure. */
 static int
@@ -51,7 +36,7 @@ run_once(char **argv, double *ms, long *rss)
 
 	if (pipe(in) < 0 || pipe(out) < 0)
 		return -1;
-	t0 = now_ms();
+	t0 = bench_now_ms();
 	pid = fork();
 	if (pid == 0) {
 		dup2(in[0], 0);
@@ -85,7 +70,7 @@ run_once(char **argv, double *ms, long *rss)
 		if (strstr(buf, "\"id\":1") && strchr(buf, '\n'))
 			break;
 	}
-	*ms = now_ms() - t0;
+	*ms = bench_now_ms() - t0;
 	close(in[1]);
 	/* Give it a moment to exit on EOF; peers that linger are stopped. */
 	memset(&ru, 0, sizeof(ru));
@@ -124,8 +109,8 @@ main(int argc, char **argv)
 	double rs[RUNS];
 	for (int i = 0; i < okruns; i++)
 		rs[i] = (double)r[i];
-	qsort(t, (size_t)okruns, sizeof(double), cmp);
-	qsort(rs, (size_t)okruns, sizeof(double), cmp);
+	qsort(t, (size_t)okruns, sizeof(double), bench_cmp_double);
+	qsort(rs, (size_t)okruns, sizeof(double), bench_cmp_double);
 	printf("startup[%s]: %.2f ms median (min %.2f, max %.2f, %d runs)\n", argv[1], t[okruns / 2], t[0],
 	    t[okruns - 1], okruns);
 	printf("peak_rss[%s]: %.0f kB median (min %.0f, max %.0f)\n", argv[1], rs[okruns / 2], rs[0],
