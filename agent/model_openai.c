@@ -17,6 +17,7 @@
 
 #include "agent/model.h"
 #include "agent/sse.h"
+#include "agent/sse_delta.h"
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/utf8.h"
@@ -70,6 +71,7 @@ struct model_req {
 	char errmsg[600];
 	int delivering;		/* the outcome is queued on the run queue */
 	struct buf pend;	/* deltas of one network read, relayed together */
+	struct buf fast_text, fast_reasoning;	/* the fast path's scratch */
 	int pend_reasoning;
 	int cancelled;
 };
@@ -90,6 +92,8 @@ oa_req_free(struct model_req *r)
 	free(r->body);
 	buf_free(&r->errbody);
 	buf_free(&r->pend);
+	buf_free(&r->fast_text);
+	buf_free(&r->fast_reasoning);
 	sse_free(&r->sse);
 	json_decref(r->usage);
 	for (size_t i = 0; i < r->ncalls; i++) {
@@ -199,6 +203,18 @@ oa_relay(struct model_req *r, int reasoning, const json_t *s)
 	buf_append(&r->pend, json_string_value(s), json_string_length(s));
 }
 
+static void
+oa_relay_bytes(struct model_req *r, int reasoning, struct buf *b)
+{
+	if (b->len == 0)
+		return;
+	if (r->pend.len && r->pend_reasoning != reasoning)
+		oa_flush(r);
+	r->pend_reasoning = reasoning;
+	buf_append(&r->pend, b->data, b->len);
+	buf_consume(b, b->len);
+}
+
 static int
 oa_on_event(void *arg, const char *data, size_t len)
 {
@@ -210,6 +226,12 @@ oa_on_event(void *arg, const char *data, size_t len)
 
 	if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
 		r->done_seen = 1;
+		return 0;
+	}
+	/* Most events are one text delta: decoded without a JSON tree (agent/sse_delta.c). */
+	if (sse_delta_fast(data, len, &r->fast_text, &r->fast_reasoning)) {
+		oa_relay_bytes(r, 1, &r->fast_reasoning);
+		oa_relay_bytes(r, 0, &r->fast_text);
 		return 0;
 	}
 	j = json_loadb(data, len, 0, &jerr);
@@ -561,6 +583,8 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	r->headers = CURLAPI->slist_append(r->headers, "Accept: text/event-stream");
 	buf_init(&r->errbody);
 	buf_init(&r->pend);
+	buf_init(&r->fast_text);
+	buf_init(&r->fast_reasoning);
 	sse_init(&r->sse, oa_on_event, r);
 	ev_timer_init(&r->retry, oa_retry_cb, 0., 0.);
 	r->retry.data = r;

@@ -179,3 +179,14 @@ json_scan_valid(const char *str, size_t n)
 	scan_ws(&s);
 	return s.p == s.end;
 }
+
+const char *
+json_scan_skip(const char *p, const char *end)
+{
+	struct scan s = { (const unsigned char *)p, (const unsigned char *)end };
+
+	scan_ws(&s);
+	if (!scan_value(&s, 0))
+		return NULL;
+	return (const char *)s.p;
+}

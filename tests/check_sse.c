@@ -2,6 +2,10 @@
 #include <string.h>
 
 #include "agent/sse.h"
+#include "agent/sse_delta.h"
+
+#include <jansson.h>
+#include <stdlib.h>
 #include "tests/helpers.h"
 
 struct got {
@@ -78,6 +82,102 @@ START_TEST(sse_callback_can_stop_the_stream)
 }
 END_TEST
 
+/* What the full path would take from an event: 1 when it is a pure text delta. */
+static int
+slow_delta(const char *ev, struct buf *c, struct buf *r)
+{
+	json_t *j = json_loads(ev, JSON_ALLOW_NUL, NULL);
+	json_t *ch = json_object_get(j, "choices"), *d = json_object_get(json_array_get(ch, 0), "delta");
+	json_t *t = json_object_get(d, "content"), *rs = json_object_get(d, "reasoning_content");
+
+	if (j && json_is_string(t))
+		buf_append(c, json_string_value(t), json_string_length(t));
+	if (j && json_is_string(rs))
+		buf_append(r, json_string_value(rs), json_string_length(rs));
+	int ok = j != NULL;
+	json_decref(j);
+	return ok;
+}
+
+static void
+assert_same(const char *ev)
+{
+	struct buf fc, fr, sc, sr;
+
+	buf_init(&fc);
+	buf_init(&fr);
+	buf_init(&sc);
+	buf_init(&sr);
+	if (sse_delta_fast(ev, strlen(ev), &fc, &fr)) {
+		ck_assert_msg(slow_delta(ev, &sc, &sr), "fast path took what jansson refuses: %s", ev);
+		ck_assert_uint_eq(fc.len, sc.len);
+		ck_assert_uint_eq(fr.len, sr.len);
+		ck_assert(fc.len == 0 || memcmp(fc.data, sc.data, fc.len) == 0);
+		ck_assert(fr.len == 0 || memcmp(fr.data, sr.data, fr.len) == 0);
+	} else {
+		ck_assert_uint_eq(fc.len, 0);	/* left untouched */
+		ck_assert_uint_eq(fr.len, 0);
+	}
+	buf_free(&fc);
+	buf_free(&fr);
+	buf_free(&sc);
+	buf_free(&sr);
+}
+
+static const char *const delta_events[] = {
+	"{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"plain\"},\"finish_reason\":null}]}",
+	"{\"id\":\"c-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,"
+	    "\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}",
+	"{\"choices\":[{\"delta\":{\"content\":\"esc \\\" \\\\ \\/ \\b\\f\\n\\r\\t \\u00e9 \\ud83d\\ude00 \\u20ac\"}}]}",
+	"{\"choices\":[{\"delta\":{\"content\":\"raw \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}}]}",
+	"{\"choices\":[{\"delta\":{\"reasoning_content\":\"think\",\"content\":null}}]}",
+	"{ \"choices\" : [ { \"delta\" : { \"content\" : \"spaced\" } } ] }",
+	/* the full path's business: */
+	"{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}",
+	"{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0}]}}]}",
+	"{\"choices\":[],\"usage\":{\"total_tokens\":3}}",
+	"{\"choices\":[{\"delta\":{\"content\":\"a\"}},{\"delta\":{\"content\":\"b\"}}]}",
+	"{\"error\":{\"message\":\"x\"}}",
+	"{\"choices\":[{\"delta\":{\"content\":\"bad \\ud800\"}}]}",
+	"{\"choices\":[{\"delta\":{\"content\":\"nul \\u0000\"}}]}",
+	"{\"choices\":[{\"delta\":{\"content\":\"cut",
+	"{\"choices\":[{\"delta\":{\"content\":\"x\"}}]} trailing",
+};
+
+START_TEST(sse_delta_fast_agrees_with_the_full_parser)
+{
+	size_t n = sizeof(delta_events) / sizeof(delta_events[0]);
+	struct buf c, r;
+
+	for (size_t i = 0; i < n; i++)
+		assert_same(delta_events[i]);
+	buf_init(&c);
+	buf_init(&r);
+	ck_assert_int_eq(sse_delta_fast(delta_events[0], strlen(delta_events[0]), &c, &r), 1);
+	ck_assert_str_eq(c.data, "plain");
+	ck_assert_int_eq(sse_delta_fast(delta_events[6], strlen(delta_events[6]), &c, &r), 0);
+	ck_assert_int_eq(sse_delta_fast(delta_events[7], strlen(delta_events[7]), &c, &r), 0);
+	ck_assert_str_eq(c.data, "plain");	/* untouched by the refusals */
+	buf_free(&c);
+	buf_free(&r);
+	/* Mutations: wherever the fast path accepts, it must agree with jansson. */
+	unsigned seed = 12345;
+	char m[256];
+	for (int k = 0; k < 20000; k++) {
+		const char *base = delta_events[k % 6];
+		size_t len = strlen(base);
+		memcpy(m, base, len + 1);
+		for (int j = 0; j < 2; j++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t at = (seed >> 8) % len;
+			seed = seed * 1103515245u + 12345u;
+			m[at] = "\"\\{}[],: nulx0u\x80\xc3"[(seed >> 8) % 18];
+		}
+		assert_same(m);
+	}
+}
+END_TEST
+
 Suite *
 sse_suite(void)
 {
@@ -87,6 +187,7 @@ sse_suite(void)
 	tcase_add_test(tc, sse_every_split_gives_the_same_events);
 	tcase_add_test(tc, sse_pending_event_is_delivered_at_the_end);
 	tcase_add_test(tc, sse_callback_can_stop_the_stream);
+	tcase_add_test(tc, sse_delta_fast_agrees_with_the_full_parser);
 	suite_add_tcase(s, tc);
 	return s;
 }
