@@ -145,7 +145,8 @@ d_key(const char *p, const char *end, char *key, size_t size)
 	p = d_ws(q + 1, end);
 	if (p >= end || *p != ':')
 		return NULL;
-	return d_ws(p + 1, end);
+	p = d_ws(p + 1, end);
+	return p < end ? p : NULL;	/* callers read the value's first byte */
 }
 
 static const char *

@@ -142,6 +142,8 @@ static const char *const delta_events[] = {
 	"{\"choices\":[{\"delta\":{\"content\":\"nul \\u0000\"}}]}",
 	"{\"choices\":[{\"delta\":{\"content\":\"cut",
 	"{\"choices\":[{\"delta\":{\"content\":\"x\"}}]} trailing",
+	/* found by fuzz_delta: a key at the very end of the input (was a one-byte over-read) */
+	"{\"id\":\"x\",\"choices\":",
 };
 
 START_TEST(sse_delta_fast_agrees_with_the_full_parser)

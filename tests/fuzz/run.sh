@@ -20,7 +20,8 @@ done
 seed inspect scenarios/*/expected/sessions/*.jsonl scenarios/*/state/sessions/*.jsonl
 seed replay scenarios/*/recording.json
 seed toolargs tests/fuzz/seeds/toolargs/*
-for t in line inspect replay toolargs; do
+seed delta tests/fuzz/seeds/delta/*
+for t in line inspect replay toolargs delta; do
 	echo "fuzz: $t for ${secs}s"
 	if ! (cd "$out" && ASAN_OPTIONS=detect_leaks=1 ./fuzz_$t -max_total_time="$secs" -print_final_stats=1 \
 		-rss_limit_mb=4096 "corpus-$t" 2>"fuzz-$t.log"); then

@@ -1,0 +1,34 @@
+/* Differential: wherever the text-delta fast path accepts an event, jansson must read the same text. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "agent/sse_delta.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct buf c, r;
+
+	buf_init(&c);
+	buf_init(&r);
+	if (sse_delta_fast((const char *)data, size, &c, &r)) {
+		json_t *j = json_loadb((const char *)data, size, JSON_ALLOW_NUL, NULL);
+		json_t *d = json_object_get(json_array_get(json_object_get(j, "choices"), 0), "delta");
+		json_t *t = json_object_get(d, "content"), *rs = json_object_get(d, "reasoning_content");
+		size_t tl = json_is_string(t) ? json_string_length(t) : 0;
+		size_t rl = json_is_string(rs) ? json_string_length(rs) : 0;
+		if (j == NULL || tl != c.len || rl != r.len || (tl && memcmp(json_string_value(t), c.data, tl)) ||
+		    (rl && memcmp(json_string_value(rs), r.data, rl)))
+			__builtin_trap();
+		json_decref(j);
+	} else if (c.len || r.len) {
+		__builtin_trap();	/* a refusal leaves the buffers alone */
+	}
+	buf_free(&c);
+	buf_free(&r);
+	return 0;
+}
