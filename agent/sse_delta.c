@@ -114,10 +114,8 @@ d_string(const char *p, const char *end, struct buf *out)
 				return NULL;
 			cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 			p += 6;
-		} else if (cp >= 0xdc00 && cp <= 0xdfff) {
-			return NULL;
-		} else if (cp == 0) {
-			return NULL;	/* NUL: the full path decides */
+		} else if ((cp >= 0xdc00 && cp <= 0xdfff) || cp == 0) {
+			return NULL;	/* a lone low surrogate, or NUL: the full path decides */
 		}
 		if (out)
 			d_utf8(out, cp);
@@ -245,13 +243,13 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 			if (p >= end || *p != ']')
 				goto no;	/* more than one choice */
 			p++;
-		} else if (strcmp(key, "usage") == 0) {
-			if ((p = d_null(p, end)) == NULL)
+		} else {
+			/* usage must be null; an error object, or any value that does not scan, falls back */
+			p = strcmp(key, "usage") == 0 ? d_null(p, end)
+			    : strcmp(key, "error") == 0 ? NULL
+							: json_scan_skip(p, end);
+			if (p == NULL)
 				goto no;
-		} else if (strcmp(key, "error") == 0) {
-			goto no;
-		} else if ((p = json_scan_skip(p, end)) == NULL) {
-			goto no;
 		}
 		if ((p = d_next(p, end, '}', &more)) == NULL)
 			goto no;
