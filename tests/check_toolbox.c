@@ -4,6 +4,7 @@
 
 #include "agent/toolbox.h"
 #include "tests/helpers.h"
+#include "tools/tools.h"
 
 static int
 noop_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
@@ -91,6 +92,65 @@ toolbox_suite(void)
 
 	tcase_add_test(tc, toolbox_check_names_the_field);
 	tcase_add_test(tc, tool_result_error_renders_error_prefix);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* The model-facing descriptions of the default tools are the SPEC's words (§6.3, §6.5, §6.6, §6.8). */
+static const char *
+param_desc(const struct tool *t, const char *param)
+{
+	static json_t *keep;
+	json_t *schema = json_loads(t->schema, 0, NULL);
+	json_decref(keep);
+	keep = schema;
+	return json_string_value(json_object_get(json_object_get(json_object_get(schema, "properties"), param),
+	    "description"));
+}
+
+START_TEST(default_tool_texts_are_spec_texts)
+{
+	ck_assert_str_eq(tool_subagent.description, "Delegate a self-contained task to a subagent: a separate agent "
+	    "with its own context that returns its result, not its intermediate steps. It does not see this "
+	    "conversation, so give it a complete, standalone prompt. By default it runs in the background: the call "
+	    "returns a durable subagent id at once, you are sent a notice with its outcome when it finishes, and "
+	    "send_message continues the same child conversation later. Set run_in_background to false only when your "
+	    "next action needs the result; the call then waits and returns the result.");
+	ck_assert_str_eq(param_desc(&tool_subagent, "description"),
+	    "A short (3-5 word) description of the delegated task, for display.");
+	ck_assert_str_eq(param_desc(&tool_subagent, "prompt"), "The complete, self-contained task for the subagent. "
+	    "It does not share this conversation's context, so include everything it needs.");
+	ck_assert_str_eq(param_desc(&tool_subagent, "run_in_background"), "Run in the background and return a "
+	    "durable subagent id at once (default true). Set false to wait for the result.");
+	ck_assert_str_eq(tool_list_agents.description, "List subagents you started, with their ids, labels, and "
+	    "status. running means it is working; inactive means it is not currently working. You will be notified "
+	    "when a subagent finishes; there is no need to keep checking its status. Use send_message to continue the "
+	    "conversation.");
+	ck_assert_str_eq(param_desc(&tool_list_agents, "scope"), "children (default) lists direct children, which "
+	    "accept send_message in any status. descendants lists the whole tree below you with each entry's parent "
+	    "session id and depth; entries deeper than 1 accept only interrupt_agent.");
+	ck_assert_str_eq(tool_send_message.description, "Send a message to an agent. A working agent receives it at "
+	    "its next step; an idle agent starts a new turn with it. Returns delivery confirmation, not the agent's "
+	    "answer.");
+	ck_assert_str_eq(param_desc(&tool_send_message, "agent_id"), "The agent id of your direct continuable child, "
+	    "or your direct parent when you are a resident continuable child.");
+	ck_assert_str_eq(param_desc(&tool_send_message, "message"), "The message to deliver to the agent.");
+	ck_assert_str_eq(tool_interrupt_agent.description, "Ask a subagent to stop its current work. This call returns "
+	    "without waiting for it to stop. You can continue a direct child's conversation later with send_message. "
+	    "Subagents it started will keep running.");
+	ck_assert_str_eq(param_desc(&tool_interrupt_agent, "agent_id"), "The id of an agent created under you: your "
+	    "direct child or a deeper descendant.");
+}
+END_TEST
+
+
+Suite *
+toolbox_texts_suite(void)
+{
+	Suite *s = suite_create("tool-texts");
+	TCase *tc = tcase_create("tool-texts");
+
+	tcase_add_test(tc, default_tool_texts_are_spec_texts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -43,5 +43,6 @@ Suite *subagent_suite(void);
 Suite *sse_suite(void);
 Suite *openai_suite(void);
 Suite *team_suite(void);
+Suite *toolbox_texts_suite(void);
 
 #endif
