@@ -11,12 +11,14 @@
 json_t *
 acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len)
 {
-	json_t *t = json_stringn(text, len);
+	json_t *t;
 
-	if (t == NULL) {
+	if (utf8_valid(text, len)) {
+		t = json_stringn_nocheck(text, len);
+	} else {
 		size_t n;
 		char *fixed = utf8_repair(text, len, &n);
-		t = json_stringn(fixed, n);
+		t = json_stringn_nocheck(fixed, n);
 		free(fixed);
 	}
 	return json_pack("{s:s, s:{s:s, s:o}, s:s}", "sessionUpdate",

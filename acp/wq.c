@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/jenc.h"
 #include "base/log.h"
 
 static void
@@ -92,22 +93,17 @@ acp_wq_pending(const struct acp_wq *q)
 void
 acp_wq_push(struct acp_wq *q, const json_t *msg)
 {
-	char *line;
+	size_t start = q->out.len;
 
 	if (q->failed)
 		return;
-	line = json_dumps(msg, JSON_COMPACT);
-	if (line == NULL) {
+	if (jenc_append(&q->out, msg) < 0) {
 		log_error("acp: a message could not be encoded; dropped");
 		return;
 	}
-	buf_puts(&q->out, line);
 	buf_append(&q->out, "\n", 1);
-	if (q->trace) {
-		fputs(line, q->trace);
-		fputc('\n', q->trace);
-	}
-	free(line);
+	if (q->trace)
+		fwrite(q->out.data + start, 1, q->out.len - start, q->trace);
 	/* Skip the watcher when the pipe takes it at once (the common case). */
 	if (acp_wq_write(q) < 0)
 		ev_io_start(q->loop, &q->io);

@@ -3,12 +3,15 @@
 
 #include <string.h>
 
+#include "base/jenc.h"
 #include "base/utf8.h"
 #include "session/jsonscan.h"
 
-static const char *
+static inline const char *
 d_ws(const char *p, const char *end)
 {
+	if (p < end && (unsigned char)*p > ' ')
+		return p;	/* the common case: no white space at all */
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
 		p++;
 	return p;
@@ -70,8 +73,7 @@ d_string(const char *p, const char *end, struct buf *out)
 	p++;
 	while (p < end) {
 		const char *run = p;
-		while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80)
-			p++;
+		p += jenc_plain_run(p, (size_t)(end - p));
 		if (out && p > run)
 			buf_append(out, run, (size_t)(p - run));
 		if (p >= end)
@@ -123,23 +125,44 @@ d_string(const char *p, const char *end, struct buf *out)
 	return NULL;
 }
 
-/* Reads a key (no escapes) into key[]; returns the position after the ':'. */
+/* The keys the fast path knows; any other plain key is D_OTHER. */
+enum d_key { D_OTHER, D_CHOICES, D_USAGE, D_ERROR, D_DELTA, D_FINISH, D_INDEX, D_LOGPROBS, D_CONTENT,
+	D_REASONING, D_ROLE };
+
+/* Which known key k[0..n) is; compared with constant lengths, so the compiler inlines them. */
+static enum d_key
+d_key_id(const char *k, size_t n)
+{
+#define IS(lit) (memcmp(k, lit, sizeof(lit) - 1) == 0)
+	switch (n) {
+	case 4: return IS("role") ? D_ROLE : D_OTHER;
+	case 5: return IS("delta") ? D_DELTA : IS("index") ? D_INDEX : IS("usage") ? D_USAGE
+	    : IS("error") ? D_ERROR : D_OTHER;
+	case 7: return IS("choices") ? D_CHOICES : IS("content") ? D_CONTENT : D_OTHER;
+	case 8: return IS("logprobs") ? D_LOGPROBS : D_OTHER;
+	case 13: return IS("finish_reason") ? D_FINISH : D_OTHER;
+	case 17: return IS("reasoning_content") ? D_REASONING : D_OTHER;
+	default: return D_OTHER;
+	}
+#undef IS
+}
+
+/* Reads a key made of printable ASCII (anything else goes the full way) into *key; returns the
+ * position of the value after the ':'. */
 static const char *
-d_key(const char *p, const char *end, char *key, size_t size)
+d_key(const char *p, const char *end, enum d_key *key)
 {
 	const char *q;
 
 	p = d_ws(p, end);
 	if (p >= end || *p != '"')
 		return NULL;
-	q = memchr(p + 1, '"', (size_t)(end - p - 1));
-	if (q == NULL || (size_t)(q - p - 1) >= size || memchr(p + 1, '\\', (size_t)(q - p - 1)))
+	for (q = ++p; q < end && *q != '"'; q++)
+		if (*q == '\\' || (unsigned char)*q < 0x20 || (unsigned char)*q >= 0x80)
+			return NULL;	/* an escape, a control or a non-ASCII byte in the key */
+	if (q >= end)
 		return NULL;
-	for (const char *k = p + 1; k < q; k++)
-		if ((unsigned char)*k < 0x20 || (unsigned char)*k >= 0x80)
-			return NULL;	/* odd keys go the full way */
-	memcpy(key, p + 1, (size_t)(q - p - 1));
-	key[q - p - 1] = '\0';
+	*key = d_key_id(p, (size_t)(q - p));
 	p = d_ws(q + 1, end);
 	if (p >= end || *p != ':')
 		return NULL;
@@ -171,7 +194,7 @@ d_next(const char *p, const char *end, char close, int *more)
 static const char *
 d_delta(const char *p, const char *end, struct buf *content, struct buf *reasoning)
 {
-	char key[32];
+	enum d_key key;
 	int more = 1;
 
 	if (p >= end || *p != '{')
@@ -180,12 +203,10 @@ d_delta(const char *p, const char *end, struct buf *content, struct buf *reasoni
 	if (p < end && *p == '}')
 		return p + 1;
 	while (more) {
-		if ((p = d_key(p, end, key, sizeof(key))) == NULL)
+		if ((p = d_key(p, end, &key)) == NULL)
 			return NULL;
-		struct buf *into = strcmp(key, "content") == 0 ? content
-		    : strcmp(key, "reasoning_content") == 0   ? reasoning
-							      : NULL;
-		if (into || strcmp(key, "role") == 0) {
+		struct buf *into = key == D_CONTENT ? content : key == D_REASONING ? reasoning : NULL;
+		if (into || key == D_ROLE) {
 			const char *n = d_null(p, end);
 			if (n)
 				p = n;
@@ -207,7 +228,7 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 {
 	const char *p = data, *end = data + len;
 	size_t c0 = content->len, r0 = reasoning->len;
-	char key[32];
+	enum d_key key;
 	int more = 1, choices = 0;
 
 	p = d_ws(p, end);
@@ -215,9 +236,9 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 		goto no;
 	p = d_ws(p + 1, end);
 	while (more) {
-		if ((p = d_key(p, end, key, sizeof(key))) == NULL)
+		if ((p = d_key(p, end, &key)) == NULL)
 			goto no;
-		if (strcmp(key, "choices") == 0) {
+		if (key == D_CHOICES) {
 			if (*p != '[' || choices++)
 				goto no;
 			p = d_ws(p + 1, end);
@@ -226,13 +247,13 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 			p = d_ws(p + 1, end);
 			int cmore = 1;
 			while (cmore) {
-				if ((p = d_key(p, end, key, sizeof(key))) == NULL)
+				if ((p = d_key(p, end, &key)) == NULL)
 					goto no;
-				if (strcmp(key, "delta") == 0)
+				if (key == D_DELTA)
 					p = d_delta(p, end, content, reasoning);
-				else if (strcmp(key, "finish_reason") == 0)
+				else if (key == D_FINISH)
 					p = d_null(p, end);
-				else if (strcmp(key, "index") == 0 || strcmp(key, "logprobs") == 0)
+				else if (key == D_INDEX || key == D_LOGPROBS)
 					p = json_scan_skip(p, end);
 				else
 					goto no;
@@ -245,9 +266,7 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 			p++;
 		} else {
 			/* usage must be null; an error object, or any value that does not scan, falls back */
-			p = strcmp(key, "usage") == 0 ? d_null(p, end)
-			    : strcmp(key, "error") == 0 ? NULL
-							: json_scan_skip(p, end);
+			p = key == D_USAGE ? d_null(p, end) : key == D_ERROR ? NULL : json_scan_skip(p, end);
 			if (p == NULL)
 				goto no;
 		}

@@ -1,6 +1,9 @@
 /* UTF-8 per RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF. */
 #include "base/utf8.h"
 
+#include <stdint.h>
+#include <string.h>
+
 #include "base/buf.h"
 
 size_t
@@ -47,6 +50,12 @@ utf8_valid(const char *s, size_t n)
 	size_t i = 0;
 
 	while (i < n) {
+		uint64_t w;
+		/* ASCII goes eight bytes at a time. */
+		if (i + 8 <= n && (memcpy(&w, p + i, 8), (w & 0x8080808080808080ULL) == 0)) {
+			i += 8;
+			continue;
+		}
 		size_t l = utf8_seq_len(p + i, n - i);
 		if (l == 0)
 			return 0;

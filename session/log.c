@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/jenc.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
 
@@ -97,7 +98,7 @@ struct sess_log *
 sess_log_new(struct sess_env *env, const char *id, const json_t *header)
 {
 	struct sess_log *lg = xcalloc(1, sizeof(*lg));
-	char *h = json_dumps(header, JSON_COMPACT);
+	char *h = jenc_dumps(header, NULL);
 
 	lg->env = env;
 	snprintf(lg->id, sizeof(lg->id), "%s", id);

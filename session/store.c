@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jenc.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "session/repair.h"
@@ -15,6 +16,7 @@ sess_store_init(struct sess_store *st, struct sess_env *env)
 	map_init(&st->live);
 	st->order = NULL;
 	st->norder = st->corder = 0;
+	buf_init(&st->line);
 }
 
 static void
@@ -33,6 +35,7 @@ sess_store_free(struct sess_store *st)
 		sess_free(st->order[i]);
 	free(st->order);
 	map_free(&st->live);
+	buf_free(&st->line);
 	st->order = NULL;
 	st->norder = st->corder = 0;
 }
@@ -105,17 +108,19 @@ sess_store_load(struct sess_store *st, const char *id, struct err *e)
 	sess_image_free(&img);
 	for (size_t i = 0; i < json_array_size(closers); i++) {
 		json_t *c = json_array_get(closers, i);
-		char *line = json_dumps(c, JSON_COMPACT);
-		size_t len = strlen(line);
-		line = xrealloc(line, len + 2);
-		memcpy(line + len, "\n", 2);
-		if (sess_log_append(lg, line, len + 1, e) < 0) {
-			free(line);
+		struct buf *line = &st->line;
+		int rc;
+
+		line->len = 0;
+		rc = jenc_append(line, c);
+		if (rc < 0)
+			err_set(e, "internal", "a closer of %s cannot be encoded", id);
+		buf_append(line, "\n", 1);
+		if (rc < 0 || sess_log_append(lg, line->data, line->len, e) < 0) {
 			json_decref(closers);
 			sess_store_release(st, s);
 			return NULL;
 		}
-		free(line);
 		json_array_append(s->events, c);
 	}
 	if (json_array_size(closers)) {
@@ -190,26 +195,20 @@ sess_append(struct sess *s, const char *type, json_t *data, struct err *e)
 	struct sess_env *env = s->store->env;
 	int64_t now = clock_now_ms(&env->clock);
 	json_t *ev = sess_event_new((int64_t)json_array_size(s->events), now, type, data);
-	char stack[4096], *line = stack;
-	size_t len = json_dumpb(ev, stack, sizeof(stack) - 1, JSON_COMPACT);
+	struct buf *line = &s->store->line;	/* reused: no allocation on the hot path */
 	int rc;
 
-	/* Most events fit the stack buffer: no allocation on the hot path. */
-	if (len >= sizeof(stack) - 1) {
-		line = xmalloc(len + 2);
-		len = json_dumpb(ev, line, len + 1, JSON_COMPACT);
-	}
-	if (len == 0) {
-		if (line != stack)
-			free(line);
+	line->len = 0;
+	if (jenc_append(line, ev) < 0) {
 		json_decref(ev);
 		err_set(e, "internal", "event %s cannot be encoded", type);
 		return NULL;
 	}
-	line[len] = '\n';
-	rc = sess_log_append(s->log, line, len + 1, e);
-	if (line != stack)
-		free(line);
+	buf_append(line, "\n", 1);
+	rc = sess_log_append(s->log, line->data, line->len, e);
+	/* One huge event must not pin its buffer for the rest of the process. */
+	if (line->cap > (1u << 20))
+		buf_free(line);
 	if (rc < 0) {
 		json_decref(ev);
 		return NULL;

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "base/map.h"
 #include "session/event.h"
@@ -43,6 +44,7 @@ struct sess_store {
 	struct map live;	/* id -> struct sess * */
 	struct sess **order;	/* live sessions in creation order (for deterministic sync) */
 	size_t norder, corder;
+	struct buf line;	/* scratch: the event being appended is encoded here */
 };
 
 void sess_store_init(struct sess_store *st, struct sess_env *env);

@@ -1,8 +1,9 @@
-/* base/: utf8, map, run queue. */
+/* base/: utf8, map, run queue, JSON encoder. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jenc.h"
 #include "base/map.h"
 #include "base/runq.h"
 #include "base/utf8.h"
@@ -106,6 +107,103 @@ START_TEST(runq_fifo_then_sync_then_after_sync)
 }
 END_TEST
 
+/* The encoder's bytes must be jansson's JSON_COMPACT bytes, on every kind of value. */
+static void
+same_as_jansson(const json_t *v)
+{
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	size_t len = 0;
+	char *got = jenc_dumps(v, &len);
+
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, want);
+	ck_assert_uint_eq(len, strlen(want));
+	free(want);
+	free(got);
+}
+
+START_TEST(jenc_matches_jansson_compact_output)
+{
+	const char *texts[] = {
+		"{}", "[]", "{\"a\":[1,-2,3.5,1e300,0.1,-0.0,true,false,null,\"\"]}",
+		"{\"seq\":9223372036854775807,\"n\":-9223372036854775808,\"r\":100000000000000000000.0}",
+		"\"plain ascii text that is longer than eight bytes\"",
+		"\"quote \\\" backslash \\\\ slash / tab \\t nl \\n cr \\r bs \\b ff \\f\"",
+		"\"controls \\u0001\\u001f\\u0000\\u007f end\"",
+		"\"utf8 \\u00e9\\u20ac\\ud83d\\ude00 \\u2028\\u2029 mixed\"",
+		"{\"k\\\"ey\":{\"nested\":[[[]],{}]},\"\\u00e9\":\"x\",\"dup\":1}",
+		"[\"a\",\"abcdefg\",\"abcdefgh\",\"abcdefghi\",\"\\\"abcdefgh\",\"abcdefg\\\"\"]",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		json_error_t je;
+		json_t *v = json_loads(texts[i], JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+		ck_assert_msg(v != NULL, "%s: %s", texts[i], je.text);
+		same_as_jansson(v);
+		json_decref(v);
+	}
+	/* Every single byte value at every position of an 8-byte word. */
+	for (int c = 1; c < 0x80; c++) {
+		for (int at = 0; at < 9; at++) {
+			char s[10];
+			memset(s, 'a', sizeof(s));
+			s[at] = (char)c;
+			json_t *v = json_stringn(s, sizeof(s));
+			same_as_jansson(v);
+			json_decref(v);
+		}
+	}
+}
+END_TEST
+
+START_TEST(jenc_rejects_invalid_utf8_and_leaves_the_buffer_as_it_was)
+{
+	const char *bad[] = { "\xff", "ab\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "abcdefgh\x80" };
+	struct buf b;
+
+	buf_init(&b);
+	buf_puts(&b, "prefix");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *v = json_pack("{s:[s,o]}", "k", "ok", json_stringn_nocheck(bad[i], strlen(bad[i])));
+		char *j = json_dumps(v, JSON_COMPACT);
+		ck_assert_ptr_null(j);	/* jansson refuses it too */
+		ck_assert_int_eq(jenc_append(&b, v), -1);
+		ck_assert_str_eq(b.data, "prefix");
+		ck_assert_uint_eq(b.len, 6);
+		ck_assert_int_eq(jenc_string(&b, bad[i], strlen(bad[i])), -1);
+		ck_assert_str_eq(b.data, "prefix");
+		json_decref(v);
+	}
+	/* A key that is not UTF-8. */
+	json_t *o = json_object();
+	json_object_set_new_nocheck(o, "\xfe", json_true());
+	ck_assert_int_eq(jenc_append(&b, o), -1);
+	ck_assert_str_eq(b.data, "prefix");
+	json_decref(o);
+	ck_assert_ptr_null(jenc_dumps(NULL, NULL));
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(jenc_refuses_nesting_deeper_than_its_limit)
+{
+	json_t *top = json_array(), *v = top;
+
+	for (int i = 0; i < JENC_MAX_DEPTH; i++) {
+		json_t *inner = json_array();
+		json_array_append_new(v, inner);
+		v = inner;
+	}
+	ck_assert_ptr_null(jenc_dumps(top, NULL));
+	json_t *ok = json_array_get(top, 0);
+	char *s = jenc_dumps(ok, NULL);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(strlen(s), 2 * JENC_MAX_DEPTH);
+	free(s);
+	json_decref(top);
+}
+END_TEST
+
 Suite *
 base_suite(void)
 {
@@ -116,6 +214,9 @@ base_suite(void)
 	tcase_add_test(tc, utf8_boundary_never_splits_a_character);
 	tcase_add_test(tc, map_put_get_delete_and_grow);
 	tcase_add_test(tc, runq_fifo_then_sync_then_after_sync);
+	tcase_add_test(tc, jenc_matches_jansson_compact_output);
+	tcase_add_test(tc, jenc_rejects_invalid_utf8_and_leaves_the_buffer_as_it_was);
+	tcase_add_test(tc, jenc_refuses_nesting_deeper_than_its_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
