@@ -129,22 +129,40 @@ d_string(const char *p, const char *end, struct buf *out)
 enum d_key { D_OTHER, D_CHOICES, D_USAGE, D_ERROR, D_DELTA, D_FINISH, D_INDEX, D_LOGPROBS, D_CONTENT,
 	D_REASONING, D_ROLE };
 
-/* Which known key k[0..n) is; compared with constant lengths, so the compiler inlines them. */
-static enum d_key
-d_key_id(const char *k, size_t n)
+/* Printable ASCII other than '"' and '\\': the bytes a plain key is made of. */
+static int
+d_key_byte(unsigned char c)
 {
-#define IS(lit) (memcmp(k, lit, sizeof(lit) - 1) == 0)
-	switch (n) {
-	case 4: return IS("role") ? D_ROLE : D_OTHER;
-	case 5: return IS("delta") ? D_DELTA : IS("index") ? D_INDEX : IS("usage") ? D_USAGE
-	    : IS("error") ? D_ERROR : D_OTHER;
-	case 7: return IS("choices") ? D_CHOICES : IS("content") ? D_CONTENT : D_OTHER;
-	case 8: return IS("logprobs") ? D_LOGPROBS : D_OTHER;
-	case 13: return IS("finish_reason") ? D_FINISH : D_OTHER;
-	case 17: return IS("reasoning_content") ? D_REASONING : D_OTHER;
-	default: return D_OTHER;
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* Which key starts at k (just after its opening quote): a known one is matched with its closing
+ * quote, so a match is the whole key; *after is the byte past that quote. The literals have
+ * constant lengths, so the compiler inlines every comparison. */
+static enum d_key
+d_key_known(const char *k, const char *end, const char **after)
+{
+	size_t room = (size_t)(end - k);
+
+#define KEY(lit, id) do { \
+		if (room >= sizeof(lit) && memcmp(k, lit "\"", sizeof(lit)) == 0) { \
+			*after = k + sizeof(lit); \
+			return id; \
+		} \
+	} while (0)
+	switch (room ? *k : 0) {
+	case 'c': KEY("choices", D_CHOICES); KEY("content", D_CONTENT); break;
+	case 'd': KEY("delta", D_DELTA); break;
+	case 'e': KEY("error", D_ERROR); break;
+	case 'f': KEY("finish_reason", D_FINISH); break;
+	case 'i': KEY("index", D_INDEX); break;
+	case 'l': KEY("logprobs", D_LOGPROBS); break;
+	case 'r': KEY("role", D_ROLE); KEY("reasoning_content", D_REASONING); break;
+	case 'u': KEY("usage", D_USAGE); break;
+	default: break;
 	}
-#undef IS
+#undef KEY
+	return D_OTHER;
 }
 
 /* Reads a key made of printable ASCII (anything else goes the full way) into *key; returns the
@@ -157,17 +175,36 @@ d_key(const char *p, const char *end, enum d_key *key)
 	p = d_ws(p, end);
 	if (p >= end || *p != '"')
 		return NULL;
-	for (q = ++p; q < end && *q != '"'; q++)
-		if (*q == '\\' || (unsigned char)*q < 0x20 || (unsigned char)*q >= 0x80)
+	p++;
+	*key = d_key_known(p, end, &q);
+	if (*key == D_OTHER) {
+		for (q = p; q < end && d_key_byte((unsigned char)*q); q++)
+			;
+		if (q >= end || *q != '"')
 			return NULL;	/* an escape, a control or a non-ASCII byte in the key */
-	if (q >= end)
-		return NULL;
-	*key = d_key_id(p, (size_t)(q - p));
-	p = d_ws(q + 1, end);
+		q++;
+	}
+	p = d_ws(q, end);
 	if (p >= end || *p != ':')
 		return NULL;
 	p = d_ws(p + 1, end);
 	return p < end ? p : NULL;	/* callers read the value's first byte */
+}
+
+/* A non-negative integer without fraction or exponent, else the general scanner. */
+static const char *
+d_index(const char *p, const char *end)
+{
+	const char *q = p;
+
+	if (q < end && *q == '0')
+		q++;
+	else
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+	if (q == p || (q < end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9'))))
+		return json_scan_skip(p, end);
+	return q;
 }
 
 static const char *
@@ -253,7 +290,9 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 					p = d_delta(p, end, content, reasoning);
 				else if (key == D_FINISH)
 					p = d_null(p, end);
-				else if (key == D_INDEX || key == D_LOGPROBS)
+				else if (key == D_INDEX)
+					p = d_index(p, end);
+				else if (key == D_LOGPROBS)
 					p = json_scan_skip(p, end);
 				else
 					goto no;
