@@ -72,6 +72,7 @@ struct model_req {
 	int delivering;		/* the outcome is queued on the run queue */
 	struct buf pend;	/* deltas of one network read, relayed together */
 	struct buf fast_text, fast_reasoning;	/* the fast path's scratch */
+	struct sse_delta fast;			/* and what it learnt of this stream */
 	int pend_reasoning;
 	int cancelled;
 };
@@ -94,6 +95,7 @@ oa_req_free(struct model_req *r)
 	buf_free(&r->pend);
 	buf_free(&r->fast_text);
 	buf_free(&r->fast_reasoning);
+	sse_delta_free(&r->fast);
 	sse_free(&r->sse);
 	json_decref(r->usage);
 	for (size_t i = 0; i < r->ncalls; i++) {
@@ -229,7 +231,7 @@ oa_on_event(void *arg, const char *data, size_t len)
 		return 0;
 	}
 	/* Most events are one text delta: decoded without a JSON tree (agent/sse_delta.c). */
-	if (sse_delta_fast(data, len, &r->fast_text, &r->fast_reasoning)) {
+	if (sse_delta_fast(&r->fast, data, len, &r->fast_text, &r->fast_reasoning)) {
 		oa_relay_bytes(r, 1, &r->fast_reasoning);
 		oa_relay_bytes(r, 0, &r->fast_text);
 		return 0;
@@ -585,6 +587,7 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	buf_init(&r->pend);
 	buf_init(&r->fast_text);
 	buf_init(&r->fast_reasoning);
+	sse_delta_init(&r->fast);
 	sse_init(&r->sse, oa_on_event, r);
 	ev_timer_init(&r->retry, oa_retry_cb, 0., 0.);
 	r->retry.data = r;

@@ -191,7 +191,37 @@ d_key(const char *p, const char *end, enum d_key *key)
 	return p < end ? p : NULL;	/* callers read the value's first byte */
 }
 
-/* A non-negative integer without fraction or exponent, else the general scanner. */
+/*
+ * Skips a value the fast path ignores. json_scan_skip checks the syntax; jansson also refuses
+ * numbers it cannot hold (an integer beyond int64, a real that overflows), so a value with a
+ * digit run longer than 18 or any fraction or exponent goes the full way.
+ */
+static const char *
+d_skip(const char *p, const char *end)
+{
+	const char *q = json_scan_skip(p, end);
+	int digits = 0;
+
+	for (const char *k = p; q && k < q; k++) {
+		if (*k == '"') {
+			/* a valid string: step over it, escapes and all */
+			for (k++; *k != '"'; k++)
+				if (*k == '\\')
+					k++;
+			digits = 0;
+		} else if (*k >= '0' && *k <= '9') {
+			if (++digits > 18)
+				return NULL;
+		} else if ((*k == '.' || *k == 'e' || *k == 'E') && digits) {
+			return NULL;
+		} else {
+			digits = 0;
+		}
+	}
+	return q;
+}
+
+/* A non-negative integer of at most 18 digits, without fraction or exponent, else d_skip. */
 static const char *
 d_index(const char *p, const char *end)
 {
@@ -202,8 +232,8 @@ d_index(const char *p, const char *end)
 	else
 		while (q < end && *q >= '0' && *q <= '9')
 			q++;
-	if (q == p || (q < end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9'))))
-		return json_scan_skip(p, end);
+	if (q == p || q - p > 18 || (q < end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9'))))
+		return d_skip(p, end);
 	return q;
 }
 
@@ -228,8 +258,21 @@ d_next(const char *p, const char *end, char close, int *more)
 	return *p == close ? p + 1 : NULL;
 }
 
+/* What one parse found: the output buffers, and the one string that was decoded into them. */
+struct d_out {
+	struct buf *content, *reasoning;
+	int strings;		/* strings decoded into content or reasoning */
+	int into;		/* for the last of them: 1 content, 2 reasoning */
+	const char *s0, *s1;	/* its opening and closing quote */
+	unsigned seen;		/* keys met once already (duplicates go the full way) */
+};
+
+#define SEEN_DELTA 1u
+#define SEEN_CONTENT 2u
+#define SEEN_REASONING 4u
+
 static const char *
-d_delta(const char *p, const char *end, struct buf *content, struct buf *reasoning)
+d_delta(const char *p, const char *end, struct d_out *o)
 {
 	enum d_key key;
 	int more = 1;
@@ -242,15 +285,30 @@ d_delta(const char *p, const char *end, struct buf *content, struct buf *reasoni
 	while (more) {
 		if ((p = d_key(p, end, &key)) == NULL)
 			return NULL;
-		struct buf *into = key == D_CONTENT ? content : key == D_REASONING ? reasoning : NULL;
+		struct buf *into = key == D_CONTENT ? o->content : key == D_REASONING ? o->reasoning : NULL;
+		if (into) {
+			/* jansson keeps the last of duplicate keys; this path would keep both */
+			unsigned bit = key == D_CONTENT ? SEEN_CONTENT : SEEN_REASONING;
+			if (o->seen & bit)
+				return NULL;
+			o->seen |= bit;
+		}
 		if (into || key == D_ROLE) {
 			const char *n = d_null(p, end);
-			if (n)
+			if (n) {
 				p = n;
-			else if (*p == '"')
+			} else if (*p == '"') {
+				const char *q = p;
 				p = d_string(p, end, into);
-			else
+				if (into && p) {
+					o->strings++;
+					o->into = into == o->content ? 1 : 2;
+					o->s0 = q;
+					o->s1 = p - 1;
+				}
+			} else {
 				return NULL;
+			}
 		} else {
 			return NULL;	/* tool_calls, function_call, anything new: the full path */
 		}
@@ -260,13 +318,72 @@ d_delta(const char *p, const char *end, struct buf *content, struct buf *reasoni
 	return p;
 }
 
+void
+sse_delta_init(struct sse_delta *d)
+{
+	buf_init(&d->prefix);
+	buf_init(&d->suffix);
+	d->into = 0;
+}
+
+void
+sse_delta_free(struct sse_delta *d)
+{
+	buf_free(&d->prefix);
+	buf_free(&d->suffix);
+	d->into = 0;
+}
+
+/*
+ * The template: the last accepted event with its one text string cut out. An event made of the
+ * same prefix, a complete string body and the same suffix tokenises exactly as that event did,
+ * with only the text changed, so it needs no parse beyond the string itself.
+ */
+static int
+d_template(const struct sse_delta *d, const char *data, size_t len, struct buf *content, struct buf *reasoning)
+{
+	size_t np = d->prefix.len, nx = d->suffix.len;
+	struct buf *out = d->into == 1 ? content : reasoning;
+	size_t o0 = out->len;
+
+	if (d->into == 0 || len < np + nx || memcmp(data, d->prefix.data, np) != 0 ||
+	    memcmp(data + len - nx, d->suffix.data, nx) != 0)
+		return 0;
+	/* The prefix ends with the opening quote and the suffix starts with the closing one: the
+	 * string must end exactly there (no unescaped quote inside, no escape cut short). */
+	const char *close = data + len - nx;
+	if (d_string(data + np - 1, close + 1, out) == close + 1)
+		return 1;
+	if (out->data) {
+		out->len = o0;
+		out->data[o0] = '\0';
+	}
+	return 0;
+}
+
+static void
+d_learn(struct sse_delta *d, const struct d_out *o, const char *data, size_t len)
+{
+	d->into = 0;
+	if (o->strings != 1)
+		return;		/* no text, or both kinds: nothing to reuse */
+	d->prefix.len = d->suffix.len = 0;
+	buf_append(&d->prefix, data, (size_t)(o->s0 - data) + 1);
+	buf_append(&d->suffix, o->s1, (size_t)(data + len - o->s1));
+	d->into = o->into;
+}
+
 int
-sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *reasoning)
+sse_delta_fast(struct sse_delta *d, const char *data, size_t len, struct buf *content, struct buf *reasoning)
 {
 	const char *p = data, *end = data + len;
 	size_t c0 = content->len, r0 = reasoning->len;
+	struct d_out o = { content, reasoning, 0, 0, NULL, NULL, 0 };
 	enum d_key key;
 	int more = 1, choices = 0;
+
+	if (d_template(d, data, len, content, reasoning))
+		return 1;
 
 	p = d_ws(p, end);
 	if (p >= end || *p != '{')
@@ -286,14 +403,18 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 			while (cmore) {
 				if ((p = d_key(p, end, &key)) == NULL)
 					goto no;
-				if (key == D_DELTA)
-					p = d_delta(p, end, content, reasoning);
+				if (key == D_DELTA && !(o.seen & SEEN_DELTA)) {
+					o.seen |= SEEN_DELTA;
+					p = d_delta(p, end, &o);
+				} else if (key == D_DELTA) {
+					goto no;	/* a second delta: jansson keeps only the last */
+				}
 				else if (key == D_FINISH)
 					p = d_null(p, end);
 				else if (key == D_INDEX)
 					p = d_index(p, end);
 				else if (key == D_LOGPROBS)
-					p = json_scan_skip(p, end);
+					p = d_skip(p, end);
 				else
 					goto no;
 				if (p == NULL || (p = d_next(p, end, '}', &cmore)) == NULL)
@@ -305,7 +426,7 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 			p++;
 		} else {
 			/* usage must be null; an error object, or any value that does not scan, falls back */
-			p = key == D_USAGE ? d_null(p, end) : key == D_ERROR ? NULL : json_scan_skip(p, end);
+			p = key == D_USAGE ? d_null(p, end) : key == D_ERROR ? NULL : d_skip(p, end);
 			if (p == NULL)
 				goto no;
 		}
@@ -314,6 +435,7 @@ sse_delta_fast(const char *data, size_t len, struct buf *content, struct buf *re
 	}
 	if (d_ws(p, end) != end || !choices)
 		goto no;
+	d_learn(d, &o, data, len);
 	return 1;
 no:
 	/* Untouched for the full path: cut back what was decoded. */

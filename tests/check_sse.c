@@ -100,7 +100,7 @@ slow_delta(const char *ev, struct buf *c, struct buf *r)
 }
 
 static void
-assert_same(const char *ev)
+assert_same(struct sse_delta *d, const char *ev)
 {
 	struct buf fc, fr, sc, sr;
 
@@ -108,7 +108,7 @@ assert_same(const char *ev)
 	buf_init(&fr);
 	buf_init(&sc);
 	buf_init(&sr);
-	if (sse_delta_fast(ev, strlen(ev), &fc, &fr)) {
+	if (sse_delta_fast(d, ev, strlen(ev), &fc, &fr)) {
 		ck_assert_msg(slow_delta(ev, &sc, &sr), "fast path took what jansson refuses: %s", ev);
 		ck_assert_uint_eq(fc.len, sc.len);
 		ck_assert_uint_eq(fr.len, sr.len);
@@ -144,21 +144,28 @@ static const char *const delta_events[] = {
 	"{\"choices\":[{\"delta\":{\"content\":\"x\"}}]} trailing",
 	/* found by fuzz_delta: a key at the very end of the input (was a one-byte over-read) */
 	"{\"id\":\"x\",\"choices\":",
+	/* numbers jansson cannot hold fail the whole event there, so they go the full way here */
+	"{\"choices\":[{\"index\":23333333333333333333333,\"delta\":{\"content\":\"a\"}}]}",
+	"{\"created\":99999999999999999999,\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+	"{\"x\":[1e400],\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+	"{\"x\":false,\"created\":1700000000,\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
 };
 
 START_TEST(sse_delta_fast_agrees_with_the_full_parser)
 {
 	size_t n = sizeof(delta_events) / sizeof(delta_events[0]);
+	struct sse_delta d;
 	struct buf c, r;
 
+	sse_delta_init(&d);
 	for (size_t i = 0; i < n; i++)
-		assert_same(delta_events[i]);
+		assert_same(&d, delta_events[i]);
 	buf_init(&c);
 	buf_init(&r);
-	ck_assert_int_eq(sse_delta_fast(delta_events[0], strlen(delta_events[0]), &c, &r), 1);
+	ck_assert_int_eq(sse_delta_fast(&d, delta_events[0], strlen(delta_events[0]), &c, &r), 1);
 	ck_assert_str_eq(c.data, "plain");
-	ck_assert_int_eq(sse_delta_fast(delta_events[6], strlen(delta_events[6]), &c, &r), 0);
-	ck_assert_int_eq(sse_delta_fast(delta_events[7], strlen(delta_events[7]), &c, &r), 0);
+	ck_assert_int_eq(sse_delta_fast(&d, delta_events[6], strlen(delta_events[6]), &c, &r), 0);
+	ck_assert_int_eq(sse_delta_fast(&d, delta_events[7], strlen(delta_events[7]), &c, &r), 0);
 	ck_assert_str_eq(c.data, "plain");	/* untouched by the refusals */
 	buf_free(&c);
 	buf_free(&r);
@@ -175,8 +182,67 @@ START_TEST(sse_delta_fast_agrees_with_the_full_parser)
 			seed = seed * 1103515245u + 12345u;
 			m[at] = "\"\\{}[],: nulx0u\x80\xc3"[(seed >> 8) % 18];
 		}
-		assert_same(m);
+		/* After its own base event, so the learnt template meets the mutant. */
+		assert_same(&d, base);
+		assert_same(&d, m);
 	}
+	sse_delta_free(&d);
+}
+END_TEST
+
+/* Events of one stream differ only in their text: the second and later take the template. */
+START_TEST(sse_delta_template_takes_the_same_shape_and_nothing_else)
+{
+	const char *pre = "{\"id\":\"c-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
+	const char *post = "\"},\"finish_reason\":null}]}";
+	const char *texts[] = {
+		"first", "second", "", "esc \\\" \\n \\u00e9 \\ud83d\\ude00", "raw \xc3\xa9",
+		/* not one string body: an unescaped quote, a cut escape, a lone surrogate, bad UTF-8 */
+		"a\"}}]},\"x\":\"b", "tail \\", "\\ud800", "\xff", "\\u0000",
+	};
+	struct sse_delta d;
+	char ev[256];
+
+	sse_delta_init(&d);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		snprintf(ev, sizeof(ev), "%s%s%s", pre, texts[i], post);
+		assert_same(&d, ev);
+	}
+	ck_assert_int_eq(d.into, 1);
+	ck_assert_str_eq(d.prefix.data, pre);
+	ck_assert_str_eq(d.suffix.data, post);
+	/* Reasoning is learnt the same way; an event with both kinds teaches nothing. */
+	assert_same(&d, "{\"choices\":[{\"delta\":{\"reasoning_content\":\"r1\"}}]}");
+	ck_assert_int_eq(d.into, 2);
+	assert_same(&d, "{\"choices\":[{\"delta\":{\"reasoning_content\":\"r2 \\\"q\\\"\"}}]}");
+	assert_same(&d, "{\"choices\":[{\"delta\":{\"reasoning_content\":\"r\",\"content\":\"c\"}}]}");
+	ck_assert_int_eq(d.into, 0);
+	sse_delta_free(&d);
+}
+END_TEST
+
+/* jansson keeps the last of duplicate keys: the fast path must not keep both. */
+START_TEST(sse_delta_fast_leaves_duplicate_keys_to_the_full_parser)
+{
+	const char *dups[] = {
+		"{\"choices\":[{\"delta\":{\"content\":\"a\",\"content\":\"b\"}}]}",
+		"{\"choices\":[{\"delta\":{\"reasoning_content\":\"a\",\"reasoning_content\":\"b\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"a\"},\"delta\":{\"content\":\"b\"}}]}",
+	};
+	struct sse_delta d;
+	struct buf c, r;
+
+	sse_delta_init(&d);
+	buf_init(&c);
+	buf_init(&r);
+	for (size_t i = 0; i < sizeof(dups) / sizeof(dups[0]); i++) {
+		ck_assert_int_eq(sse_delta_fast(&d, dups[i], strlen(dups[i]), &c, &r), 0);
+		ck_assert_uint_eq(c.len + r.len, 0);
+		assert_same(&d, dups[i]);
+	}
+	buf_free(&c);
+	buf_free(&r);
+	sse_delta_free(&d);
 }
 END_TEST
 
@@ -190,6 +256,8 @@ sse_suite(void)
 	tcase_add_test(tc, sse_pending_event_is_delivered_at_the_end);
 	tcase_add_test(tc, sse_callback_can_stop_the_stream);
 	tcase_add_test(tc, sse_delta_fast_agrees_with_the_full_parser);
+	tcase_add_test(tc, sse_delta_template_takes_the_same_shape_and_nothing_else);
+	tcase_add_test(tc, sse_delta_fast_leaves_duplicate_keys_to_the_full_parser);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,4 +1,8 @@
-/* Differential: wherever the text-delta fast path accepts an event, jansson must read the same text. */
+/*
+ * Differential: wherever the text-delta fast path accepts an event, jansson must read the same
+ * text. The input is split at newlines into the events of one stream, so the template learnt
+ * from one event meets the next.
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,19 +10,17 @@
 
 #include "agent/sse_delta.h"
 
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-
-int
-LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+static void
+check_one(struct sse_delta *d, const char *data, size_t size)
 {
 	struct buf c, r;
 
 	buf_init(&c);
 	buf_init(&r);
-	if (sse_delta_fast((const char *)data, size, &c, &r)) {
-		json_t *j = json_loadb((const char *)data, size, JSON_ALLOW_NUL, NULL);
-		json_t *d = json_object_get(json_array_get(json_object_get(j, "choices"), 0), "delta");
-		json_t *t = json_object_get(d, "content"), *rs = json_object_get(d, "reasoning_content");
+	if (sse_delta_fast(d, data, size, &c, &r)) {
+		json_t *j = json_loadb(data, size, JSON_ALLOW_NUL, NULL);
+		json_t *dl = json_object_get(json_array_get(json_object_get(j, "choices"), 0), "delta");
+		json_t *t = json_object_get(dl, "content"), *rs = json_object_get(dl, "reasoning_content");
 		size_t tl = json_is_string(t) ? json_string_length(t) : 0;
 		size_t rl = json_is_string(rs) ? json_string_length(rs) : 0;
 		if (j == NULL || tl != c.len || rl != r.len || (tl && memcmp(json_string_value(t), c.data, tl)) ||
@@ -30,5 +32,23 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	}
 	buf_free(&c);
 	buf_free(&r);
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	const char *p = (const char *)data, *end = p + size;
+	struct sse_delta d;
+
+	sse_delta_init(&d);
+	while (p <= end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		check_one(&d, p, (size_t)(e - p));
+		p = e + 1;
+	}
+	sse_delta_free(&d);
 	return 0;
 }
