@@ -26,7 +26,8 @@ OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize
 LDEXTRA := -fsanitize=address,undefined
 endif
 ifeq ($(VARIANT),valgrind)
-OPT := -O0 -g
+# The portable (word-at-a-time) JSON string scan instead of SSE2: every test runs both ways.
+OPT := -O0 -g -DJENC_PORTABLE
 endif
 
 CFLAGS_ALL = $(STD) $(WARN) $(OPT) -I. $(PKG_CFLAGS) -MMD -MP
@@ -52,7 +53,7 @@ MOCK := $(BUILD)/bin/mock-openai
 CHECKS := $(BUILD)/bin/check_all
 RUNNER := $(BUILD)/bin/scenario-runner
 
-FUZZ_TARGETS := line inspect replay toolargs delta
+FUZZ_TARGETS := line inspect replay toolargs delta scan
 FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c agent/*.c tools/*.c acp/*.c))
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)

@@ -191,34 +191,12 @@ d_key(const char *p, const char *end, enum d_key *key)
 	return p < end ? p : NULL;	/* callers read the value's first byte */
 }
 
-/*
- * Skips a value the fast path ignores. json_scan_skip checks the syntax; jansson also refuses
- * numbers it cannot hold (an integer beyond int64, a real that overflows), so a value with a
- * digit run longer than 18 or any fraction or exponent goes the full way.
- */
+/* Skips a value the fast path ignores: json_scan_skip says yes only to what jansson (flags 0,
+ * as the full path parses) accepts, so a number it cannot hold goes the full way. */
 static const char *
 d_skip(const char *p, const char *end)
 {
-	const char *q = json_scan_skip(p, end);
-	int digits = 0;
-
-	for (const char *k = p; q && k < q; k++) {
-		if (*k == '"') {
-			/* a valid string: step over it, escapes and all */
-			for (k++; *k != '"'; k++)
-				if (*k == '\\')
-					k++;
-			digits = 0;
-		} else if (*k >= '0' && *k <= '9') {
-			if (++digits > 18)
-				return NULL;
-		} else if ((*k == '.' || *k == 'e' || *k == 'E') && digits) {
-			return NULL;
-		} else {
-			digits = 0;
-		}
-	}
-	return q;
+	return json_scan_skip(p, end, 0);
 }
 
 /* A non-negative integer of at most 18 digits, without fraction or exponent, else d_skip. */

@@ -9,39 +9,6 @@
 
 #include "base/utf8.h"
 
-#define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-
-/* Nonzero when one of the 8 bytes of x needs a look: >= 0x80, < 0x20, '"' or '\\'. */
-static inline uint64_t
-special8(uint64_t x)
-{
-	uint64_t q = x ^ (ONES * '"');
-	uint64_t s = x ^ (ONES * '\\');
-
-	q = (q - ONES) & ~q;
-	s = (s - ONES) & ~s;
-	return (x | ((x - ONES * 0x20) & ~x) | q | s) & HIGHS;
-}
-
-size_t
-jenc_plain_run(const char *str, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
-
-	while (i + 8 <= n) {
-		uint64_t x;
-		memcpy(&x, s + i, 8);
-		if (special8(x))
-			break;
-		i += 8;
-	}
-	while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
-		i++;
-	return i;
-}
-
 int
 jenc_string(struct buf *b, const char *str, size_t n)
 {

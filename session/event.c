@@ -7,11 +7,16 @@
 #include "base/utf8.h"
 #include "session/id.h"
 
-static const char *const sess_event_types[] = {
-	"turn/start", "user/message", "step/start", "step/end", "assistant/message", "tool/call",
-	"tool/result", "turn/end", "subagent/descriptor", "subagent/settled", "team/member",
-	"team/task", "team/message/queued", "team/message/delivered",
+#define T(s) { s, sizeof(s) - 1 }
+static const struct {
+	const char *name;
+	size_t len;
+} sess_event_types[] = {
+	T("turn/start"), T("user/message"), T("step/start"), T("step/end"), T("assistant/message"),
+	T("tool/call"), T("tool/result"), T("turn/end"), T("subagent/descriptor"), T("subagent/settled"),
+	T("team/member"), T("team/task"), T("team/message/queued"), T("team/message/delivered"),
 };
+#undef T
 
 json_t *
 sess_header_new(const struct sess_header_info *info)
@@ -79,8 +84,14 @@ sess_event_new(int64_t seq, int64_t time, const char *type, json_t *data)
 int
 sess_event_type_known(const char *type)
 {
+	return sess_event_type_knownn(type, strlen(type));
+}
+
+int
+sess_event_type_knownn(const char *t, size_t n)
+{
 	for (size_t i = 0; i < sizeof(sess_event_types) / sizeof(sess_event_types[0]); i++)
-		if (strcmp(type, sess_event_types[i]) == 0)
+		if (sess_event_types[i].len == n && memcmp(t, sess_event_types[i].name, n) == 0)
 			return 1;
 	return 0;
 }

@@ -211,13 +211,17 @@ sess_scan_prefix(const char *s, size_t n, int64_t *seq, const char **type, size_
 	if (end - p < 9 || memcmp(p, ",\"time\":", 8) != 0)
 		return 0;
 	p += 8;
+	const char *t0 = p;
 	while (p < end && *p >= '0' && *p <= '9')
 		p++;
+	if (p == t0 || p - t0 > 18)
+		return 0;	/* no integer, or one jansson might not hold: the full path decides */
 	if (end - p < 9 || memcmp(p, ",\"type\":\"", 9) != 0)
 		return 0;
 	p += 9;
 	const char *q = memchr(p, '"', (size_t)(end - p));
-	if (q == NULL)
+	/* our writer puts data fourth, an object; any other shape takes the full path */
+	if (q == NULL || end - q < 10 || memcmp(q, "\",\"data\":{", 10) != 0)
 		return 0;
 	*seq = v;
 	*type = p;
@@ -257,10 +261,10 @@ sess_scan_buf(const char *data, size_t len, struct sess_scan *sc, struct err *e)
 			if (ok < 0)
 				return -1;
 		} else {
-			char tbuf[64];
-			if (nl && sess_scan_prefix(line, n, &s, &type, &tlen) && tlen < sizeof(tbuf) &&
-			    (memcpy(tbuf, type, tlen), tbuf[tlen] = '\0', sess_event_type_known(tbuf)) &&
-			    json_scan_valid(line, n)) {
+			/* The prefix holds what the event check looks at; the validator says yes only to
+			 * what jansson, as load parses, accepts (duplicate keys included). */
+			if (nl && sess_scan_prefix(line, n, &s, &type, &tlen) && sess_event_type_knownn(type, tlen) &&
+			    json_scan_valid(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)) {
 				if (s != seq)
 					return err_set(e, "session_corrupt", "event seq gap: expected %lld", (long long)seq);
 			} else {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/jsonscan.h"
 #include "session/repair.h"
 #include "session/store.h"
 #include "tests/helpers.h"
@@ -234,7 +235,79 @@ START_TEST(scan_agrees_with_inspect)
 	/* A line our prefix matches but that is not JSON is still corruption. */
 	assert_scan_agrees(HDR "{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"turn\":1,}}\n"
 	    EV(1, "turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}"));
+	/* Lines the prefix and the JSON syntax let through, but load refuses: so must the scan. */
+	const char *tricky[] = {
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"turn\":1},\"seq\":0}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"turn\":1,\"turn\":2}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"a\":{\"k\":1},\"b\":{\"k\":1}}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"t\\u0075rn\":1,\"turn\":2}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\"}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":[]}\n",
+		"{\"seq\":0,\"time\":99999999999999999999,\"type\":\"turn/start\",\"data\":{}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"n\":123456789012345678901}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"n\":1e999}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"n\":-1.5e10,\"m\":[true,false,null]}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"s\":\"\\ud800\"}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"s\":\"\\udc00\"}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"s\":\"nul \\u0000 ok\"}}\n",
+		"{\"seq\":0,\"time\":1,\"type\":\"turn/start\",\"data\":{\"k\\u0000\":1}}\n",
+	};
+	for (size_t i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++) {
+		char doc[1024];
+		snprintf(doc, sizeof(doc), "%s%s%s", HDR, tricky[i], EV(1, "turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}"));
+		assert_scan_agrees(doc);
+	}
 	assert_scan_agrees("");
+}
+END_TEST
+
+/* The validator's yes is jansson's yes, with the same flags; mutations hunt for the difference. */
+static void
+assert_scan_implies_jansson(const char *s, size_t n)
+{
+	const size_t flagsets[] = { 0, JSON_ALLOW_NUL, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, JSON_DECODE_ANY };
+
+	for (size_t i = 0; i < sizeof(flagsets) / sizeof(flagsets[0]); i++) {
+		if (!json_scan_valid(s, n, flagsets[i]))
+			continue;
+		json_error_t je;
+		json_t *j = json_loadb(s, n, flagsets[i], &je);
+		ck_assert_msg(j != NULL, "scan took what jansson refuses (flags %zx, %s): %.*s", flagsets[i], je.text,
+		    (int)n, s);
+		json_decref(j);
+	}
+}
+
+START_TEST(json_scan_says_yes_only_where_jansson_does)
+{
+	const char *docs[] = {
+		"{\"a\":[1,-0,2.5,-3e+2,true,false,null,\"x\\u00e9\\ud83d\\ude00\\n\"],\"b\":{\"c\":{}},\"d\":[]}",
+		"{\"a\":1,\"b\":{\"a\":1},\"c\":[{\"a\":1},{\"a\":2}]}",
+		" [ \"s\" , 1 , { \"k\" : \"v\" } ] ",
+		"{\"plain text that is longer than sixteen bytes\":\"and a value that is as long as that\"}",
+		"\"top\"", "12", "{\"k\":\"\\u0000\"}", "{\"n\":123456789012345678}",
+	};
+	unsigned seed = 777;
+	char m[256];
+
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+		assert_scan_implies_jansson(docs[i], strlen(docs[i]));
+	ck_assert(json_scan_valid(docs[0], strlen(docs[0]), 0));
+	ck_assert(json_scan_valid(docs[1], strlen(docs[1]), JSON_REJECT_DUPLICATES));
+	ck_assert(!json_scan_valid(docs[4], strlen(docs[4]), 0));	/* a string at the top */
+	ck_assert(json_scan_valid(docs[4], strlen(docs[4]), JSON_DECODE_ANY));
+	for (int k = 0; k < 50000; k++) {
+		const char *base = docs[k % 4];
+		size_t len = strlen(base);
+		memcpy(m, base, len + 1);
+		for (int j = 0; j < 3; j++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t at = (seed >> 8) % len;
+			seed = seed * 1103515245u + 12345u;
+			m[at] = "\"\\{}[],: nultrfase0189.-+Eu\x80\xc3\x01"[(seed >> 8) % 31];
+		}
+		assert_scan_implies_jansson(m, len);
+	}
 }
 END_TEST
 
@@ -251,6 +324,7 @@ repair_suite(void)
 	tcase_add_test(tc, load_makes_the_repair_durable);
 	tcase_add_test(tc, load_rejects_malformed_and_missing_ids);
 	tcase_add_test(tc, scan_agrees_with_inspect);
+	tcase_add_test(tc, json_scan_says_yes_only_where_jansson_does);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,7 +21,10 @@ seed inspect scenarios/*/expected/sessions/*.jsonl scenarios/*/state/sessions/*.
 seed replay scenarios/*/recording.json
 seed toolargs tests/fuzz/seeds/toolargs/*
 seed delta tests/fuzz/seeds/delta/*
-for t in line inspect replay toolargs delta; do
+# One event line per file: every line of the committed logs.
+mkdir -p "$out/corpus-scan"
+cat scenarios/*/expected/sessions/*.jsonl 2>/dev/null | head -400 | split -l 1 - "$out/corpus-scan/line-"
+for t in line inspect replay toolargs delta scan; do
 	echo "fuzz: $t for ${secs}s"
 	if ! (cd "$out" && ASAN_OPTIONS=detect_leaks=1 ./fuzz_$t -max_total_time="$secs" -print_final_stats=1 \
 		-rss_limit_mb=4096 "corpus-$t" 2>"fuzz-$t.log"); then
