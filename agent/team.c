@@ -1056,17 +1056,14 @@ team_recover(struct agent *lead)
 		/* Active when its own log shows the accepted first prompt, else failed. */
 		int accepted = 0;
 		if (m->id && sess_id_valid(m->id)) {
-			struct sess_image img;
+			static const char *const keep[] = { "user/message", NULL };
+			struct sess_scan sc;
 			struct err e;
 			char *path = sess_env_path(lead->rt->env, m->id);
 			err_clear(&e);
-			if (sess_inspect_file(path, &img, &e) == 0) {
-				size_t k;
-				json_t *ev;
-				json_array_foreach(img.events, k, ev)
-					accepted |= strcmp(json_string_value(json_object_get(ev, "type")), "user/message") == 0;
-				sess_image_free(&img);
-			}
+			if (sess_scan_file(path, keep, &sc, &e) == 0)
+				accepted = json_array_size(sc.kept) > 0;
+			sess_scan_free(&sc);
 			free(path);
 		}
 		m->phase = accepted ? TEAM_ACTIVE : TEAM_FAILED;

@@ -235,8 +235,32 @@ sess_type_is(const char *t, size_t n, const char *want)
 	return strlen(want) == n && memcmp(t, want, n) == 0;
 }
 
+static int
+sess_scan_keeps(const char *const *keep, const char *type, size_t tlen)
+{
+	for (size_t i = 0; keep && keep[i]; i++)
+		if (sess_type_is(type, tlen, keep[i]))
+			return 1;
+	return 0;
+}
+
+static void
+sess_scan_keep(struct sess_scan *sc, json_t *ev)
+{
+	if (sc->kept == NULL)
+		sc->kept = json_array();
+	json_array_append_new(sc->kept, ev);
+}
+
+void
+sess_scan_free(struct sess_scan *sc)
+{
+	json_decref(sc->kept);
+	sc->kept = NULL;
+}
+
 int
-sess_scan_buf(const char *data, size_t len, struct sess_scan *sc, struct err *e)
+sess_scan_buf(const char *data, size_t len, const char *const *keep, struct sess_scan *sc, struct err *e)
 {
 	size_t pos = 0, open_turn = (size_t)-1;
 	int64_t seq = 0;
@@ -267,6 +291,12 @@ sess_scan_buf(const char *data, size_t len, struct sess_scan *sc, struct err *e)
 			    json_scan_valid(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)) {
 				if (s != seq)
 					return err_set(e, "session_corrupt", "event seq gap: expected %lld", (long long)seq);
+				if (keep && sess_scan_keeps(keep, type, tlen)) {
+					json_t *j = sess_json_parse_line(line, n);
+					if (j == NULL)	/* cannot be: the validator said jansson takes it */
+						return err_set(e, "session_corrupt", "line %d is not valid JSON", line_no);
+					sess_scan_keep(sc, j);
+				}
 			} else {
 				/* Anything else takes the full path: repair, parse, check. */
 				json_t *j = nl ? sess_json_parse_line(line, n) : NULL;
@@ -278,9 +308,20 @@ sess_scan_buf(const char *data, size_t len, struct sess_scan *sc, struct err *e)
 					return err_set(e, "session_corrupt", "line %d is not valid JSON", line_no);
 				}
 				ok = sess_event_check(j, seq, e);
-				json_decref(j);
-				if (ok < 0)
+				if (ok < 0) {
+					json_decref(j);
 					return -1;
+				}
+				const char *t = json_string_value(json_object_get(j, "type"));
+				/* the open turn is tracked on this path too: the closers depend on it */
+				if (strcmp(t, "turn/start") == 0)
+					open_turn = pos;
+				else if (strcmp(t, "turn/end") == 0)
+					open_turn = (size_t)-1;
+				if (ok == 1 && keep && sess_scan_keeps(keep, t, strlen(t)))
+					sess_scan_keep(sc, j);
+				else
+					json_decref(j);
 				type = NULL;
 			}
 			if (type && sess_type_is(type, tlen, "turn/start"))
@@ -313,7 +354,7 @@ sess_scan_buf(const char *data, size_t len, struct sess_scan *sc, struct err *e)
 }
 
 int
-sess_scan_file(const char *path, struct sess_scan *sc, struct err *e)
+sess_scan_file(const char *path, const char *const *keep, struct sess_scan *sc, struct err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
@@ -333,7 +374,7 @@ sess_scan_file(const char *path, struct sess_scan *sc, struct err *e)
 	close(fd);
 	if (st.st_size && data == MAP_FAILED)
 		return err_set(e, "session_log_io", "cannot map %s: %s", path, strerror(errno));
-	rc = sess_scan_buf(data ? data : "", (size_t)st.st_size, sc, e);
+	rc = sess_scan_buf(data ? data : "", (size_t)st.st_size, keep, sc, e);
 	if (data)
 		munmap(data, (size_t)st.st_size);
 	return rc;

@@ -33,15 +33,23 @@ int sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struc
 /* Reads path (never follows a symlink). Codes as above plus unknown_session, session_log_io. */
 int sess_inspect_file(const char *path, struct sess_image *img, struct err *e);
 /* inspect's verdict without keeping the events: for large logs (the read-only path). */
+/*
+ * The read-only inspect at scan speed: inspect's verdict and counts without a JSON tree per
+ * event. Events whose type is in keep (a NULL-terminated list, or NULL) are parsed and kept, in
+ * log order; closers are counted, not built.
+ */
 struct sess_scan {
 	off_t valid_len;
 	long nevents;
 	int torn;
 	size_t nclosers;	/* what load would append */
+	json_t *kept;		/* owned array of the kept events (NULL when none); sess_scan_free */
 };
 
-int sess_scan_buf(const char *data, size_t len, struct sess_scan *sc, struct err *e);
-int sess_scan_file(const char *path, struct sess_scan *sc, struct err *e);
+int sess_scan_buf(const char *data, size_t len, const char *const *keep, struct sess_scan *sc, struct err *e);
+int sess_scan_file(const char *path, const char *const *keep, struct sess_scan *sc, struct err *e);
+/* Frees what a scan kept; safe after any outcome, and twice. */
+void sess_scan_free(struct sess_scan *sc);
 
 /* Appends the closers for an unbalanced tail to events (borrowed); returns how many. */
 size_t sess_closers_append(json_t *events);

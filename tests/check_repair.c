@@ -193,10 +193,12 @@ START_TEST(load_rejects_malformed_and_missing_ids)
 }
 END_TEST
 
-/* The scan (no events kept) gives inspect's verdict on the same bytes. */
+/* The scan gives inspect's verdict on the same bytes, and keeps exactly the events of the kept
+ * types that inspect read (closers aside). */
 static void
 assert_scan_agrees(const char *text)
 {
+	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", NULL };
 	struct sess_image img;
 	struct sess_scan sc;
 	struct err e1, e2;
@@ -205,16 +207,28 @@ assert_scan_agrees(const char *text)
 	err_clear(&e1);
 	err_clear(&e2);
 	r1 = sess_inspect_buf(text, strlen(text), &img, &e1);
-	r2 = sess_scan_buf(text, strlen(text), &sc, &e2);
+	r2 = sess_scan_buf(text, strlen(text), keep, &sc, &e2);
 	ck_assert_int_eq(r1, r2);
 	if (r1 == 0) {
 		ck_assert_int_eq(img.valid_len, sc.valid_len);
 		ck_assert_int_eq(img.torn, sc.torn);
 		ck_assert_uint_eq(img.nclosers, sc.nclosers);
 		ck_assert_int_eq((long)(json_array_size(img.events) - img.nclosers), sc.nevents);
+		json_t *want = json_array();
+		for (size_t i = 0; i + img.nclosers < json_array_size(img.events); i++) {
+			json_t *ev = json_array_get(img.events, i);
+			const char *t = json_string_value(json_object_get(ev, "type"));
+			for (size_t k = 0; keep[k]; k++)
+				if (strcmp(t, keep[k]) == 0)
+					json_array_append(want, ev);
+		}
+		ck_assert_msg(json_equal(want, sc.kept ? sc.kept : json_array_size(want) ? NULL : want),
+		    "the scan kept other events than inspect read");
+		json_decref(want);
 	} else {
 		ck_assert_str_eq(e1.code, e2.code);
 	}
+	sess_scan_free(&sc);
 	sess_image_free(&img);
 }
 
@@ -230,6 +244,10 @@ START_TEST(scan_agrees_with_inspect)
 	assert_scan_agrees(HDR EV(0, "turn/start", "{\"turn\":1}") EV(2, "turn/start", "{\"turn\":1}"));
 	assert_scan_agrees(HDR EV(0, "mystery/event", "{}"));
 	assert_scan_agrees(HDR "{\"seq\":0,\"time\":1,\"type\":\"future/thing\",\"ignorable\":true,\"data\":{}}\n");
+	/* A turn opened by a line off the fast path is still an open turn (one closer). */
+	assert_scan_agrees(HDR "{\"seq\":0,\"time\":1,\"type\":\"turn\\/start\",\"data\":{\"turn\":1}}\n");
+	assert_scan_agrees(HDR "{\"time\":1,\"seq\":0,\"type\":\"turn/start\",\"data\":{\"turn\":1}}\n"
+	    EV(1, "assistant/message", "{\"turn\":1,\"step\":1,\"id\":\"a\",\"content\":[],\"finish\":\"stop\"}"));
 	assert_scan_agrees(HDR EV(0, "turn/start", "{\"turn\":1,\"x\":[1,2,{\"a\":\"\\u00e9\\n\"}]}")
 	    EV(1, "turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}"));
 	/* A line our prefix matches but that is not JSON is still corruption. */
