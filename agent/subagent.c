@@ -844,8 +844,10 @@ subagent_redeliver(struct agent *parent)
 	size_t n;
 	struct sess_entry **kids = sess_corpus_children(rt->corpus, agent_id(parent), &n);
 
-	/* What a notice needs of a child's log: its settlements and the final text before one. The
-	 * scan reads the rest without building it (SPEC §12's inspect). */
+	/* First only the settlements (the common answer: the notice is known); the final text before
+	 * one is read by a second scan only for a notice that is missing. The scan checks every line
+	 * without building it (SPEC §12's inspect). */
+	static const char *const settled[] = { "subagent/settled", NULL };
 	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", NULL };
 
 	for (size_t i = 0; i < n; i++) {
@@ -857,38 +859,40 @@ subagent_redeliver(struct agent *parent)
 			continue;
 		path = sess_env_path(rt->env, kids[i]->id);
 		err_clear(&e);
-		if (sess_scan_file(path, keep, &img, &e) == 0 && img.kept) {
-			long epoch = sub_settled_epochs(img.kept);
-			if (epoch > 0 && !sub_notice_known(parent, kids[i]->id, epoch)) {
-				/* The end and closing text of that residency: what precedes its settled event. */
-				const char *end = "completed";
-				char end_buf[32];
-				for (size_t k = json_array_size(img.kept); k-- > 0;) {
-					json_t *ev = json_array_get(img.kept, k);
-					if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/settled") == 0 &&
-					    json_integer_value(json_object_get(json_object_get(ev, "data"), "epoch")) == epoch) {
-						const char *e2 = json_string_value(json_object_get(json_object_get(ev, "data"), "end"));
-						snprintf(end_buf, sizeof(end_buf), "%s", e2 ? e2 : "completed");
-						end = end_buf;
-						json_t *cut = json_array();
-						for (size_t j = 0; j < k; j++)
-							json_array_append(cut, json_array_get(img.kept, j));
-						json_decref(img.kept);
-						img.kept = cut;
-						break;
-					}
+		long epoch = 0;
+		if (sess_scan_file(path, settled, &img, &e) == 0 && img.kept)
+			epoch = sub_settled_epochs(img.kept);
+		sess_scan_free(&img);
+		if (epoch > 0 && !sub_notice_known(parent, kids[i]->id, epoch) &&
+		    sess_scan_file(path, keep, &img, &e) == 0 && img.kept) {
+			/* The end and closing text of that residency: what precedes its settled event. */
+			const char *end = "completed";
+			char end_buf[32];
+			for (size_t k = json_array_size(img.kept); k-- > 0;) {
+				json_t *ev = json_array_get(img.kept, k);
+				if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/settled") == 0 &&
+				    json_integer_value(json_object_get(json_object_get(ev, "data"), "epoch")) == epoch) {
+					const char *e2 = json_string_value(json_object_get(json_object_get(ev, "data"), "end"));
+					snprintf(end_buf, sizeof(end_buf), "%s", e2 ? e2 : "completed");
+					end = end_buf;
+					json_t *cut = json_array();
+					for (size_t j = 0; j < k; j++)
+						json_array_append(cut, json_array_get(img.kept, j));
+					json_decref(img.kept);
+					img.kept = cut;
+					break;
 				}
-				struct agent tmp = { 0 };
-				struct sess fake = { 0 };
-				fake.events = img.kept;
-				tmp.sess = &fake;
-				char *final = agent_final_text(&tmp);
-				char end_copy[32];
-				snprintf(end_copy, sizeof(end_copy), "%s", end ? end : "completed");
-				log_info("subagent %s: redelivering the notice of epoch %ld", kids[i]->id, epoch);
-				sub_post_notice(parent, kids[i]->id, epoch, end_copy, final);
-				free(final);
 			}
+			struct agent tmp = { 0 };
+			struct sess fake = { 0 };
+			fake.events = img.kept;
+			tmp.sess = &fake;
+			char *final = agent_final_text(&tmp);
+			char end_copy[32];
+			snprintf(end_copy, sizeof(end_copy), "%s", end ? end : "completed");
+			log_info("subagent %s: redelivering the notice of epoch %ld", kids[i]->id, epoch);
+			sub_post_notice(parent, kids[i]->id, epoch, end_copy, final);
+			free(final);
 		}
 		sess_scan_free(&img);
 		free(path);
