@@ -34,6 +34,19 @@ jenc_plain_run(const char *s, size_t n)
 	const __m128i ctl = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
 	size_t i = 0;
 
+	/* two words a round while there is room: text runs long */
+	while (i + 32 <= n) {
+		__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+		__m128i b0 = _mm_or_si128(_mm_cmplt_epi8(v0, ctl),
+		    _mm_or_si128(_mm_cmpeq_epi8(v0, quote), _mm_cmpeq_epi8(v0, bslash)));
+		__m128i b1 = _mm_or_si128(_mm_cmplt_epi8(v1, ctl),
+		    _mm_or_si128(_mm_cmpeq_epi8(v1, quote), _mm_cmpeq_epi8(v1, bslash)));
+		unsigned m = (unsigned)_mm_movemask_epi8(b0) | ((unsigned)_mm_movemask_epi8(b1) << 16);
+		if (m)
+			return i + (size_t)__builtin_ctz(m);
+		i += 32;
+	}
 	while (i + 16 <= n) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
 		/* signed: bytes >= 0x80 are negative, so one compare finds them and the controls */

@@ -49,6 +49,10 @@ main(void)
 	text[160] = '\0';
 	while (bytes < 100L * 1000 * 1000) {
 		long turn = n / 4 + 1;
+		/* Every message has its own text, as in a real log: no value repeats line to line. */
+		int w = snprintf(text, sizeof(text), "message %ld: ", n);
+		for (int i = w; i < 160; i++)
+			text[i] = (char)('a' + (n * 7 + i) % 26);
 		switch (n % 4) {
 		case 0: bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"turn/start\",\"data\":{\"turn\":%ld}}\n", n, n, turn); break;
 		case 1: bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"source\":{\"kind\":\"user\"}}}\n", n, n, text); break;

@@ -7,9 +7,11 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/jenc.h"
+#include "base/xmalloc.h"
 #include "base/utf8.h"
 
 typedef const unsigned char *cur;
@@ -137,9 +139,30 @@ scan_number(cur p, cur end)
 	return p;
 }
 
-static cur
-scan_one(cur p, cur end, size_t flags)
+/* Records the value at [a, b) of kind in rec (when there is one and it has room). */
+static inline void
+shape_note(struct json_shape *rec, cur base, cur a, cur b, int kind)
 {
+	if (rec == NULL)
+		return;
+	if (rec->nvar == JSON_SHAPE_MAX_VARS) {
+		rec->overflow = 1;
+		return;
+	}
+	rec->var[rec->nvar].off = (uint32_t)(a - base);
+	rec->var[rec->nvar].len = (uint32_t)(b - a);
+	rec->var[rec->nvar].kind = (uint8_t)kind;
+	int plain = kind == JSON_SHAPE_NUMBER && b - a <= 18 && (*a != '0' || b - a == 1);
+	for (cur k = a; plain && k < b; k++)
+		plain = *k >= '0' && *k <= '9';
+	rec->var[rec->nvar].plain = (uint8_t)plain;
+	rec->nvar++;
+}
+
+static cur
+scan_one(cur p, cur end, size_t flags, struct json_shape *rec, cur base)
+{
+	cur v;
 	unsigned char stack[JSON_SCAN_MAX_DEPTH];	/* '{' or '[' of each open container */
 	struct {
 		cur s;
@@ -178,7 +201,10 @@ value:
 		}
 		goto value;
 	case '"':
+		v = p;
 		p = scan_string(p + 1, end, nul_ok, &esc);
+		if (p)
+			shape_note(rec, base, v, p, JSON_SHAPE_STRING);
 		break;
 	case 't':
 		p = end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
@@ -190,7 +216,10 @@ value:
 		p = end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
 		break;
 	default:
+		v = p;
 		p = (*p == '-' || (*p >= '0' && *p <= '9')) ? scan_number(p, end) : NULL;
+		if (p)
+			shape_note(rec, base, v, p, JSON_SHAPE_NUMBER);
 		break;
 	}
 	if (p == NULL)
@@ -266,12 +295,138 @@ json_scan_valid(const char *str, size_t n, size_t flags)
 	/* without JSON_DECODE_ANY jansson takes only an object or an array at the top */
 	if (!(flags & JSON_DECODE_ANY) && (p >= end || (*p != '{' && *p != '[')))
 		return 0;
-	p = scan_one(p, end, flags);
+	p = scan_one(p, end, flags, NULL, NULL);
 	return p != NULL && scan_ws(p, end) == end;
 }
 
 const char *
 json_scan_skip(const char *p, const char *end, size_t flags)
 {
-	return (const char *)scan_one((cur)p, (cur)end, flags);
+	return (const char *)scan_one((cur)p, (cur)end, flags, NULL, NULL);
+}
+
+int
+json_shape_learn(struct json_shape *sh, const char *str, size_t n, size_t flags)
+{
+	cur end = (cur)str + n, p = scan_ws((cur)str, end);
+
+	json_shape_free(sh);
+	if (!(flags & JSON_DECODE_ANY) && (p >= end || (*p != '{' && *p != '[')))
+		return 0;
+	p = scan_one(p, end, flags, sh, (cur)str);
+	if (p == NULL || scan_ws(p, end) != end) {
+		json_shape_free(sh);
+		return 0;
+	}
+	if (sh->overflow || n > UINT32_MAX) {
+		json_shape_free(sh);	/* valid, but not a shape worth keeping */
+		return 1;
+	}
+	/* Padded, so a short constant is compared with word loads. */
+	sh->bytes = xmalloc(n + 16);
+	memcpy(sh->bytes, str, n);
+	memset(sh->bytes + n, 0, 16);
+	sh->len = n;
+	sh->flags = flags;
+	return 1;
+}
+
+void
+json_shape_free(struct json_shape *sh)
+{
+	free(sh->bytes);
+	memset(sh, 0, sizeof(*sh));
+}
+
+/* a[0..n) == b[0..n); b is padded (16 readable bytes past n); a has room bytes readable. The
+ * word compares assume little-endian byte order; elsewhere it is memcmp. */
+static inline int
+shape_eq(cur a, size_t room, const unsigned char *b, size_t n)
+{
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	return room >= n && memcmp(a, b, n) == 0;
+#endif
+	if (n <= 8 && room >= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		return n == 0 || ((x ^ y) << (64 - 8 * n)) == 0;
+	}
+	if (n <= 16 && room >= 16) {
+		uint64_t x0, y0, x1, y1;
+		memcpy(&x0, a, 8);
+		memcpy(&y0, b, 8);
+		memcpy(&x1, a + n - 8, 8);
+		memcpy(&y1, b + n - 8, 8);
+		return x0 == y0 && x1 == y1;
+	}
+	if (room < n)
+		return 0;
+	if (n < 8)
+		return memcmp(a, b, n) == 0;	/* too little room left for a word */
+	/* word by word, the last word overlapping: no call for the common lengths */
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return 0;
+	}
+	uint64_t x, y;
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return x == y;
+}
+
+const char *
+json_shape_match(const struct json_shape *sh, const char *str, const char *limit, struct json_span *vars)
+{
+	cur p = (cur)str, end = (cur)limit;
+	const unsigned char *b = (const unsigned char *)sh->bytes;
+	size_t lp = 0;
+	int esc = 0, nul_ok = (sh->flags & JSON_ALLOW_NUL) != 0;
+
+	if (b == NULL)
+		return NULL;
+	for (unsigned i = 0; i < sh->nvar; i++) {
+		size_t gap = sh->var[i].off - lp, vl = sh->var[i].len, room = (size_t)(end - p);
+		const unsigned char *lv = b + sh->var[i].off;	/* the learnt value */
+		if (room < gap || !shape_eq(p, room, b + lp, gap))
+			return NULL;
+		p += gap;
+		room -= gap;
+		cur v = p;
+		int plain = 0;
+		/* A value equal to the learnt one is valid as it was. A string is whole at its
+		 * closing quote; a number only if the next byte is the same (not a digit that
+		 * would make it longer). */
+		if (room > vl && shape_eq(p, room, lv, vl) && (sh->var[i].kind == JSON_SHAPE_STRING || p[vl] == lv[vl])) {
+			p += vl;
+			plain = sh->var[i].plain;
+		} else if (sh->var[i].kind == JSON_SHAPE_STRING) {
+			p = p < end && *p == '"' ? scan_string(p + 1, end, nul_ok, &esc) : NULL;
+		} else {
+			/* the usual number: a few digits, no sign, fraction or exponent */
+			cur q = p;
+			while (q < end && *q >= '0' && *q <= '9')
+				q++;
+			if (q > p && q - p <= 18 && (*p != '0' || q - p == 1) && q < end && *q != '.' && (*q | 0x20) != 'e') {
+				p = q;
+				plain = 1;
+			} else
+				p = p < end && (*p == '-' || (*p >= '0' && *p <= '9')) ? scan_number(p, end) : NULL;
+		}
+		if (p == NULL)
+			return NULL;
+		if (vars) {
+			vars[i].s = (const char *)v;
+			vars[i].n = (size_t)(p - v);
+			vars[i].plain = plain;
+		}
+		lp = sh->var[i].off + sh->var[i].len;
+	}
+	size_t tail = sh->len - lp;
+	if ((size_t)(end - p) < tail || !shape_eq(p, (size_t)(end - p), b + lp, tail))
+		return NULL;
+	return (const char *)(p + tail);
 }

@@ -11,6 +11,7 @@
 #define SESSION_JSONSCAN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define JSON_SCAN_MAX_DEPTH 512
 #define JSON_SCAN_MAX_KEYS 64
@@ -20,5 +21,42 @@
 int json_scan_valid(const char *s, size_t n, size_t flags);
 /* Skips one such value (after white space) at p; returns the end of it, or NULL. */
 const char *json_scan_skip(const char *p, const char *end, size_t flags);
+
+/*
+ * A shape: a validated text with its string and number values cut out. Another text made of the
+ * same bytes between values, with a valid string where a string was and a valid number where a
+ * number was, tokenises exactly as the learnt one did (same keys, same nesting), so the validator's
+ * yes carries over with only the values checked. Logs are written by one writer, so their lines
+ * come in few shapes.
+ */
+#define JSON_SHAPE_MAX_VARS 48
+enum { JSON_SHAPE_STRING = 1, JSON_SHAPE_NUMBER = 2 };
+
+struct json_shape {
+	char *bytes;		/* owned copy of the learnt text (NULL: nothing learnt) */
+	size_t len;
+	size_t flags;
+	unsigned nvar;
+	int overflow;		/* more values than var[] holds: not kept */
+	struct {
+		uint32_t off, len;
+		uint8_t kind;
+		uint8_t plain;	/* a number of at most 18 digits, no sign, fraction or exponent */
+	} var[JSON_SHAPE_MAX_VARS];
+};
+
+struct json_span {
+	const char *s;
+	size_t n;
+	int plain;		/* a number, and plain as in struct json_shape */
+};
+
+/* json_scan_valid, and on a yes (with at most JSON_SHAPE_MAX_VARS values) sh learns s's shape;
+ * sh is emptied first. Returns json_scan_valid's answer. */
+int json_shape_learn(struct json_shape *sh, const char *s, size_t n, size_t flags);
+void json_shape_free(struct json_shape *sh);
+/* When s (read no further than limit) starts with a text of shape sh, returns its end, with
+ * the spans of its values in vars (sh->nvar of them; may be NULL); else NULL. */
+const char *json_shape_match(const struct json_shape *sh, const char *s, const char *limit, struct json_span *vars);
 
 #endif

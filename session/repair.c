@@ -259,23 +259,181 @@ sess_scan_free(struct sess_scan *sc)
 	sc->kept = NULL;
 }
 
+/*
+ * The shapes of the event lines seen so far (jsonscan.h): a line of a known shape is checked by
+ * comparing the bytes between its values and validating the values, and its end is where the
+ * shape ends (no separate newline search). Shapes are learnt only from lines our writer's prefix
+ * matched, so a shape's first three values are seq, time and type.
+ */
+#define SCAN_SHAPES 8
+
+struct scan_shapes {
+	char seq[24];		/* the expected seq in decimal, kept in step with the count */
+	size_t seqlen;
+	struct json_shape shape[SCAN_SHAPES];
+	int next[SCAN_SHAPES];	/* the shape that followed this one last time: tried first */
+	int n, last, victim;	/* last: the shape of the previous line, or -1 */
+};
+
+static int sess_scan_lines(const char *data, size_t len, const char *const *keep, struct sess_scan *sc,
+    struct scan_shapes *shapes, struct err *e);
+
+static void
+scan_shapes_free(struct scan_shapes *c)
+{
+	for (int i = 0; i < c->n; i++)
+		json_shape_free(&c->shape[i]);
+	c->n = 0;
+}
+
+/* a[0..n) == b[0..n) for short n, a word at a time: both must be readable up to n rounded up
+ * to 8 (a value inside a line followed by more of it; our own padded buffers). */
+static inline int
+scan_eq_short(const char *a, const char *b, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t x, y, left = n - i;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (left < 8 ? ((x ^ y) << (64 - 8 * left)) != 0 : x != y)
+			return 0;
+	}
+	return 1;
+#else
+	return memcmp(a, b, n) == 0;
+#endif
+}
+
+/* Steps the decimal expected seq by one. */
+static void
+scan_seq_next(struct scan_shapes *c)
+{
+	size_t i = c->seqlen;
+
+	while (i > 0 && c->seq[i - 1] == '9')
+		c->seq[--i] = '0';
+	if (i > 0) {
+		c->seq[i - 1]++;
+	} else if (c->seqlen + 1 < sizeof(c->seq)) {
+		memmove(c->seq + 1, c->seq, c->seqlen);
+		c->seq[0] = '1';
+		c->seqlen++;
+	}
+}
+
+/* A non-negative integer of at most 18 digits. */
+static int
+scan_span_int(const struct json_span *v, int64_t *out)
+{
+	int64_t x = 0;
+
+	if (v->n == 0 || v->n > 18)
+		return 0;
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->s[i] < '0' || v->s[i] > '9')
+			return 0;
+		x = x * 10 + (v->s[i] - '0');
+	}
+	*out = x;
+	return 1;
+}
+
+/* Returns the newline ending a line of a known shape at line, with its seq and type; or NULL. */
+static const char *
+scan_shaped(struct scan_shapes *c, const char *line, const char *limit, int64_t expected, int64_t *seq,
+    const char **type, size_t *tlen)
+{
+	struct json_span v[JSON_SHAPE_MAX_VARS];
+
+	int first = c->last >= 0 ? c->next[c->last] : 0;
+
+	for (int k = 0; k < c->n; k++) {
+		int i = k == 0 ? first : (k <= first ? k - 1 : k);	/* first, then the others in order */
+		const char *end = json_shape_match(&c->shape[i], line, limit, v);
+		if (end == NULL || end >= limit || *end != '\n')
+			continue;
+		/* seq and time must be integers, the type a plain known string: else the slow way. The
+		 * expected seq is compared as text; any other seq is parsed (for the gap error). */
+		if (v[0].n == c->seqlen && scan_eq_short(v[0].s, c->seq, c->seqlen))
+			*seq = expected;
+		else if (!v[0].plain || !scan_span_int(&v[0], seq))
+			return NULL;
+		if (!v[1].plain)
+			return NULL;
+		/* the learnt line's type was a plain known one: the same bytes are too */
+		const struct json_shape *sh = &c->shape[i];
+		if (!(v[2].n == sh->var[2].len && scan_eq_short(v[2].s, sh->bytes + sh->var[2].off, v[2].n)) &&
+		    (v[2].n < 2 || memchr(v[2].s, '\\', v[2].n) || !sess_event_type_knownn(v[2].s + 1, v[2].n - 2)))
+			return NULL;
+		*type = v[2].s + 1;
+		*tlen = v[2].n - 2;
+		if (c->last >= 0)
+			c->next[c->last] = i;
+		c->last = i;
+		return end;
+	}
+	c->last = -1;
+	return NULL;
+}
+
+/* Validates line like json_scan_valid and keeps its shape in front (the oldest goes). */
+static int
+scan_learn(struct scan_shapes *c, const char *line, size_t n, size_t flags)
+{
+	struct json_shape sh;
+
+	memset(&sh, 0, sizeof(sh));
+	if (!json_shape_learn(&sh, line, n, flags))
+		return 0;
+	if (sh.bytes == NULL || sh.nvar < 3)
+		return 1;	/* valid, but no shape to keep */
+	int i = c->n < SCAN_SHAPES ? c->n++ : c->victim++ % SCAN_SHAPES;
+	json_shape_free(&c->shape[i]);
+	c->shape[i] = sh;
+	c->next[i] = 0;
+	for (int k = 0; k < c->n; k++)
+		if (c->next[k] == i && k != i)
+			c->next[k] = 0;	/* it was another shape before */
+	c->last = i;
+	return 1;
+}
+
 int
 sess_scan_buf(const char *data, size_t len, const char *const *keep, struct sess_scan *sc, struct err *e)
+{
+	struct scan_shapes shapes;
+	int rc = sess_scan_lines(data, len, keep, sc, &shapes, e);
+
+	scan_shapes_free(&shapes);
+	return rc;
+}
+
+static int
+sess_scan_lines(const char *data, size_t len, const char *const *keep, struct sess_scan *sc,
+    struct scan_shapes *shapes, struct err *e)
 {
 	size_t pos = 0, open_turn = (size_t)-1;
 	int64_t seq = 0;
 	int line_no = 0;
 
 	memset(sc, 0, sizeof(*sc));
+	memset(shapes, 0, sizeof(*shapes));
+	shapes->last = -1;
+	shapes->seq[0] = '0';
+	shapes->seqlen = 1;
 	while (pos < len) {
-		const char *nl = memchr(data + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - data) : len, n = end - pos;
-		const char *line = data + pos, *type = NULL;
+		const char *line = data + pos, *type = NULL, *nl = NULL;
 		size_t tlen = 0;
 		int64_t s = -1;
-		int ok;
-		int last = (nl == NULL || end + 1 == len);
+		int ok, shaped = 0;
 		line_no++;
+		if (line_no > 1 && shapes->n)
+			shaped = (nl = scan_shaped(shapes, line, data + len, seq, &s, &type, &tlen)) != NULL;
+		if (!shaped)
+			nl = memchr(line, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - data) : len, n = end - pos;
+		int last = (nl == NULL || end + 1 == len);
 		if (line_no == 1) {
 			json_t *h = nl ? sess_json_parse_line(line, n) : NULL;
 			if (h == NULL)
@@ -287,8 +445,9 @@ sess_scan_buf(const char *data, size_t len, const char *const *keep, struct sess
 		} else {
 			/* The prefix holds what the event check looks at; the validator says yes only to
 			 * what jansson, as load parses, accepts (duplicate keys included). */
-			if (nl && sess_scan_prefix(line, n, &s, &type, &tlen) && sess_event_type_knownn(type, tlen) &&
-			    json_scan_valid(line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)) {
+			if (shaped || (nl && sess_scan_prefix(line, n, &s, &type, &tlen) &&
+			    sess_event_type_knownn(type, tlen) &&
+			    scan_learn(shapes, line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL))) {
 				if (s != seq)
 					return err_set(e, "session_corrupt", "event seq gap: expected %lld", (long long)seq);
 				if (keep && sess_scan_keeps(keep, type, tlen)) {
@@ -329,6 +488,7 @@ sess_scan_buf(const char *data, size_t len, const char *const *keep, struct sess
 			else if (type && sess_type_is(type, tlen, "turn/end"))
 				open_turn = (size_t)-1;
 			seq++;
+			scan_seq_next(shapes);
 		}
 		pos = end + 1;
 		sc->valid_len = (off_t)pos;
@@ -370,7 +530,7 @@ sess_scan_file(const char *path, const char *const *keep, struct sess_scan *sc, 
 		return err_set(e, "session_log_io", "%s is not a regular file", path);
 	}
 	/* The file is mapped, not copied: the scan reads it once. */
-	data = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	data = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : NULL;
 	close(fd);
 	if (st.st_size && data == MAP_FAILED)
 		return err_set(e, "session_log_io", "cannot map %s: %s", path, strerror(errno));

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/xmalloc.h"
 #include "session/jsonscan.h"
 #include "session/repair.h"
 #include "session/store.h"
@@ -275,7 +276,83 @@ START_TEST(scan_agrees_with_inspect)
 		snprintf(doc, sizeof(doc), "%s%s%s", HDR, tricky[i], EV(1, "turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}"));
 		assert_scan_agrees(doc);
 	}
+	/* Lines of one learnt shape whose values are not what the shape allows: each must be judged
+	 * as inspect judges it (the shape path hands them over, or refuses them the same way). */
+	const char *shaped[] = {
+		EV(1, "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"bad \\x escape\"}]}"),
+		EV(1, "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"bad \xff utf8\"}]}"),
+		EV(1, "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"a \\ud800 b\"}]}"),
+		EV(1, "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"ok \\u00e9 \\\" q\"}]}"),
+		EV(1, "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"ends \\\"}]}"),
+		"{\"seq\":1,\"time\":-5,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":1,\"time\":1e5,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":1,\"time\":123456789012345678901,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":01,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":2,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":1,\"time\":1,\"type\":\"mystery/kind\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":1,\"time\":1,\"type\":\"turn/end\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":1,\"time\":1,\"type\":\"tu\\u0072n/end\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":1,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":7,\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+		"{\"seq\":1,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}",
+	};
+	for (size_t i = 0; i < sizeof(shaped) / sizeof(shaped[0]); i++) {
+		char doc[2048];
+		snprintf(doc, sizeof(doc), "%s%s%s%s", HDR,
+		    EV(0, "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"learnt\"}]}"), shaped[i],
+		    i % 2 ? "" : EV(2, "turn/start", "{\"turn\":1}"));
+		assert_scan_agrees(doc);
+	}
 	assert_scan_agrees("");
+}
+END_TEST
+
+/* A text that matches a learnt shape is one that the validator (and so jansson) takes. */
+START_TEST(json_shape_match_implies_the_validator)
+{
+	const char *learnt = "{\"seq\":12,\"time\":345,\"type\":\"user/message\",\"data\":{\"id\":\"m\","
+	    "\"content\":[{\"type\":\"text\",\"text\":\"hello world, sixteen+ bytes\"}],\"n\":[1.5,-2,true]}}";
+	const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
+	struct json_shape sh;
+	struct json_span v[JSON_SHAPE_MAX_VARS];
+	unsigned seed = 4242;
+	char m[512];
+	int matched = 0;
+
+	memset(&sh, 0, sizeof(sh));
+	ck_assert(json_shape_learn(&sh, learnt, strlen(learnt), flags));
+	ck_assert_uint_eq(sh.nvar, 8);	/* 12, 345, four strings, 1.5, -2 */
+	ck_assert_ptr_eq(json_shape_match(&sh, learnt, learnt + strlen(learnt), v), learnt + strlen(learnt));
+	ck_assert_int_eq(v[0].plain, 1);
+	for (int k = 0; k < 100000; k++) {
+		size_t len = strlen(learnt);
+		memcpy(m, learnt, len + 1);
+		for (int j = 0; j < 1 + k % 3; j++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t at = (seed >> 8) % len;
+			seed = seed * 1103515245u + 12345u;
+			m[at] = "\"\\{}[],: 0189.-eEu\x80\xc3\x01axyz"[(seed >> 8) % 27];
+		}
+		const char *end = json_shape_match(&sh, m, m + len, v);
+		if (end == NULL)
+			continue;
+		matched++;
+		size_t n = (size_t)(end - m);
+		ck_assert_msg(json_scan_valid(m, n, flags), "the shape took what the validator refuses: %.*s", (int)n, m);
+		json_t *j = json_loadb(m, n, flags, NULL);
+		ck_assert_msg(j != NULL, "the shape took what jansson refuses: %.*s", (int)n, m);
+		json_decref(j);
+	}
+	ck_assert_int_gt(matched, 1000);	/* the mutations do reach the shape path */
+	/* Every prefix, in a buffer of exactly its size: no read past its end (ASan watches). */
+	for (size_t n = 0; n <= strlen(learnt); n++) {
+		char *cut = xmalloc(n ? n : 1);
+		memcpy(cut, learnt, n);
+		const char *end = json_shape_match(&sh, cut, cut + n, v);
+		ck_assert(n == strlen(learnt) ? end == cut + n : end == NULL);
+		free(cut);
+	}
+	json_shape_free(&sh);
+	ck_assert_ptr_null(json_shape_match(&sh, learnt, learnt + strlen(learnt), v));	/* nothing learnt */
 }
 END_TEST
 
@@ -343,6 +420,7 @@ repair_suite(void)
 	tcase_add_test(tc, load_rejects_malformed_and_missing_ids);
 	tcase_add_test(tc, scan_agrees_with_inspect);
 	tcase_add_test(tc, json_scan_says_yes_only_where_jansson_does);
+	tcase_add_test(tc, json_shape_match_implies_the_validator);
 	suite_add_tcase(s, tc);
 	return s;
 }

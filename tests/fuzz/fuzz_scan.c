@@ -1,6 +1,10 @@
-/* Differential: the allocation-free validator says yes only where jansson, with the same flags,
- * parses the bytes too (session/jsonscan.h's contract). */
+/*
+ * Differential: the allocation-free validator says yes only where jansson, with the same flags,
+ * parses the bytes too (session/jsonscan.h's contract); and a text that matches a shape learnt
+ * from the first line of the input is one the validator takes. Input: "learnt\nother".
+ */
 #include <stdlib.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -12,14 +16,28 @@ int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	static const size_t flagsets[] = { 0, JSON_ALLOW_NUL, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, JSON_DECODE_ANY };
+	const char *s = (const char *)data;
 
 	for (size_t i = 0; i < sizeof(flagsets) / sizeof(flagsets[0]); i++) {
-		if (!json_scan_valid((const char *)data, size, flagsets[i]))
+		if (!json_scan_valid(s, size, flagsets[i]))
 			continue;
-		json_t *j = json_loadb((const char *)data, size, flagsets[i], NULL);
+		json_t *j = json_loadb(s, size, flagsets[i], NULL);
 		if (j == NULL)
 			__builtin_trap();
 		json_decref(j);
 	}
+	const char *nl = memchr(s, '\n', size);
+	if (nl == NULL)
+		return 0;
+	struct json_shape sh;
+	memset(&sh, 0, sizeof(sh));
+	const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
+	if (json_shape_learn(&sh, s, (size_t)(nl - s), flags) != json_scan_valid(s, (size_t)(nl - s), flags))
+		__builtin_trap();
+	const char *other = nl + 1, *end = json_shape_match(&sh, other, s + size, NULL);
+	if (end && (!json_scan_valid(other, (size_t)(end - other), flags) ||
+	    json_shape_match(&sh, other, end, NULL) != end))
+		__builtin_trap();
+	json_shape_free(&sh);
 	return 0;
 }
