@@ -515,6 +515,7 @@ struct sub_lister {
 	int model_view;		/* the §6.5 projection, else the §6.4 service entries */
 	struct map parents;	/* ids that have children (service view) */
 	json_t *out;
+	json_t *child, *running, *inactive;	/* shared by every entry (strings never change) */
 };
 
 static void
@@ -534,11 +535,10 @@ sub_emit(struct sub_lister *ls, const struct sess_entry *en, const char *parent,
 			return;		/* one-shot children are traversed, never shown */
 		/* The hot path of a large listing: no format parsing, no re-validation of UTF-8. */
 		v = json_object();
-		json_object_set_new_nocheck(v, "kind", json_string_nocheck("child"));
+		json_object_set_nocheck(v, "kind", ls->child);
 		json_object_set_new_nocheck(v, "id", json_string_nocheck(en->id));
 		json_object_set_new_nocheck(v, "label", json_string_nocheck(en->label ? en->label : ""));
-		json_object_set_new_nocheck(v, "status", json_string_nocheck(
-		    live && live->status == AGENT_RUNNING ? "running" : "inactive"));
+		json_object_set_nocheck(v, "status", live && live->status == AGENT_RUNNING ? ls->running : ls->inactive);
 	} else {
 		v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "kind", "child", "id", en->id, "mode",
 		    en->mode, "label", en->label ? en->label : "", "activity", live ? "running" : "inactive",
@@ -608,7 +608,8 @@ sub_list_descendants(struct sub_lister *ls, const char *root)
 static json_t *
 sub_list(struct agent_rt *rt, const char *parent, int descendants, int model_view)
 {
-	struct sub_lister ls = { rt, descendants, model_view, { 0 }, json_array() };
+	struct sub_lister ls = { rt, descendants, model_view, { 0 }, json_array(), json_string_nocheck("child"),
+		json_string_nocheck("running"), json_string_nocheck("inactive") };
 
 	map_init(&ls.parents);
 	if (!model_view) {
@@ -631,6 +632,9 @@ sub_list(struct agent_rt *rt, const char *parent, int descendants, int model_vie
 		free(kids);
 	}
 	map_free(&ls.parents);
+	json_decref(ls.child);
+	json_decref(ls.running);
+	json_decref(ls.inactive);
 	return ls.out;
 }
 
