@@ -381,20 +381,25 @@ sse_delta_fast(struct sse_delta *d, const char *data, size_t len, struct buf *co
 			while (cmore) {
 				if ((p = d_key(p, end, &key)) == NULL)
 					goto no;
-				if (key == D_DELTA && !(o.seen & SEEN_DELTA)) {
+				switch (key) {
+				case D_DELTA:
+					if (o.seen & SEEN_DELTA)
+						goto no;	/* a second delta: jansson keeps only the last */
 					o.seen |= SEEN_DELTA;
 					p = d_delta(p, end, &o);
-				} else if (key == D_DELTA) {
-					goto no;	/* a second delta: jansson keeps only the last */
-				}
-				else if (key == D_FINISH)
+					break;
+				case D_FINISH:
 					p = d_null(p, end);
-				else if (key == D_INDEX)
+					break;
+				case D_INDEX:
 					p = d_index(p, end);
-				else if (key == D_LOGPROBS)
+					break;
+				case D_LOGPROBS:
 					p = d_skip(p, end);
-				else
+					break;
+				default:
 					goto no;
+				}
 				if (p == NULL || (p = d_next(p, end, '}', &cmore)) == NULL)
 					goto no;
 			}
