@@ -326,13 +326,7 @@ START_TEST(json_shape_match_implies_the_validator)
 	for (int k = 0; k < 100000; k++) {
 		size_t len = strlen(learnt);
 		memcpy(m, learnt, len + 1);
-		for (int j = 0; j < 1 + k % 3; j++) {
-			seed = seed * 1103515245u + 12345u;
-			size_t at = (seed >> 8) % len;
-			seed = seed * 1103515245u + 12345u;
-			static const char pool[] = "\"\\{}[],: 0189.-eEu\x80\xc3\x01" "axyz";
-			m[at] = pool[(seed >> 8) % (sizeof(pool) - 1)];
-		}
+		test_mutate(m, len, 1 + k % 3, &seed, "\"\\{}[],: 0189.-eEu\x80\xc3\x01" "axyz");
 		const char *end = json_shape_match(&sh, m, m + len, v);
 		if (end == NULL)
 			continue;
@@ -396,13 +390,7 @@ START_TEST(json_scan_says_yes_only_where_jansson_does)
 		const char *base = docs[k % 4];
 		size_t len = strlen(base);
 		memcpy(m, base, len + 1);
-		for (int j = 0; j < 3; j++) {
-			seed = seed * 1103515245u + 12345u;
-			size_t at = (seed >> 8) % len;
-			seed = seed * 1103515245u + 12345u;
-			static const char pool[] = "\"\\{}[],: nultrfase0189.-+Eu\x80\xc3\x01";
-			m[at] = pool[(seed >> 8) % (sizeof(pool) - 1)];
-		}
+		test_mutate(m, len, 3, &seed, "\"\\{}[],: nultrfase0189.-+Eu\x80\xc3\x01");
 		assert_scan_implies_jansson(m, len);
 	}
 }

@@ -176,12 +176,7 @@ START_TEST(sse_delta_fast_agrees_with_the_full_parser)
 		const char *base = delta_events[k % 6];
 		size_t len = strlen(base);
 		memcpy(m, base, len + 1);
-		for (int j = 0; j < 2; j++) {
-			seed = seed * 1103515245u + 12345u;
-			size_t at = (seed >> 8) % len;
-			seed = seed * 1103515245u + 12345u;
-			m[at] = "\"\\{}[],: nulx0u\x80\xc3"[(seed >> 8) % 18];
-		}
+		test_mutate(m, len, 2, &seed, "\"\\{}[],: nulx0u\x80\xc3");
 		/* After its own base event, so the learnt template meets the mutant. */
 		assert_same(&d, base);
 		assert_same(&d, m);

@@ -18,6 +18,19 @@ test_mkdtemp(char *buf, size_t size)
 }
 
 void
+test_mutate(char *m, size_t len, int times, unsigned *seed, const char *pool)
+{
+	size_t n = strlen(pool);
+
+	for (int j = 0; j < times && len; j++) {
+		*seed = *seed * 1103515245u + 12345u;
+		size_t at = (*seed >> 8) % len;
+		*seed = *seed * 1103515245u + 12345u;
+		m[at] = pool[(*seed >> 8) % n];
+	}
+}
+
+void
 test_rmtree(const char *path)
 {
 	pid_t pid = fork();

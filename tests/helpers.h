@@ -25,6 +25,9 @@ void test_runtime_finish(struct test_runtime *t);
 /* Creates a fresh temp dir into buf (size >= 64). */
 void test_mkdtemp(char *buf, size_t size);
 void test_rmtree(const char *path);
+/* Overwrites `times` random bytes of m[0..len) with bytes of pool (NUL-terminated); *seed steps
+ * a fixed LCG, so a failing mutation is reproducible. */
+void test_mutate(char *m, size_t len, int times, unsigned *seed, const char *pool);
 void test_write_file(const char *path, const char *data, size_t len);
 char *test_read_file(const char *path, size_t *len);	/* owned, NUL-terminated */
 
