@@ -379,7 +379,8 @@ shape_eq(cur a, size_t room, const unsigned char *b, size_t n)
 }
 
 const char *
-json_shape_match(const struct json_shape *sh, const char *str, const char *limit, struct json_span *vars)
+json_shape_match(const struct json_shape *sh, const char *str, const char *limit, struct json_span *vars,
+    unsigned nvars)
 {
 	cur p = (cur)str, end = (cur)limit;
 	const unsigned char *b = (const unsigned char *)sh->bytes;
@@ -418,7 +419,7 @@ json_shape_match(const struct json_shape *sh, const char *str, const char *limit
 		}
 		if (p == NULL)
 			return NULL;
-		if (vars) {
+		if (i < nvars) {
 			vars[i].s = (const char *)v;
 			vars[i].n = (size_t)(p - v);
 			vars[i].plain = plain;

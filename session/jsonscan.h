@@ -56,7 +56,8 @@ struct json_span {
 int json_shape_learn(struct json_shape *sh, const char *s, size_t n, size_t flags);
 void json_shape_free(struct json_shape *sh);
 /* When s (read no further than limit) starts with a text of shape sh, returns its end, with
- * the spans of its values in vars (sh->nvar of them; may be NULL); else NULL. */
-const char *json_shape_match(const struct json_shape *sh, const char *s, const char *limit, struct json_span *vars);
+ * the spans of its first nvars values in vars (may be NULL with nvars 0); else NULL. */
+const char *json_shape_match(const struct json_shape *sh, const char *s, const char *limit, struct json_span *vars,
+    unsigned nvars);
 
 #endif

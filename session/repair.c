@@ -344,13 +344,13 @@ static const char *
 scan_shaped(struct scan_shapes *c, const char *line, const char *limit, int64_t expected, int64_t *seq,
     const char **type, size_t *tlen)
 {
-	struct json_span v[JSON_SHAPE_MAX_VARS];
+	struct json_span v[3];	/* seq, time, type */
 
 	int first = c->last >= 0 ? c->next[c->last] : 0;
 
 	for (int k = 0; k < c->n; k++) {
 		int i = k == 0 ? first : (k <= first ? k - 1 : k);	/* first, then the others in order */
-		const char *end = json_shape_match(&c->shape[i], line, limit, v);
+		const char *end = json_shape_match(&c->shape[i], line, limit, v, 3);
 		if (end == NULL || end >= limit || *end != '\n')
 			continue;
 		/* seq and time must be integers, the type a plain known string: else the slow way. The

@@ -321,13 +321,13 @@ START_TEST(json_shape_match_implies_the_validator)
 	memset(&sh, 0, sizeof(sh));
 	ck_assert(json_shape_learn(&sh, learnt, strlen(learnt), flags));
 	ck_assert_uint_eq(sh.nvar, 8);	/* 12, 345, four strings, 1.5, -2 */
-	ck_assert_ptr_eq(json_shape_match(&sh, learnt, learnt + strlen(learnt), v), learnt + strlen(learnt));
+	ck_assert_ptr_eq(json_shape_match(&sh, learnt, learnt + strlen(learnt), v, JSON_SHAPE_MAX_VARS), learnt + strlen(learnt));
 	ck_assert_int_eq(v[0].plain, 1);
 	for (int k = 0; k < 100000; k++) {
 		size_t len = strlen(learnt);
 		memcpy(m, learnt, len + 1);
 		test_mutate(m, len, 1 + k % 3, &seed, "\"\\{}[],: 0189.-eEu\x80\xc3\x01" "axyz");
-		const char *end = json_shape_match(&sh, m, m + len, v);
+		const char *end = json_shape_match(&sh, m, m + len, v, JSON_SHAPE_MAX_VARS);
 		if (end == NULL)
 			continue;
 		matched++;
@@ -342,12 +342,12 @@ START_TEST(json_shape_match_implies_the_validator)
 	for (size_t n = 0; n <= strlen(learnt); n++) {
 		char *cut = xmalloc(n ? n : 1);
 		memcpy(cut, learnt, n);
-		const char *end = json_shape_match(&sh, cut, cut + n, v);
+		const char *end = json_shape_match(&sh, cut, cut + n, v, JSON_SHAPE_MAX_VARS);
 		ck_assert(n == strlen(learnt) ? end == cut + n : end == NULL);
 		free(cut);
 	}
 	json_shape_free(&sh);
-	ck_assert_ptr_null(json_shape_match(&sh, learnt, learnt + strlen(learnt), v));	/* nothing learnt */
+	ck_assert_ptr_null(json_shape_match(&sh, learnt, learnt + strlen(learnt), v, JSON_SHAPE_MAX_VARS));	/* nothing learnt */
 }
 END_TEST
 

@@ -34,9 +34,9 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
 	if (json_shape_learn(&sh, s, (size_t)(nl - s), flags) != json_scan_valid(s, (size_t)(nl - s), flags))
 		__builtin_trap();
-	const char *other = nl + 1, *end = json_shape_match(&sh, other, s + size, NULL);
+	const char *other = nl + 1, *end = json_shape_match(&sh, other, s + size, NULL, 0);
 	if (end && (!json_scan_valid(other, (size_t)(end - other), flags) ||
-	    json_shape_match(&sh, other, end, NULL) != end))
+	    json_shape_match(&sh, other, end, NULL, 0) != end))
 		__builtin_trap();
 	json_shape_free(&sh);
 	return 0;
