@@ -345,7 +345,7 @@ shape_eq(cur a, size_t room, const unsigned char *b, size_t n)
 {
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 	return room >= n && memcmp(a, b, n) == 0;
-#endif
+#else
 	if (n <= 8 && room >= 8) {
 		uint64_t x, y;
 		memcpy(&x, a, 8);
@@ -376,6 +376,7 @@ shape_eq(cur a, size_t room, const unsigned char *b, size_t n)
 	memcpy(&x, a + n - 8, 8);
 	memcpy(&y, b + n - 8, 8);
 	return x == y;
+#endif
 }
 
 const char *
