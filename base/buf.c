@@ -1,6 +1,7 @@
 /* Growable byte buffer. */
 #include "base/buf.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,4 +93,27 @@ buf_steal(struct buf *b)
 
 	buf_init(b);
 	return s;
+}
+
+int
+buf_append_file(struct buf *b, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	size_t start = b->len, n;
+	char chunk[65536];
+
+	if (f == NULL)
+		return -1;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_append(b, chunk, n);
+	if (ferror(f)) {
+		fclose(f);
+		b->len = start;
+		if (b->data)
+			b->data[start] = '\0';
+		errno = EIO;
+		return -1;
+	}
+	fclose(f);
+	return 0;
 }

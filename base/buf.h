@@ -19,5 +19,7 @@ void buf_puts(struct buf *b, const char *s);			/* s: borrowed */
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_consume(struct buf *b, size_t n);			/* drop n leading bytes */
 char *buf_steal(struct buf *b);					/* returns owned string */
+/* Appends the whole file at path; -1 with errno when it cannot be read (b keeps what it had). */
+int buf_append_file(struct buf *b, const char *path);
 
 #endif

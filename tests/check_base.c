@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/jenc.h"
 #include "base/map.h"
 #include "base/runq.h"
@@ -204,6 +205,31 @@ START_TEST(jenc_refuses_nesting_deeper_than_its_limit)
 }
 END_TEST
 
+START_TEST(buf_append_file_appends_or_leaves_the_buffer_alone)
+{
+	char dir[64], path[128];
+	struct buf b;
+	FILE *f;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	f = fopen(path, "w");
+	fputs("line one\nline two\n", f);
+	fclose(f);
+	buf_init(&b);
+	buf_puts(&b, ">");
+	ck_assert_int_eq(buf_append_file(&b, path), 0);
+	ck_assert_str_eq(b.data, ">line one\nline two\n");
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	ck_assert_int_eq(buf_append_file(&b, path), -1);
+	ck_assert_str_eq(b.data, ">line one\nline two\n");
+	ck_assert_int_eq(buf_append_file(&b, dir), -1);	/* a directory cannot be read */
+	ck_assert_str_eq(b.data, ">line one\nline two\n");
+	buf_free(&b);
+	test_rmtree(dir);
+}
+END_TEST
+
 Suite *
 base_suite(void)
 {
@@ -214,6 +240,7 @@ base_suite(void)
 	tcase_add_test(tc, utf8_boundary_never_splits_a_character);
 	tcase_add_test(tc, map_put_get_delete_and_grow);
 	tcase_add_test(tc, runq_fifo_then_sync_then_after_sync);
+	tcase_add_test(tc, buf_append_file_appends_or_leaves_the_buffer_alone);
 	tcase_add_test(tc, jenc_matches_jansson_compact_output);
 	tcase_add_test(tc, jenc_rejects_invalid_utf8_and_leaves_the_buffer_as_it_was);
 	tcase_add_test(tc, jenc_refuses_nesting_deeper_than_its_limit);

@@ -72,6 +72,37 @@ START_TEST(log_nothing_on_disk_until_first_append)
 }
 END_TEST
 
+/* An event whose string is not UTF-8 cannot be written as JSON: refused, nothing on disk. */
+START_TEST(log_unencodable_event_is_refused_and_nothing_is_written)
+{
+	struct sess *s;
+	struct stat st;
+	struct err e;
+	char *path;
+
+	setup_with(NULL, SESS_SYNC_TURN);
+	s = new_session();
+	path = sess_env_path(&env, ID1);
+	err_clear(&e);
+	ck_assert_ptr_null(sess_append(s, "user/message", json_pack("{s:o}", "text", json_stringn_nocheck("\xff", 1)), &e));
+	ck_assert_str_eq(e.code, "internal");
+	ck_assert_str_eq(e.msg, "event user/message cannot be encoded");
+	ck_assert_uint_eq(json_array_size(s->events), 0);
+	ck_assert_int_ne(stat(path, &st), 0);	/* not even published */
+	/* The session is not failed by it: the next event goes out as seq 0. */
+	err_clear(&e);
+	const json_t *ev = sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(json_integer_value(json_object_get(ev, "seq")), 0);
+	size_t len;
+	char *text = test_read_file(path, &len);
+	ck_assert_ptr_null(strstr(text, "user/message"));
+	free(text);
+	free(path);
+	teardown();
+}
+END_TEST
+
 START_TEST(log_second_writer_gets_session_busy)
 {
 	struct sess *s;
@@ -209,6 +240,7 @@ log_suite(void)
 	TCase *tc = tcase_create("log");
 
 	tcase_add_test(tc, log_nothing_on_disk_until_first_append);
+	tcase_add_test(tc, log_unencodable_event_is_refused_and_nothing_is_written);
 	tcase_add_test(tc, log_second_writer_gets_session_busy);
 	tcase_add_test(tc, log_short_write_truncates_back_and_fails_the_session);
 	tcase_add_test(tc, log_short_write_on_publication_leaves_nothing);

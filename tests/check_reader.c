@@ -2,7 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "acp/reader.h"
+#include "acp/wq.h"
 #include "base/xmalloc.h"
 #include "tests/helpers.h"
 
@@ -133,6 +136,35 @@ START_TEST(frame_real_limit_is_64_mib)
 }
 END_TEST
 
+/* A message that cannot be encoded is dropped whole; what follows still goes out. */
+START_TEST(wq_drops_an_unencodable_message_and_keeps_the_stream_whole)
+{
+	struct ev_loop *loop = ev_loop_new(0);
+	struct acp_wq q;
+	int p[2];
+	char got[256];
+
+	ck_assert_int_eq(pipe(p), 0);
+	acp_wq_init(&q, loop, p[1]);
+	json_t *bad = json_pack("{s:o}", "text", json_stringn_nocheck("a\xc3", 2));
+	json_t *good = json_pack("{s:s, s:i}", "jsonrpc", "2.0", "id", 7);
+	acp_wq_push(&q, bad);
+	ck_assert_uint_eq(acp_wq_pending(&q), 0);
+	acp_wq_push(&q, good);
+	ck_assert_uint_eq(acp_wq_pending(&q), 0);	/* the pipe took it at once */
+	ssize_t n = read(p[0], got, sizeof(got) - 1);
+	ck_assert_int_gt(n, 0);
+	got[n] = '\0';
+	ck_assert_str_eq(got, "{\"jsonrpc\":\"2.0\",\"id\":7}\n");
+	json_decref(bad);
+	json_decref(good);
+	acp_wq_free(&q);
+	close(p[0]);
+	close(p[1]);
+	ev_loop_destroy(loop);
+}
+END_TEST
+
 Suite *
 reader_suite(void)
 {
@@ -144,6 +176,7 @@ reader_suite(void)
 	tcase_add_test(tc, frame_overlong_line_reported_once_then_recovers);
 	tcase_add_test(tc, frame_eof_without_newline_is_a_last_line);
 	tcase_add_test(tc, frame_eof_while_skipping_drops_the_tail);
+	tcase_add_test(tc, wq_drops_an_unencodable_message_and_keeps_the_stream_whole);
 	tcase_add_test(tc, frame_real_limit_is_64_mib);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);

@@ -56,17 +56,13 @@ test_write_file(const char *path, const char *data, size_t len)
 char *
 test_read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
 	struct buf b;
-	char chunk[4096];
-	size_t n;
 
-	if (f == NULL)
-		return NULL;
 	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_append(&b, chunk, n);
-	fclose(f);
+	if (buf_append_file(&b, path) < 0) {
+		buf_free(&b);
+		return NULL;
+	}
 	if (len)
 		*len = b.len;
 	return buf_steal(&b);

@@ -878,17 +878,13 @@ actual_outputs(struct run *r)
 static char *
 read_file(const char *path)
 {
-	FILE *f = fopen(path, "r");
 	struct buf b;
-	char chunk[65536];
-	size_t n;
 
-	if (f == NULL)
-		return NULL;
 	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_append(&b, chunk, n);
-	fclose(f);
+	if (buf_append_file(&b, path) < 0) {
+		buf_free(&b);
+		return NULL;
+	}
 	return buf_steal(&b);
 }
 
