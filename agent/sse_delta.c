@@ -17,27 +17,6 @@ d_ws(const char *p, const char *end)
 	return p;
 }
 
-static int
-d_hex4(const char *p, unsigned *out)
-{
-	unsigned v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned)(c - 'A' + 10);
-		else
-			return 0;
-	}
-	*out = v;
-	return 1;
-}
-
 static void
 d_utf8(struct buf *b, unsigned cp)
 {
@@ -92,33 +71,10 @@ d_string(const char *p, const char *end, struct buf *out)
 			p += l;
 			continue;
 		}
-		/* an escape */
-		if (end - p < 2)
+		/* an escape: NUL, lone surrogates and the like go the full way */
+		unsigned cp;
+		if ((p = json_scan_escape(p, end, 0, &cp)) == NULL)
 			return NULL;
-		char e = p[1];
-		const char *map = "\"\"\\\\//b\bf\fn\nr\rt\t";
-		const char *hit = NULL;
-		for (const char *m = map; *m; m += 2)
-			if (*m == e)
-				hit = m + 1;
-		if (hit) {
-			if (out)
-				buf_append(out, hit, 1);
-			p += 2;
-			continue;
-		}
-		unsigned cp, lo;
-		if (e != 'u' || end - p < 6 || !d_hex4(p + 2, &cp))
-			return NULL;
-		p += 6;
-		if (cp >= 0xd800 && cp <= 0xdbff) {
-			if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !d_hex4(p + 2, &lo) || lo < 0xdc00 || lo > 0xdfff)
-				return NULL;
-			cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			p += 6;
-		} else if ((cp >= 0xdc00 && cp <= 0xdfff) || cp == 0) {
-			return NULL;	/* a lone low surrogate, or NUL: the full path decides */
-		}
 		if (out)
 			d_utf8(out, cp);
 	}

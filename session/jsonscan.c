@@ -43,6 +43,38 @@ scan_hex4(cur p, unsigned *out)
 	return 1;
 }
 
+const char *
+json_scan_escape(const char *str, const char *limit, int nul_ok, unsigned *cp)
+{
+	static const char simple[] = "\"\"\\\\//b\bf\fn\nr\rt\t";	/* escape letter, then its byte */
+	cur p = (cur)str, end = (cur)limit;
+	unsigned lo;
+
+	if (end - p < 2)
+		return NULL;
+	if (p[1] != 'u') {
+		for (const char *m = simple; *m; m += 2) {
+			if ((unsigned char)*m == p[1]) {
+				*cp = (unsigned char)m[1];
+				return (const char *)p + 2;
+			}
+		}
+		return NULL;
+	}
+	if (end - p < 6 || !scan_hex4(p + 2, cp))
+		return NULL;
+	p += 6;
+	if (*cp >= 0xd800 && *cp <= 0xdbff) {
+		if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !scan_hex4(p + 2, &lo) || lo < 0xdc00 || lo > 0xdfff)
+			return NULL;
+		*cp = 0x10000 + ((*cp - 0xd800) << 10) + (lo - 0xdc00);
+		p += 6;
+	} else if ((*cp >= 0xdc00 && *cp <= 0xdfff) || (*cp == 0 && !nul_ok)) {
+		return NULL;
+	}
+	return (const char *)p;
+}
+
 /*
  * The string whose opening quote is at p[-1]; returns the byte after its closing quote, or
  * NULL. *escaped is set when it holds an escape. Like jansson: no raw controls, UTF-8 checked,
@@ -68,27 +100,9 @@ scan_string(cur p, cur end, int nul_ok, int *escaped)
 		if (c != '\\')
 			return NULL;	/* a raw control character */
 		*escaped = 1;
-		if (end - p < 2)
+		unsigned cp;
+		if ((p = (cur)json_scan_escape((const char *)p, (const char *)end, nul_ok, &cp)) == NULL)
 			return NULL;
-		c = p[1];
-		if (c != 'u') {
-			if (c != '"' && c != '\\' && c != '/' && c != 'b' && c != 'f' && c != 'n' && c != 'r' && c != 't')
-				return NULL;
-			p += 2;
-			continue;
-		}
-		unsigned cp, lo;
-		if (end - p < 6 || !scan_hex4(p + 2, &cp))
-			return NULL;
-		p += 6;
-		if (cp >= 0xd800 && cp <= 0xdbff) {
-			if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !scan_hex4(p + 2, &lo) || lo < 0xdc00 ||
-			    lo > 0xdfff)
-				return NULL;
-			p += 6;
-		} else if ((cp >= 0xdc00 && cp <= 0xdfff) || (cp == 0 && !nul_ok)) {
-			return NULL;
-		}
 	}
 }
 

@@ -21,6 +21,10 @@
 int json_scan_valid(const char *s, size_t n, size_t flags);
 /* Skips one such value (after white space) at p; returns the end of it, or NULL. */
 const char *json_scan_skip(const char *p, const char *end, size_t flags);
+/* One escape at p (p[0] is the backslash) as jansson reads it: its code point in *cp, a
+ * surrogate pair joined; returns the byte after it, or NULL (a lone surrogate, \u0000 unless
+ * nul_ok, an unknown letter, too few bytes before end). */
+const char *json_scan_escape(const char *p, const char *end, int nul_ok, unsigned *cp);
 
 /*
  * A shape: a validated text with its string and number values cut out. Another text made of the
