@@ -12,12 +12,12 @@
 
 #include "acp/server.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "base/xmalloc.h"
 #include "tools/toolsets.h"
 
 #define MAIN_HEAP_KEEP (8 << 20)
 
-#define ACP_AGENT_VERSION "0.1.0"
 
 static const char usage_text[] =
     "usage: acp-agent [--state-dir DIR] [--model builtin|replay|openai] [--recording FILE]\n"

@@ -15,12 +15,12 @@
 #include "acp/rpc.h"
 #include "acp/updates.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "base/xmalloc.h"
 #include "agent/subagent.h"
 #include "agent/team.h"
 #include "tools/toolsets.h"
 
-#define ACP_VERSION "0.1.0"
 #define ACP_PAGE 50
 
 struct acp_waiter {
@@ -213,7 +213,7 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
 	    "audio", 0, "embeddedContext", 1, "mcpCapabilities", "http", 0, "sse", 0,
 	    "sessionCapabilities", "list", "resume", "close", "authMethods", "agentInfo", "name",
-	    "acp-agent", "title", "acp-agent", "version", ACP_VERSION));
+	    "acp-agent", "title", "acp-agent", "version", ACP_AGENT_VERSION));
 }
 
 static json_t *

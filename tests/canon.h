@@ -1,4 +1,4 @@
-/* Snapshot normalisation: UUIDs, times and paths become stable tokens. */
+/* Snapshot normalisation: UUIDs, times, paths and agentInfo.version become stable tokens. */
 #ifndef TESTS_CANON_H
 #define TESTS_CANON_H
 
