@@ -6,17 +6,8 @@
 
 #include "base/utf8.h"
 #include "session/id.h"
+#include "session/payload.h"
 
-#define T(s) { s, sizeof(s) - 1 }
-static const struct {
-	const char *name;
-	size_t len;
-} sess_event_types[] = {
-	T("turn/start"), T("user/message"), T("step/start"), T("step/end"), T("assistant/message"),
-	T("tool/call"), T("tool/result"), T("turn/end"), T("subagent/descriptor"), T("subagent/settled"),
-	T("team/member"), T("team/task"), T("team/message/queued"), T("team/message/delivered"),
-};
-#undef T
 
 json_t *
 sess_header_new(const struct sess_header_info *info)
@@ -90,10 +81,7 @@ sess_event_type_known(const char *type)
 int
 sess_event_type_knownn(const char *t, size_t n)
 {
-	for (size_t i = 0; i < sizeof(sess_event_types) / sizeof(sess_event_types[0]); i++)
-		if (sess_event_types[i].len == n && memcmp(t, sess_event_types[i].name, n) == 0)
-			return 1;
-	return 0;
+	return sess_payload_known(t, n);
 }
 
 int
@@ -116,6 +104,8 @@ sess_event_check(const json_t *ev, int64_t seq, struct err *e)
 		return err_set(e, "session_corrupt", "event %lld has unknown type \"%.40s\"", (long long)seq,
 		    json_string_value(t));
 	}
+	if (sess_payload_check(json_string_value(t), json_object_get(ev, "data"), (long long)seq, e) < 0)
+		return -1;
 	return 1;
 }
 

@@ -454,6 +454,11 @@ sess_scan_lines(const char *data, size_t len, const char *const *keep, struct se
 					json_t *j = sess_json_parse_line(line, n);
 					if (j == NULL)	/* cannot be: the validator said jansson takes it */
 						return err_set(e, "session_corrupt", "line %d is not valid JSON", line_no);
+					/* what is kept reaches its readers: its payload is checked like load's */
+					if (sess_event_check(j, seq, e) < 0) {
+						json_decref(j);
+						return -1;
+					}
 					sess_scan_keep(sc, j);
 				}
 			} else {

@@ -92,6 +92,12 @@ sess_store_load(struct sess_store *st, const char *id, struct err *e)
 		return NULL;
 	}
 	free(path);
+	if (strcmp(json_string_value(json_object_get(img.header, "id")), id) != 0) {
+		err_set(e, "session_corrupt", "the session file %s.jsonl holds session %s", id,
+		    json_string_value(json_object_get(img.header, "id")));
+		sess_image_free(&img);
+		return NULL;
+	}
 	lg = sess_log_open(st->env, id, img.valid_len, e);
 	if (lg == NULL) {
 		sess_image_free(&img);

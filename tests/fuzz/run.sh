@@ -18,6 +18,12 @@ for tr in build/release/traces/*.trace; do
 	[ -f "$tr" ] && sed -n 's/^>> //p' "$tr" > "$out/corpus-line/$(basename "$tr").lines"
 done
 seed inspect scenarios/*/expected/sessions/*.jsonl scenarios/*/state/sessions/*.jsonl
+# The consumers load the file as one session: the snapshots with their tokens made real again.
+mkdir -p "$out/corpus-consumers"
+for f in scenarios/*/expected/sessions/*.jsonl scenarios/*/state/sessions/*.jsonl; do
+	[ -f "$f" ] && sed -E 's/<ID-([0-9])>/00000000-0000-4000-8000-00000000000\1/g; s/<ID-([0-9]{2})>/00000000-0000-4000-8000-0000000000\1/g; s/"<time>"/1/g' \
+		"$f" > "$out/corpus-consumers/$(echo "$f" | tr / _)"
+done
 seed replay scenarios/*/recording.json
 seed toolargs tests/fuzz/seeds/toolargs/*
 seed delta tests/fuzz/seeds/delta/*
@@ -26,7 +32,7 @@ mkdir -p "$out/corpus-scan"
 cat scenarios/*/expected/sessions/*.jsonl 2>/dev/null | head -400 | split -l 1 - "$out/corpus-scan/line-"
 # And pairs of consecutive lines: the second is matched against the shape of the first.
 cat scenarios/*/expected/sessions/*.jsonl 2>/dev/null | head -400 | awk 'NR > 1 { print prev > ("'"$out"'/corpus-scan/pair-" NR); print $0 >> ("'"$out"'/corpus-scan/pair-" NR); close("'"$out"'/corpus-scan/pair-" NR) } { prev = $0 }'
-for t in line inspect replay toolargs delta scan; do
+for t in line inspect replay toolargs delta scan consumers; do
 	echo "fuzz: $t for ${secs}s"
 	if ! (cd "$out" && ASAN_OPTIONS=detect_leaks=1 ./fuzz_$t -max_total_time="$secs" -print_final_stats=1 \
 		-rss_limit_mb=4096 "corpus-$t" 2>"fuzz-$t.log"); then

@@ -1,0 +1,266 @@
+/* The payload table and its one checker. */
+#include "session/payload.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum pk { PK_STR = 1, PK_INT, PK_BOOL, PK_OBJ, PK_ARR, PK_ANY };
+
+#define REQ 0		/* the default: the field must be there */
+#define OPT 1		/* may be absent; when present, of its kind */
+#define NONEMPTY 2	/* an array with at least one element */
+
+struct pshape;
+
+struct pfield {
+	const char *name;
+	unsigned char kind;
+	unsigned char flags;
+	unsigned char elem;		/* PK_ARR: the kind of every element */
+	const struct pshape *sub;	/* PK_OBJ, or PK_ARR of PK_OBJ: the shape inside */
+};
+
+struct pvariant {
+	const char *type;
+	const struct pshape *shape;
+};
+
+/* An object: its fields; with variants, also a string "type" choosing more fields. */
+struct pshape {
+	const struct pfield *fields;
+	const struct pvariant *variants;
+	int open;			/* an unknown "type" is allowed (content from the client) */
+};
+
+#define F(n, k) { n, k, REQ, 0, NULL }
+#define FO(n, k) { n, k, OPT, 0, NULL }
+#define FS(n, k, s) { n, k, REQ, 0, s }
+#define FSO(n, k, s) { n, k, OPT, 0, s }
+#define FA(n, el, fl, s) { n, PK_ARR, fl, el, s }
+#define END { NULL, 0, 0, 0, NULL }
+#define SHAPE(name, ...) static const struct pfield name##_f[] = { __VA_ARGS__, END }; \
+	static const struct pshape name = { name##_f, NULL, 0 }
+
+SHAPE(p_text, F("text", PK_STR));
+SHAPE(p_tool_call_block, F("callId", PK_STR), F("name", PK_STR), F("arguments", PK_STR));
+SHAPE(p_resource, FO("uri", PK_STR), FO("text", PK_STR));
+SHAPE(p_resource_block, FS("resource", PK_OBJ, &p_resource));
+SHAPE(p_link_block, FO("uri", PK_STR));
+
+static const struct pfield p_typed_f[] = { F("type", PK_STR), END };
+static const struct pvariant p_user_blocks[] = {
+	{ "text", &p_text }, { "resource", &p_resource_block }, { "resource_link", &p_link_block }, { NULL, NULL },
+};
+static const struct pshape p_user_block = { p_typed_f, p_user_blocks, 1 };
+static const struct pvariant p_assistant_blocks[] = {
+	{ "text", &p_text }, { "reasoning", &p_text }, { "tool-call", &p_tool_call_block }, { NULL, NULL },
+};
+static const struct pshape p_assistant_block = { p_typed_f, p_assistant_blocks, 0 };
+static const struct pvariant p_result_blocks[] = { { "text", &p_text }, { NULL, NULL } };
+static const struct pshape p_result_block = { p_typed_f, p_result_blocks, 0 };
+
+SHAPE(p_settlement, F("childId", PK_STR), F("epoch", PK_INT));
+SHAPE(p_source, F("kind", PK_STR), FO("senderSessionId", PK_STR), FO("summary", PK_STR),
+    FSO("settlement", PK_OBJ, &p_settlement), FO("senderName", PK_STR), FO("messageId", PK_STR));
+SHAPE(p_code, F("code", PK_STR));
+SHAPE(p_reason, F("kind", PK_STR), FO("cause", PK_STR), FO("message", PK_STR));
+SHAPE(p_member, F("name", PK_STR), FO("id", PK_STR), FO("description", PK_STR), FO("phase", PK_STR),
+    FO("error", PK_STR));
+SHAPE(p_task, F("id", PK_STR), F("revision", PK_INT), F("subject", PK_STR), F("description", PK_STR),
+    F("status", PK_STR), FA("blockedBy", PK_STR, REQ, NULL), FA("writeScopes", PK_STR, REQ, NULL),
+    FO("ownerName", PK_STR));
+SHAPE(p_message, F("id", PK_STR), F("senderName", PK_STR), F("targetName", PK_STR), F("content", PK_STR));
+
+SHAPE(e_turn, F("turn", PK_INT));
+SHAPE(e_step, F("turn", PK_INT), F("step", PK_INT));
+SHAPE(e_user, F("id", PK_STR), FA("content", PK_OBJ, REQ, &p_user_block), FS("source", PK_OBJ, &p_source));
+SHAPE(e_assistant, F("turn", PK_INT), F("step", PK_INT), F("id", PK_STR),
+    FA("content", PK_OBJ, REQ, &p_assistant_block), F("finish", PK_STR), FO("usage", PK_OBJ));
+SHAPE(e_tool_call, F("turn", PK_INT), F("step", PK_INT), F("callId", PK_STR), F("name", PK_STR),
+    F("arguments", PK_STR));
+SHAPE(e_tool_result, F("turn", PK_INT), F("step", PK_INT), F("callId", PK_STR), F("name", PK_STR),
+    FA("content", PK_OBJ, NONEMPTY, &p_result_block), F("isError", PK_BOOL), FO("output", PK_ANY),
+    FSO("error", PK_OBJ, &p_code), FO("agentId", PK_STR));
+SHAPE(e_turn_end, F("turn", PK_INT), FS("reason", PK_OBJ, &p_reason));
+SHAPE(e_descriptor, F("version", PK_INT), FO("label", PK_STR), FO("mode", PK_STR), FO("provider", PK_STR));
+SHAPE(e_settled, F("epoch", PK_INT), F("end", PK_STR));
+SHAPE(e_team_member, F("version", PK_INT), FS("member", PK_OBJ, &p_member));
+SHAPE(e_team_task, F("version", PK_INT), FS("task", PK_OBJ, &p_task));
+SHAPE(e_team_queued, F("version", PK_INT), FS("message", PK_OBJ, &p_message));
+SHAPE(e_team_delivered, F("version", PK_INT), F("messageId", PK_STR), FO("targetName", PK_STR));
+
+#define T(s, shape) { s, sizeof(s) - 1, shape }
+static const struct {
+	const char *name;
+	size_t len;
+	const struct pshape *shape;
+} sess_payloads[] = {
+	T("turn/start", &e_turn), T("user/message", &e_user), T("step/start", &e_step),
+	T("step/end", &e_step), T("assistant/message", &e_assistant), T("tool/call", &e_tool_call),
+	T("tool/result", &e_tool_result), T("turn/end", &e_turn_end),
+	T("subagent/descriptor", &e_descriptor), T("subagent/settled", &e_settled),
+	T("team/member", &e_team_member), T("team/task", &e_team_task),
+	T("team/message/queued", &e_team_queued), T("team/message/delivered", &e_team_delivered),
+};
+#undef T
+
+static const struct pshape *
+sess_payload_shape(const char *t, size_t n)
+{
+	for (size_t i = 0; i < sizeof(sess_payloads) / sizeof(sess_payloads[0]); i++)
+		if (sess_payloads[i].len == n && memcmp(t, sess_payloads[i].name, n) == 0)
+			return sess_payloads[i].shape;
+	return NULL;
+}
+
+int
+sess_payload_known(const char *t, size_t n)
+{
+	return sess_payload_shape(t, n) != NULL;
+}
+
+static const char *const pk_names[] = { "", "a string", "an integer", "a boolean", "an object", "an array",
+	"a value" };
+
+static int
+pk_is(unsigned kind, const json_t *v)
+{
+	switch (kind) {
+	case PK_STR:
+		return json_is_string(v);
+	case PK_INT:
+		return json_is_integer(v);
+	case PK_BOOL:
+		return json_is_boolean(v);
+	case PK_OBJ:
+		return json_is_object(v);
+	case PK_ARR:
+		return json_is_array(v);
+	default:
+		return v != NULL;
+	}
+}
+
+/* The path of the field being checked, for the message: "content[2].text". */
+struct ppath {
+	char s[160];
+	size_t n;
+};
+
+static void
+ppath_fit(struct ppath *p, int w)
+{
+	if (w > 0)
+		p->n = p->n + (size_t)w < sizeof(p->s) ? p->n + (size_t)w : sizeof(p->s) - 1;
+}
+
+/* Appends ".name" (or "name" at the top); returns the length to pop back to. */
+static size_t
+ppath_key(struct ppath *p, const char *name)
+{
+	size_t was = p->n;
+
+	ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "%s%s", p->n ? "." : "", name));
+	return was;
+}
+
+static size_t
+ppath_index(struct ppath *p, size_t i)
+{
+	size_t was = p->n;
+
+	ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "[%zu]", i));
+	return was;
+}
+
+static void
+ppath_pop(struct ppath *p, size_t was)
+{
+	p->n = was;
+	p->s[was] = '\0';
+}
+
+static int sess_payload_object(const struct pshape *sh, const json_t *obj, struct ppath *p,
+    const char *type, long long seq, struct err *e);
+
+static int
+sess_payload_bad(struct ppath *p, const char *type, long long seq, const char *what, struct err *e)
+{
+	return err_set(e, "session_corrupt", "event %lld (%s): %s %s", seq, type, p->s, what);
+}
+
+static int
+sess_payload_fields(const struct pfield *f, const json_t *obj, struct ppath *p, const char *type,
+    long long seq, struct err *e)
+{
+	for (; f && f->name; f++) {
+		const json_t *v = json_object_get(obj, f->name);
+		size_t was = ppath_key(p, f->name);
+		int rc = 0;
+
+		if (v == NULL) {
+			if (!(f->flags & OPT))
+				rc = sess_payload_bad(p, type, seq, "is missing", e);
+		} else if (!pk_is(f->kind, v)) {
+			char what[40];
+			snprintf(what, sizeof(what), "must be %s", pk_names[f->kind]);
+			rc = sess_payload_bad(p, type, seq, what, e);
+		} else if (f->kind == PK_OBJ && f->sub) {
+			rc = sess_payload_object(f->sub, v, p, type, seq, e);
+		} else if (f->kind == PK_ARR) {
+			size_t i;
+			const json_t *el;
+			if ((f->flags & NONEMPTY) && json_array_size(v) == 0)
+				rc = sess_payload_bad(p, type, seq, "must not be empty", e);
+			json_array_foreach(v, i, el) {
+				size_t at;
+				if (rc < 0)
+					break;
+				at = ppath_index(p, i);
+				if (!pk_is(f->elem, el)) {
+					char what[40];
+					snprintf(what, sizeof(what), "must be %s", pk_names[f->elem]);
+					rc = sess_payload_bad(p, type, seq, what, e);
+				} else if (f->elem == PK_OBJ && f->sub) {
+					rc = sess_payload_object(f->sub, el, p, type, seq, e);
+				}
+				ppath_pop(p, at);
+			}
+		}
+		ppath_pop(p, was);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+sess_payload_object(const struct pshape *sh, const json_t *obj, struct ppath *p, const char *type,
+    long long seq, struct err *e)
+{
+	const char *t;
+
+	if (sess_payload_fields(sh->fields, obj, p, type, seq, e) < 0)
+		return -1;
+	if (sh->variants == NULL)
+		return 0;
+	t = json_string_value(json_object_get(obj, "type"));	/* a string: the fields said so */
+	for (const struct pvariant *v = sh->variants; v->type; v++)
+		if (strcmp(v->type, t) == 0)
+			return sess_payload_fields(v->shape->fields, obj, p, type, seq, e);
+	if (sh->open)
+		return 0;
+	ppath_key(p, "type");
+	return sess_payload_bad(p, type, seq, "names no known block", e);
+}
+
+int
+sess_payload_check(const char *type, const json_t *data, long long seq, struct err *e)
+{
+	const struct pshape *sh = sess_payload_shape(type, strlen(type));
+	struct ppath p = { .s = "", .n = 0 };
+
+	if (sh == NULL)
+		return 0;	/* unknown types are the envelope check's business */
+	return sess_payload_object(sh, data, &p, type, seq, e);
+}

@@ -1,0 +1,115 @@
+/*
+ * The readers of a loaded log (SPEC §11: a log that parses but lies never crashes the process):
+ * whatever inspect accepts goes through every consumer of stored events: the load for writing
+ * (closers made durable) and the agent built on it, session/load's replay mapping for both tool
+ * sets, the conversation sent to a model, the final text and the system prompt, the Team fold,
+ * and the corpus index with its listing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "acp/updates.h"
+#include "agent/agent.h"
+#include "agent/team.h"
+#include "base/runq.h"
+#include "session/corpus.h"
+#include "session/repair.h"
+#include "session/store.h"
+#include "tools/toolsets.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+static struct toolbox sets[2];
+static char state[64];
+
+static void
+fuzz_setup(void)
+{
+	for (int i = 0; i < 2; i++) {
+		toolbox_init(&sets[i]);
+		toolsets_build(&sets[i], i ? TOOLSET_TEAM : TOOLSET_DEFAULT);
+	}
+	snprintf(state, sizeof(state), "/tmp/fuzz-consumers-%ld", (long)getpid());
+}
+
+/* The consumers of a parsed event list. */
+static void
+fuzz_events(const json_t *events)
+{
+	for (int s = 0; s < 2; s++)
+		json_decref(acp_update_replay(events, &sets[s]));
+	json_decref(agent_conversation(events));
+	struct team *t = team_new();
+	team_fold(t, events);
+	team_free(t);
+}
+
+/* The same bytes as the file of id (the header's): the index, the listing, a load and its agent. */
+static void
+fuzz_file(const char *id, const unsigned char *data, size_t size)
+{
+	struct sess_env env;
+	struct sess_store store;
+	struct sess_corpus corpus;
+	struct runq q;
+	struct agent_rt rt;
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct err e;
+	char path[128];
+	size_t n;
+
+	err_clear(&e);
+	if (sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e) < 0)
+		__builtin_trap();
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, id);
+	FILE *f = fopen(path, "w");
+	if (f == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+		__builtin_trap();
+	sess_store_init(&store, &env);
+	sess_corpus_init(&corpus, &env);
+	if (sess_corpus_scan(&corpus, &e) == 0) {
+		free(sess_corpus_list(&corpus, &n));
+		free(sess_corpus_children(&corpus, id, &n));
+	}
+	runq_init(&q, loop);
+	agent_rt_init(&rt, &q, &env, &store, &corpus, NULL);
+	err_clear(&e);
+	struct agent *a = agent_load(&rt, id, &sets[0], NULL, &e);
+	if (a) {
+		free(agent_final_text(a));
+		free(agent_system_prompt(a));
+		fuzz_events(a->sess->events);
+	}
+	agent_rt_shutdown(&rt);
+	agent_rt_free(&rt);
+	runq_stop(&q);
+	sess_corpus_free(&corpus);
+	sess_store_free(&store);
+	unlink(path);
+	sess_env_free(&env);
+	ev_loop_destroy(loop);
+}
+
+int
+LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	static int ready;
+	struct sess_image img;
+	struct err e;
+
+	if (!ready) {
+		fuzz_setup();
+		ready = 1;
+	}
+	err_clear(&e);
+	if (sess_inspect_buf((const char *)data, size, &img, &e) == 0) {
+		fuzz_events(img.events);
+		fuzz_file(json_string_value(json_object_get(img.header, "id")), data, size);
+	}
+	sess_image_free(&img);
+	return 0;
+}
