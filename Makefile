@@ -127,6 +127,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory schema-check
 	$(Q)sh tests/two_process.sh $(AGENT)
 	$(Q)sh tests/enospc.sh $(AGENT)
+	$(Q)sh tests/readonly.sh $(AGENT)
+	$(Q)sh tests/load_race.sh $(AGENT)
 	$(Q)$(MAKE) --no-print-directory crash-loop
 
 crash-loop: $(AGENT) $(BUILD)/bin/state-check

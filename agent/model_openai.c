@@ -24,6 +24,8 @@
 #include "base/xmalloc.h"
 
 #define OA_ERRBODY_MAX 65536
+#define OA_MIB ((size_t)1024 * 1024)
+#define OA_RETRY_MAX_MS 60000L	/* no wait between two tries is longer */
 #define CURLAPI curl_dl()
 
 struct oa {
@@ -302,8 +304,12 @@ oa_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	}
 	int rc = sse_feed(&r->sse, data, len);
 	oa_flush(r);
-	if (rc < 0)
+	if (rc < 0) {
+		if (r->sse.too_long)
+			oa_fail(r, "MODEL_STREAM", "the model stream sent %s longer than %zu MiB",
+			    strcmp(r->sse.too_long, "line") == 0 ? "a line" : "an event", r->sse.max / OA_MIB);
 		return 0;	/* aborts the transfer: the failure is recorded */
+	}
 	return len;
 }
 
@@ -362,6 +368,23 @@ oa_error_message(struct model_req *r, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * The wait before retry number tries (1, 2, ...): base (clamped to 1..OA_RETRY_MAX_MS) doubled for
+ * each earlier retry, plus a jitter below base from seed (>= 0), at most OA_RETRY_MAX_MS. Doubling
+ * stops at the cap, so no setting of ACP_AGENT_RETRY_BASE_MS can overflow it.
+ */
+static long
+oa_backoff_ms(long base, int tries, long seed)
+{
+	long d = base < 1 ? 1 : base > OA_RETRY_MAX_MS ? OA_RETRY_MAX_MS : base;
+	long jitter = (seed < 0 ? 0 : seed) % (d + 1);
+
+	for (int i = 1; i < tries && d < OA_RETRY_MAX_MS; i++)
+		d *= 2;
+	d += jitter;
+	return d > OA_RETRY_MAX_MS ? OA_RETRY_MAX_MS : d;
+}
+
 /* A finished transfer: success, a retry, or a failure. */
 static void
 oa_done(struct model_req *r, CURLcode rc)
@@ -389,8 +412,7 @@ oa_done(struct model_req *r, CURLcode rc)
 			if (delay <= 0) {
 				struct timespec ts;
 				clock_gettime(CLOCK_MONOTONIC, &ts);
-				delay = r->oa->cfg.backoff_ms << (r->tries - 1);
-				delay += (long)(ts.tv_nsec % (r->oa->cfg.backoff_ms + 1));	/* jitter */
+				delay = oa_backoff_ms(r->oa->cfg.backoff_ms, r->tries, ts.tv_nsec);
 			}
 			log_info("openai: HTTP %ld; retry %d of %d in %ld ms", r->status, r->tries,
 			    r->oa->cfg.max_tries - 1, delay);
@@ -533,16 +555,22 @@ oa_submit(struct model_req *r)
 	CURLAPI->multi_add_handle(oa->multi, e);
 }
 
-/* The chat messages of a call (system first); returns new ref. */
+/*
+ * The chat messages of a call (system first); returns new ref, or NULL when one cannot be built
+ * (a system prompt that is not UTF-8): the request then fails, it is never sent without it.
+ */
 static json_t *
 oa_messages(const struct model_call *call)
 {
 	json_t *out = json_array();
+	json_t *sys = json_pack("{s:s, s:s}", "role", "system", "content", call->system ? call->system : "");
 	size_t i;
 	json_t *m;
 
-	json_array_append_new(out, json_pack("{s:s, s:s}", "role", "system", "content",
-	    call->system ? call->system : ""));
+	if (json_array_append_new(out, sys) < 0) {
+		json_decref(out);
+		return NULL;
+	}
 	json_array_foreach(call->messages, i, m) {
 		json_t *copy = json_deep_copy(m);
 		/* Reasoning stays on our side: providers reject it as input. */
@@ -552,6 +580,7 @@ oa_messages(const struct model_call *call)
 	return out;
 }
 
+/* The tools as functions (description and parameters optional); new ref, or NULL for a nameless one. */
 static json_t *
 oa_tools(const json_t *tools)
 {
@@ -559,10 +588,15 @@ oa_tools(const json_t *tools)
 	size_t i;
 	json_t *t;
 
-	json_array_foreach(tools, i, t)
-		json_array_append_new(out, json_pack("{s:s, s:{s:O, s:O, s:O}}", "type", "function", "function",
-		    "name", json_object_get(t, "name"), "description", json_object_get(t, "description"),
-		    "parameters", json_object_get(t, "parameters")));
+	json_array_foreach(tools, i, t) {
+		json_t *fn = json_pack("{s:s, s:{s:O, s:O*, s:O*}}", "type", "function", "function", "name",
+		    json_object_get(t, "name"), "description", json_object_get(t, "description"), "parameters",
+		    json_object_get(t, "parameters"));
+		if (json_array_append_new(out, fn) < 0) {
+			json_decref(out);
+			return NULL;
+		}
+	}
 	return out;
 }
 
@@ -571,14 +605,18 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 {
 	struct oa *oa = m->impl;
 	struct model_req *r = xcalloc(1, sizeof(*r));
+	/* oa->model is checked UTF-8 at creation: the body fails only with its messages or tools. */
 	json_t *body = json_pack("{s:s, s:b, s:o, s:{s:b}}", "model", oa->model, "stream", 1, "messages",
 	    oa_messages(call), "stream_options", "include_usage", 1);
 
-	if (json_array_size(call->tools))
-		json_object_set_new(body, "tools", oa_tools(call->tools));
+	if (body && json_array_size(call->tools) &&
+	    json_object_set_new(body, "tools", oa_tools(call->tools)) < 0) {
+		json_decref(body);
+		body = NULL;
+	}
 	r->oa = oa;
 	r->sink = *sink;
-	r->body = json_dumps(body, JSON_COMPACT);
+	r->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	r->headers = CURLAPI->slist_append(NULL, oa->auth);
 	r->headers = CURLAPI->slist_append(r->headers, "Content-Type: application/json");
@@ -588,11 +626,18 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	buf_init(&r->fast_text);
 	buf_init(&r->fast_reasoning);
 	sse_delta_init(&r->fast);
-	sse_init(&r->sse, oa_on_event, r);
+	sse_init(&r->sse, SSE_LINE_MAX, oa_on_event, r);
 	ev_timer_init(&r->retry, oa_retry_cb, 0., 0.);
 	r->retry.data = r;
 	ev_init(&r->idle, oa_idle_cb);
 	r->idle.data = r;
+	if (r->body == NULL) {
+		/* Failed through the run queue, like any outcome: start never calls back re-entrantly. */
+		oa_fail(r, "MODEL_REQUEST", "the request to the model could not be built (a system prompt that is "
+		    "not UTF-8, or a tool without a name)");
+		oa_finish(r);
+		return r;
+	}
 	oa_submit(r);
 	return r;
 }
@@ -645,6 +690,11 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 		err_set(e, "usage", "ACP_AGENT_BASE_URL must start with http:// or https://");
 		return NULL;
 	}
+	/* The name goes into every request body as a JSON string. */
+	if (cfg->model == NULL || !utf8_valid(cfg->model, strlen(cfg->model))) {
+		err_set(e, "usage", "ACP_AGENT_MODEL must be valid UTF-8");
+		return NULL;
+	}
 	if (curl_dl_load(e) == NULL)
 		return NULL;
 	m = xcalloc(1, sizeof(*m));
@@ -655,6 +705,9 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 	oa->m = m;
 	oa->loop = loop;
 	oa->cfg = *cfg;
+	if (cfg->backoff_ms > OA_RETRY_MAX_MS)
+		log_warn("openai: ACP_AGENT_RETRY_BASE_MS is %ld; a retry waits at most %ld ms", cfg->backoff_ms,
+		    OA_RETRY_MAX_MS);
 	blen = strlen(cfg->base_url);
 	while (blen && cfg->base_url[blen - 1] == '/')
 		blen--;

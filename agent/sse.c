@@ -1,14 +1,19 @@
-/* SSE framing: lines end in \n (a trailing \r is dropped); a blank line ends an event. */
+/*
+ * SSE framing: lines end in \n (a trailing \r is dropped); a blank line ends an event. A line or
+ * an event's data longer than max stops the stream before it is buffered, as ACP's reader does.
+ */
 #include "agent/sse.h"
 
 #include <string.h>
 
 void
-sse_init(struct sse *p, sse_event_fn *on_event, void *arg)
+sse_init(struct sse *p, size_t max, sse_event_fn *on_event, void *arg)
 {
 	buf_init(&p->line);
 	buf_init(&p->data);
 	p->has_data = 0;
+	p->max = max;
+	p->too_long = NULL;
 	p->on_event = on_event;
 	p->arg = arg;
 }
@@ -18,6 +23,17 @@ sse_free(struct sse *p)
 {
 	buf_free(&p->line);
 	buf_free(&p->data);
+}
+
+/* Stops the stream: what went over max ("line" or "event") is kept for the caller's message. */
+static int
+sse_stop_too_long(struct sse *p, const char *what)
+{
+	p->too_long = what;
+	buf_free(&p->line);
+	buf_free(&p->data);
+	p->has_data = 0;
+	return -1;
 }
 
 static int
@@ -43,6 +59,8 @@ sse_line(struct sse *p, const char *s, size_t n)
 		return 0;	/* a comment (keep-alive) */
 	if (n >= 5 && memcmp(s, "data:", 5) == 0) {
 		size_t off = (n > 5 && s[5] == ' ') ? 6 : 5;
+		if (p->data.len + (p->has_data ? 1 : 0) + (n - off) > p->max)
+			return sse_stop_too_long(p, "event");
 		if (p->has_data)
 			buf_append(&p->data, "\n", 1);
 		buf_append(&p->data, s + off, n - off);
@@ -55,14 +73,19 @@ sse_line(struct sse *p, const char *s, size_t n)
 int
 sse_feed(struct sse *p, const char *data, size_t len)
 {
+	if (p->too_long)
+		return -1;
 	while (len) {
 		const char *nl = memchr(data, '\n', len);
+		size_t n = nl ? (size_t)(nl - data) : len;
+		int rc;
+		/* Checked before buffering: an endless line never holds more than max bytes. */
+		if (n > p->max - p->line.len)
+			return sse_stop_too_long(p, "line");
 		if (nl == NULL) {
 			buf_append(&p->line, data, len);
 			return 0;
 		}
-		size_t n = (size_t)(nl - data);
-		int rc;
 		if (p->line.len) {
 			buf_append(&p->line, data, n);
 			rc = sse_line(p, p->line.data, p->line.len);
@@ -81,6 +104,8 @@ sse_feed(struct sse *p, const char *data, size_t len)
 int
 sse_finish(struct sse *p)
 {
+	if (p->too_long)
+		return -1;
 	if (p->line.len) {
 		int rc = sse_line(p, p->line.data, p->line.len);
 		buf_consume(&p->line, p->line.len);

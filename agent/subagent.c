@@ -8,6 +8,7 @@
  */
 #include "agent/subagent.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,29 @@
 #include "base/xmalloc.h"
 #include "session/repair.h"
 
-#define SUB_MAX_LINEAGE 256
-
 static void sub_settle_check(void *arg);
+
+/*
+ * json_pack for delegation's records and results. Every string given is valid UTF-8 (ids, labels
+ * and texts that came from JSON) and none is NULL, so a failure is a bug: logged with jansson's
+ * reason, it aborts rather than hand on NULL (an event without payload, a lost notice).
+ */
+static json_t *
+sub_pack(const char *fmt, ...)
+{
+	json_error_t jerr;
+	va_list ap;
+	json_t *v;
+
+	va_start(ap, fmt);
+	v = json_vpack_ex(&jerr, 0, fmt, ap);
+	va_end(ap);
+	if (v == NULL) {
+		log_error("subagent: cannot build %s: %s", fmt, jerr.text);
+		abort();
+	}
+	return v;
+}
 
 /* ---- lineage ---- */
 
@@ -36,30 +57,69 @@ sub_parent_of(struct agent_rt *rt, const char *id)
 	return en ? en->parent : NULL;
 }
 
-/* Copies the root of a's tree into out. */
+/*
+ * A walk up a lineage goes to its end, however deep: no bound cuts it short with a wrong answer.
+ * Only a damaged state directory holds a cycle of parents; a second cursor at half speed (Floyd)
+ * then meets the first, after the first has been once round the whole cycle, and the walk stops.
+ */
+struct sub_lineage {
+	struct agent_rt *rt;
+	const char *cur;		/* where the walk is: borrowed */
+	const char *slow;		/* one step for every two of cur */
+	unsigned long steps;
+};
+
+static void
+sub_lineage_start(struct sub_lineage *w, struct agent_rt *rt, const char *id)
+{
+	w->rt = rt;
+	w->cur = w->slow = id;
+	w->steps = 0;
+}
+
+/* Steps to the parent: 1, or 0 at a root (cur is it) or once round a cycle (cur is on it). */
+static int
+sub_lineage_up(struct sub_lineage *w)
+{
+	const char *up = sub_parent_of(w->rt, w->cur);
+
+	if (up == NULL)
+		return 0;
+	w->cur = up;
+	if (++w->steps % 2 == 0)
+		w->slow = sub_parent_of(w->rt, w->slow);	/* behind cur: never NULL */
+	return strcmp(w->slow, w->cur) != 0;
+}
+
+/* Copies the root of id's tree into out; for a cycle, its smallest id, whichever member began. */
 static void
 sub_root_of(struct agent_rt *rt, const char *id, char out[SESS_ID_LEN + 1])
 {
-	const char *cur = id, *up;
+	struct sub_lineage w;
+	const char *root;
 
-	for (int i = 0; i < SUB_MAX_LINEAGE && (up = sub_parent_of(rt, cur)) != NULL; i++)
-		cur = up;
-	snprintf(out, SESS_ID_LEN + 1, "%s", cur);
+	sub_lineage_start(&w, rt, id);
+	while (sub_lineage_up(&w))
+		;
+	root = w.cur;
+	/* Stopped on a cycle: once more round it for its smallest id. */
+	for (const char *c = sub_parent_of(rt, w.cur); c && strcmp(c, w.cur) != 0; c = sub_parent_of(rt, c))
+		if (strcmp(c, root) < 0)
+			root = c;
+	snprintf(out, SESS_ID_LEN + 1, "%s", root);
 }
 
 /* 1 when id lies below ancestor. */
 static int
 sub_is_descendant(struct agent_rt *rt, const char *id, const char *ancestor)
 {
-	const char *cur = id;
+	struct sub_lineage w;
 
-	for (int i = 0; i < SUB_MAX_LINEAGE; i++) {
-		cur = sub_parent_of(rt, cur);
-		if (cur == NULL)
-			return 0;
-		if (strcmp(cur, ancestor) == 0)
+	sub_lineage_start(&w, rt, id);
+	/* The step that closes a cycle lands on an id met before, compared then. */
+	while (sub_lineage_up(&w))
+		if (strcmp(w.cur, ancestor) == 0)
 			return 1;
-	}
 	return 0;
 }
 
@@ -232,7 +292,7 @@ sub_foreground_result(struct agent *child, const json_t *reason, struct tool_res
 	char *full;
 
 	if (strcmp(kind, "completed") == 0) {
-		tool_result_set(r, final ? final : "", json_pack("{s:s, s:s}", "kind", "foreground", "output",
+		tool_result_set(r, final ? final : "", sub_pack("{s:s, s:s}", "kind", "foreground", "output",
 		    final ? final : ""));
 		goto out;
 	}
@@ -299,7 +359,7 @@ sub_adopt(struct agent *child, enum agent_mode mode)
 static json_t *
 sub_text_blocks(const char *text)
 {
-	return json_pack("[{s:s, s:s}]", "type", "text", "text", text);
+	return sub_pack("[{s:s, s:s}]", "type", "text", "text", text);
 }
 
 /* Posts a settlement notice to a live parent. */
@@ -310,21 +370,24 @@ sub_post_notice(struct agent *parent, const char *child_id, long epoch, const ch
 	char *summary = xasprintf("Background subagent %s %s", child_id, sub_notice_line(end));
 
 	agent_post(parent, sub_text_blocks(text),
-	    json_pack("{s:s, s:s, s:s, s:{s:s, s:i}}", "kind", "subagent-settled", "senderSessionId",
+	    sub_pack("{s:s, s:s, s:s, s:{s:s, s:i}}", "kind", "subagent-settled", "senderSessionId",
 		child_id, "summary", summary, "settlement", "childId", child_id, "epoch", (json_int_t)epoch),
 	    NULL);
 	free(summary);
 	free(text);
 }
 
+/* The end kind of the last turn: "completed" before any, "error" for one that names none. */
 static const char *
 sub_last_end(const json_t *events)
 {
 	for (size_t i = json_array_size(events); i-- > 0;) {
 		json_t *ev = json_array_get(events, i);
-		if (strcmp(json_string_value(json_object_get(ev, "type")), "turn/end") == 0)
-			return json_string_value(json_object_get(json_object_get(json_object_get(ev, "data"),
-			    "reason"), "kind"));
+		if (strcmp(json_string_value(json_object_get(ev, "type")), "turn/end") == 0) {
+			const char *kind = json_string_value(json_object_get(json_object_get(json_object_get(ev,
+			    "data"), "reason"), "kind"));
+			return kind ? kind : "error";
+		}
 	}
 	return "completed";
 }
@@ -349,7 +412,7 @@ sub_settle_check(void *arg)
 	snprintf(parent_id, sizeof(parent_id), "%s", agent_parent(a));
 	end = sub_last_end(a->sess->events);
 	err_clear(&e);
-	if (sess_append(a->sess, "subagent/settled", json_pack("{s:i, s:s}", "epoch", (json_int_t)epoch,
+	if (sess_append(a->sess, "subagent/settled", sub_pack("{s:i, s:s}", "epoch", (json_int_t)epoch,
 		"end", end), &e) == NULL || sess_log_sync(a->sess->log, &e) < 0) {
 		log_error("subagent %s: settlement not recorded: %s", child_id, e.msg);
 		agent_release(a);
@@ -396,8 +459,8 @@ sub_new_child(struct agent *parent, const char *label, int background, struct er
 		return NULL;
 	child = agent_new_child(rt, parent, parent->tools);
 	sub_adopt(child, background ? AGENT_MODE_CONTINUABLE : AGENT_MODE_ONESHOT);
-	if (sess_append(child->sess, "subagent/descriptor", json_pack("{s:i, s:s, s:s, s:s}", "version", 2,
-		"mode", background ? "continuable" : "one-shot", "provider", "in-process", "label", label),
+	if (sess_append(child->sess, "subagent/descriptor", sub_pack("{s:i, s:s, s:s, s:s}", "version", 2,
+		"mode", background ? "continuable" : "one-shot", "provider", "in-process", "label", label ? label : ""),
 		e) == NULL) {
 		char msg[sizeof(e->msg)];
 		snprintf(msg, sizeof(msg), "%s", e->msg);
@@ -461,15 +524,15 @@ subagent_start(struct tool_inv *inv, const char *description, const char *prompt
 	}
 	if (background) {
 		char *guide = subagent_return_guidance(agent_id(parent));
-		json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", guide));
+		json_array_append_new(content, sub_pack("{s:s, s:s}", "type", "text", "text", guide));
 		free(guide);
 	}
-	agent_post(child, content, json_pack("{s:s, s:s}", "kind", "agent-message", "senderSessionId",
+	agent_post(child, content, sub_pack("{s:s, s:s}", "kind", "agent-message", "senderSessionId",
 	    agent_id(parent)), NULL);
 	if (background) {
 		char text[80];
 		snprintf(text, sizeof(text), "started subagent %s", agent_id(child));
-		tool_result_set(out, text, json_pack("{s:s, s:s}", "kind", "continuable", "subagentId",
+		tool_result_set(out, text, sub_pack("{s:s, s:s}", "kind", "continuable", "subagentId",
 		    agent_id(child)));
 		snprintf(out->agent_id, sizeof(out->agent_id), "%s", agent_id(child));
 		return TOOL_DONE;
@@ -529,7 +592,7 @@ sub_emit(struct sub_lister *ls, const struct sess_entry *en, const char *parent,
 	if (omit)
 		return;
 	if (reason) {
-		v = json_pack("{s:s, s:s, s:s}", "kind", "diagnostic", "id", en->id, "reason", reason);
+		v = sub_pack("{s:s, s:s, s:s}", "kind", "diagnostic", "id", en->id, "reason", reason);
 	} else if (ls->model_view) {
 		if (strcmp(en->mode, "continuable") != 0)
 			return;		/* one-shot children are traversed, never shown */
@@ -540,7 +603,7 @@ sub_emit(struct sub_lister *ls, const struct sess_entry *en, const char *parent,
 		json_object_set_new_nocheck(v, "label", json_string_nocheck(en->label ? en->label : ""));
 		json_object_set_nocheck(v, "status", live && live->status == AGENT_RUNNING ? ls->running : ls->inactive);
 	} else {
-		v = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "kind", "child", "id", en->id, "mode",
+		v = sub_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "kind", "child", "id", en->id, "mode",
 		    en->mode, "label", en->label ? en->label : "", "activity", live ? "running" : "inactive",
 		    "has_children", map_get(&ls->parents, en->id) != NULL);
 	}
@@ -696,7 +759,7 @@ sub_deliver(struct agent *sender, struct agent *target, const char *message, cha
 	char *text = xasprintf("Agent %s sent a message: %s", agent_id(sender), message);
 
 	target->delivered = 1;
-	agent_post(target, sub_text_blocks(text), json_pack("{s:s, s:s}", "kind", "agent-message",
+	agent_post(target, sub_text_blocks(text), sub_pack("{s:s, s:s}", "kind", "agent-message",
 	    "senderSessionId", agent_id(sender)), message_id);
 	free(text);
 }
@@ -807,7 +870,8 @@ subagent_interrupt(struct agent *caller, const char *target, struct err *e)
 	if (!sess_id_valid(target))
 		return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"agent_id\" is not a valid agent id");
 	t = agent_rt_get(caller->rt, target);
-	if (t == NULL || t->mode != AGENT_MODE_CONTINUABLE)
+	/* Resident: live and not one-shot. A root (of another tree, or the caller's own) is resident too. */
+	if (t == NULL || t->mode == AGENT_MODE_ONESHOT)
 		return 0;	/* not resident: an accepted no-op */
 	if (!sub_is_descendant(caller->rt, target, agent_id(caller)))
 		return err_set(e, "UNAUTHORIZED", "subagent \"%s\" is not a live descendant of agent \"%s\"",

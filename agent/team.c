@@ -5,6 +5,9 @@
  */
 #include "agent/team.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #include "agent/subagent.h"
 #include "base/buf.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "base/xmalloc.h"
 #include "session/repair.h"
 
@@ -25,6 +29,28 @@ struct team_waiter {
 
 static const char *const team_status_names[] = { "pending", "in_progress", "completed", "deleted" };
 static const char *const team_phase_names[] = { "provisioning", "active", "failed" };
+
+/*
+ * json_pack for the team's records and views. Every string given is valid UTF-8 (tool arguments,
+ * names, what team_fold accepted) and none is NULL, so a failure is a bug: logged with jansson's
+ * reason, it aborts rather than hand on NULL (a record written without its payload).
+ */
+static json_t *
+team_pack(const char *fmt, ...)
+{
+	json_error_t jerr;
+	va_list ap;
+	json_t *v;
+
+	va_start(ap, fmt);
+	v = json_vpack_ex(&jerr, 0, fmt, ap);
+	va_end(ap);
+	if (v == NULL) {
+		log_error("team: cannot build %s: %s", fmt, jerr.text);
+		abort();
+	}
+	return v;
+}
 
 /* ---- state ---- */
 
@@ -96,18 +122,29 @@ team_member_by_id(struct team *t, const char *id)
 	return NULL;
 }
 
-static struct team_task *
-team_task_by_id(struct team *t, const char *id)
+/* The n of "<prefix><n>": decimal digits only, 1..max, nothing after; else 0. */
+static long
+team_id_number(const char *id, const char *prefix, long max)
 {
+	size_t plen = strlen(prefix);
 	char *end;
 	long n;
 
-	if (id == NULL || strncmp(id, "task-", 5) != 0)
-		return NULL;
-	n = strtol(id + 5, &end, 10);
-	if (*end || n < 1 || (size_t)n > t->ntasks)
-		return NULL;
-	return &t->tasks[n - 1];
+	if (id == NULL || strncmp(id, prefix, plen) != 0 || id[plen] < '0' || id[plen] > '9')
+		return 0;
+	errno = 0;
+	n = strtol(id + plen, &end, 10);
+	if (errno || *end || n < 1 || n > max)
+		return 0;
+	return n;
+}
+
+static struct team_task *
+team_task_by_id(struct team *t, const char *id)
+{
+	long n = team_id_number(id, "task-", (long)t->ntasks);
+
+	return n ? &t->tasks[n - 1] : NULL;
 }
 
 static char *
@@ -128,27 +165,37 @@ team_changed(struct team *t)
 	}
 }
 
+/* Persists a team event (steals data). With e NULL the caller goes on whatever happens; it is logged. */
 static int
 team_write(struct team *t, const char *type, json_t *data, struct err *e)
 {
+	struct err le;
+
 	if (t->persist == NULL) {
 		json_decref(data);
 		return 0;
 	}
-	return t->persist(t, type, data, e);
+	if (e != NULL)
+		return t->persist(t, type, data, e);
+	err_clear(&le);
+	if (t->persist(t, type, data, &le) < 0) {
+		log_warn("team: %s not recorded: %s", type, le.msg);
+		return -1;
+	}
+	return 0;
 }
 
 static json_t *
 team_member_record(const struct team_member *m)
 {
-	json_t *rec = json_pack("{s:s, s:s, s:s}", "name", m->name, "description", m->description ? m->description : "",
+	json_t *rec = team_pack("{s:s, s:s, s:s}", "name", m->name, "description", m->description ? m->description : "",
 	    "phase", team_phase_names[m->phase]);
 
 	if (m->id)
 		json_object_set_new(rec, "id", json_string(m->id));
 	if (m->error)
 		json_object_set_new(rec, "error", json_string(m->error));
-	return json_pack("{s:i, s:o}", "version", 1, "member", rec);
+	return team_pack("{s:i, s:o}", "version", 1, "member", rec);
 }
 
 static json_t *
@@ -158,12 +205,12 @@ team_task_record(const struct team_task *k)
 	json_t *rec;
 
 	snprintf(id, sizeof(id), "task-%d", k->n);
-	rec = json_pack("{s:s, s:i, s:s, s:s, s:s, s:O, s:O}", "id", id, "revision", k->revision, "subject",
+	rec = team_pack("{s:s, s:i, s:s, s:s, s:s, s:O, s:O}", "id", id, "revision", k->revision, "subject",
 	    k->subject, "description", k->description, "status", team_status_names[k->status], "blockedBy",
 	    k->blocked_by, "writeScopes", k->write_scopes);
 	if (k->owner)
 		json_object_set_new(rec, "ownerName", json_string(k->owner));
-	return json_pack("{s:i, s:o}", "version", 1, "task", rec);
+	return team_pack("{s:i, s:o}", "version", 1, "task", rec);
 }
 
 static enum team_status
@@ -211,9 +258,8 @@ team_fold(struct team *t, const json_t *events)
 			json_object_set_new(t->names_used, name, json_true());
 		} else if (strcmp(type, "team/task") == 0) {
 			json_t *k = json_object_get(d, "task");
-			const char *id = json_string_value(json_object_get(k, "id"));
-			long n = id && strncmp(id, "task-", 5) == 0 ? strtol(id + 5, NULL, 10) : 0;
-			if (n < 1 || n > TEAM_MAX_TASKS)
+			long n = team_id_number(json_string_value(json_object_get(k, "id")), "task-", TEAM_MAX_TASKS);
+			if (n == 0)
 				continue;
 			while (t->ntasks < (size_t)n) {
 				t->tasks = xrealloc(t->tasks, (t->ntasks + 1) * sizeof(*t->tasks));
@@ -242,9 +288,17 @@ team_fold(struct team *t, const json_t *events)
 				tk->description = xstrdup("");
 		} else if (strcmp(type, "team/message/queued") == 0) {
 			json_t *m = json_object_get(d, "message");
-			const char *id = json_string_value(json_object_get(m, "id"));
-			if (id && strncmp(id, "msg-", 4) == 0 && atoi(id + 4) > t->next_msg)
-				t->next_msg = atoi(id + 4);
+			/* Only a whole message is kept for delivery: each of its fields is read as a string. */
+			if (!json_is_string(json_object_get(m, "id")) || !json_is_string(json_object_get(m, "senderName")) ||
+			    !json_is_string(json_object_get(m, "targetName")) ||
+			    !json_is_string(json_object_get(m, "content"))) {
+				log_warn("team: a queued message without its id, names or content is left out");
+				continue;
+			}
+			/* Numbering goes on after the highest id; one the counter cannot reach is left out. */
+			long n = team_id_number(json_string_value(json_object_get(m, "id")), "msg-", INT_MAX / 2);
+			if (n > t->next_msg)
+				t->next_msg = (int)n;
 			json_array_append(t->queued, m);
 		} else if (strcmp(type, "team/message/delivered") == 0) {
 			const char *id = json_string_value(json_object_get(d, "messageId"));
@@ -356,24 +410,33 @@ team_deps_check(struct team *t, const struct team_task *self, const json_t *deps
 	}
 	if (self == NULL)
 		return 0;
-	/* Acyclic: nothing the new blockers (transitively) wait for may be self. */
-	int *seen = xcalloc(t->ntasks + 1, sizeof(int));
-	int *stack = xcalloc(t->ntasks * 8 + json_array_size(deps) + 1, sizeof(int));
+	/*
+	 * Acyclic: nothing the new blockers (transitively) wait for may be self. A task is marked
+	 * when pushed and pushed at most once, so the stack never holds more than ntasks entries.
+	 */
+	char *seen = xcalloc(t->ntasks + 1, 1);
+	int *stack = xcalloc(t->ntasks + 1, sizeof(int));
 	size_t top = 0;
 	int cycle = 0;
-	json_array_foreach(deps, i, d) stack[top++] = team_task_by_id(t, json_string_value(d))->n;
-	while (top && !cycle) {
+	json_array_foreach(deps, i, d) {
+		int n = team_task_by_id(t, json_string_value(d))->n;
+		if (!seen[n]) {
+			seen[n] = 1;
+			stack[top++] = n;
+		}
+	}
+	while (top) {
 		int n = stack[--top];
 		if (n == self->n) {
 			cycle = 1;
 			break;
 		}
-		if (seen[n]++)
-			continue;
 		json_array_foreach(t->tasks[n - 1].blocked_by, i, d) {
 			struct team_task *k = team_task_by_id(t, json_string_value(d));
-			if (k && top < t->ntasks * 8)
+			if (k && !seen[k->n]) {
+				seen[k->n] = 1;
 				stack[top++] = k->n;
+			}
 		}
 	}
 	free(seen);
@@ -622,15 +685,21 @@ fail:
 
 /* ---- runtime ---- */
 
+/*
+ * The log's failure (its own code) is read into a local error and reported as SESSION_LOG_IO with
+ * its cause: set on e first, the log's code would win and the team code never reach the model.
+ */
 static int
 team_persist_lead(struct team *t, const char *type, json_t *data, struct err *e)
 {
 	struct sess *s = t->lead->sess;
+	struct err le;
 
-	if (sess_append(s, type, data, e) == NULL)
-		return err_set(e, "SESSION_LOG_IO", "the Lead's log cannot be written");
-	if (strcmp(type, "team/message/queued") == 0 && sess_log_sync(s->log, e) < 0)
-		return err_set(e, "SESSION_LOG_IO", "the Lead's log cannot be synced");
+	err_clear(&le);
+	if (sess_append(s, type, data, &le) == NULL)
+		return err_set(e, "SESSION_LOG_IO", "the Lead's log cannot be written: %s", le.msg);
+	if (strcmp(type, "team/message/queued") == 0 && sess_log_sync(s->log, &le) < 0)
+		return err_set(e, "SESSION_LOG_IO", "the Lead's log cannot be synced: %s", le.msg);
 	sess_checkpoint(s);
 	return 0;
 }
@@ -688,9 +757,9 @@ team_member_view(struct team *t, const struct team_member *m)
 	json_t *v;
 
 	if (m == NULL)
-		return json_pack("{s:s, s:s, s:s, s:[]}", "target", "lead", "role", "lead", "status",
+		return team_pack("{s:s, s:s, s:s, s:[]}", "target", "lead", "role", "lead", "status",
 		    t->lead->status == AGENT_RUNNING ? "running" : "inactive", "diagnostics");
-	v = json_pack("{s:s, s:s, s:s, s:s, s:[]}", "target", m->name, "role", "teammate", "status",
+	v = team_pack("{s:s, s:s, s:s, s:s, s:[]}", "target", m->name, "role", "teammate", "status",
 	    team_member_status(t, m), "description", m->description ? m->description : "", "diagnostics");
 	if (m->error)
 		json_array_append_new(json_object_get(v, "diagnostics"), json_string(m->error));
@@ -742,17 +811,18 @@ team_spawn(struct agent *caller, const char *name, const char *description, cons
 	m->phase = TEAM_PROVISIONING;
 	json_object_set_new(t->names_used, name, json_true());
 	char *reminder = team_reminder(name);
-	json_t *content = json_pack("[{s:s, s:s}, {s:s, s:s}]", "type", "text", "text", prompt, "type", "text",
+	json_t *content = team_pack("[{s:s, s:s}, {s:s, s:s}]", "type", "text", "text", prompt, "type", "text",
 	    "text", reminder);
 	free(reminder);
 	struct err se;
 	err_clear(&se);
-	child = subagent_spawn(caller, name, content, json_pack("{s:s, s:s}", "kind", "team-message",
+	child = subagent_spawn(caller, name, content, team_pack("{s:s, s:s}", "kind", "team-message",
 	    "senderName", "lead"), &se);
 	if (child == NULL) {
 		/* The name is spent all the same: names are never reused. */
+		size_t n;
 		m->phase = TEAM_FAILED;
-		m->error = xstrdup(se.msg);
+		m->error = utf8_repair(se.msg, strlen(se.msg), &n);	/* a message cut at its size may end mid-character */
 		team_write(t, "team/member", team_member_record(m), NULL);
 		team_changed(t);
 		err_set(e, se.code, "%s", se.msg);
@@ -766,7 +836,7 @@ team_spawn(struct agent *caller, const char *name, const char *description, cons
 	if (team_write(t, "team/member", team_member_record(m), e) < 0)
 		return NULL;
 	team_changed(t);
-	return json_pack("{s:o}", "member", team_member_view(t, m));
+	return team_pack("{s:o}", "member", team_member_view(t, m));
 }
 
 static size_t
@@ -819,13 +889,13 @@ team_pump(struct team *t)
 		}
 		char *head = xasprintf("Team message %s from %s:", json_string_value(json_object_get(m, "id")),
 		    json_string_value(json_object_get(m, "senderName")));
-		agent_post(a, json_pack("[{s:s, s:s}, {s:s, s:O}]", "type", "text", "text", head, "type", "text",
-		    "text", json_object_get(m, "content")), json_pack("{s:s, s:O, s:O}", "kind", "team-message",
+		agent_post(a, team_pack("[{s:s, s:s}, {s:s, s:O}]", "type", "text", "text", head, "type", "text",
+		    "text", json_object_get(m, "content")), team_pack("{s:s, s:O, s:O}", "kind", "team-message",
 		    "messageId", json_object_get(m, "id"), "senderName", json_object_get(m, "senderName")), NULL);
 		free(head);
 		if (a->mode == AGENT_MODE_CONTINUABLE)
 			a->delivered = 1;
-		team_write(t, "team/message/delivered", json_pack("{s:i, s:O, s:s}", "version", 1, "messageId",
+		team_write(t, "team/message/delivered", team_pack("{s:i, s:O, s:s}", "version", 1, "messageId",
 		    json_object_get(m, "id"), "targetName", target), NULL);
 		json_array_remove(t->queued, i);
 	}
@@ -863,9 +933,9 @@ team_send(struct agent *caller, const char *target, const char *message, struct 
 		return NULL;
 	}
 	snprintf(id, sizeof(id), "msg-%d", ++t->next_msg);
-	json_t *msg = json_pack("{s:s, s:s, s:s, s:s}", "id", id, "senderName", sender, "targetName", target,
+	json_t *msg = team_pack("{s:s, s:s, s:s, s:s}", "id", id, "senderName", sender, "targetName", target,
 	    "content", message);
-	if (team_write(t, "team/message/queued", json_pack("{s:i, s:O}", "version", 1, "message", msg), e) < 0) {
+	if (team_write(t, "team/message/queued", team_pack("{s:i, s:O}", "version", 1, "message", msg), e) < 0) {
 		json_decref(msg);
 		return NULL;
 	}
@@ -876,7 +946,7 @@ team_send(struct agent *caller, const char *target, const char *message, struct 
 	json_t *q;
 	json_array_foreach(t->queued, i, q) still |= strcmp(json_string_value(json_object_get(q, "id")), id) == 0;
 	team_changed(t);
-	return json_pack("{s:s, s:s}", "messageId", id, "status", still ? "queued" : "accepted");
+	return team_pack("{s:s, s:s}", "messageId", id, "status", still ? "queued" : "accepted");
 }
 
 json_t *
@@ -903,9 +973,9 @@ team_interrupt(struct agent *caller, const char *target, struct err *e)
 	a = m->id ? agent_rt_get(caller->rt, m->id) : NULL;
 	if (a && a->status == AGENT_RUNNING) {
 		agent_cancel(a, "parent");
-		return json_pack("{s:s}", "previousStatus", "running");
+		return team_pack("{s:s}", "previousStatus", "running");
 	}
-	return json_pack("{s:s}", "previousStatus", "inactive");
+	return team_pack("{s:s}", "previousStatus", "inactive");
 }
 
 /* ---- wait_agent ---- */
@@ -916,7 +986,7 @@ team_waiter_done(struct team_waiter *w, int timed_out)
 	struct team *t = w->team;
 	struct team_waiter **pp;
 	struct tool_result r = { 0 };
-	json_t *out = json_pack("{s:b}", "timedOut", timed_out);
+	json_t *out = team_pack("{s:b}", "timedOut", timed_out);
 	char *text = json_dumps(out, JSON_COMPACT);
 
 	/* Unlinked by the caller (a change) or still linked (its timeout). */
@@ -984,7 +1054,7 @@ team_wait(struct tool_inv *inv, long timeout_ms, struct tool_result *out)
 			active = 1;
 	}
 	if (!active) {
-		json_t *o = json_pack("{s:b, s:{s:s, s:s}}", "timedOut", 0, "noProgress", "reason", "no-active-peer",
+		json_t *o = team_pack("{s:b, s:{s:s, s:s}}", "timedOut", 0, "noProgress", "reason", "no-active-peer",
 		    "message", TEAM_NO_PROGRESS_TEXT);
 		char *text = json_dumps(o, JSON_COMPACT);
 		tool_result_set(out, text, o);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,23 @@ sess_log_new(struct sess_env *env, const char *id, const json_t *header)
 	return lg;
 }
 
+/* Marks lg failed with its cause (what the client will read); always -1 with e. */
+static int sess_log_fail(struct sess_log *lg, int recoverable, struct err *e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+sess_log_fail(struct sess_log *lg, int recoverable, struct err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(lg->why, sizeof(lg->why), fmt, ap);
+	va_end(ap);
+	lg->failed = 1;
+	lg->recoverable = recoverable;
+	return err_set(e, "session_log_io", "%s", lg->why);
+}
+
 /* Writes all of data at the current offset; the injected short write lives here. */
 static int
 sess_log_write_all(struct sess_log *lg, int fd, const char *data, size_t len)
@@ -174,9 +192,8 @@ sess_log_publish(struct sess_log *lg, const char *data, size_t len, struct err *
 		unlink(lg->path);
 		close(fd);
 		free(tmp);
-		lg->failed = 1;
-		return err_set(e, "session_log_io", "cannot publish session %s: directory sync failed: %s",
-		    lg->id, strerror(saved));
+		return sess_log_fail(lg, 0, e, "cannot publish session %s: directory sync failed: %s", lg->id,
+		    strerror(saved));
 	}
 	free(tmp);
 	lg->fd = fd;
@@ -189,17 +206,23 @@ fail:
 	close(fd);
 	unlink(tmp);
 	free(tmp);
-	lg->failed = 1;
-	return err_set(e, "session_log_io", "cannot publish session %s: %s", lg->id, strerror(saved));
+	/* Nothing was published: a later append may try again. */
+	return sess_log_fail(lg, 1, e, "cannot publish session %s: %s", lg->id, strerror(saved));
 }
 
 struct sess_log *
-sess_log_open(struct sess_env *env, const char *id, off_t good, struct err *e)
+sess_log_open(struct sess_env *env, const char *id, struct err *e)
 {
 	struct sess_log *lg;
 	char *path = sess_env_path(env, id);
+	int readonly = 0;
 	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 
+	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+		int why = errno;
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		readonly = why;
+	}
 	if (fd < 0) {
 		err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io", "cannot open %s: %s",
 		    path, strerror(errno));
@@ -213,38 +236,45 @@ sess_log_open(struct sess_env *env, const char *id, off_t good, struct err *e)
 		free(path);
 		return NULL;
 	}
-	if (ftruncate(fd, good) < 0 || lseek(fd, good, SEEK_SET) < 0) {
-		err_set(e, "session_log_io", "cannot repair %s: %s", path, strerror(errno));
-		close(fd);
-		free(path);
-		return NULL;
-	}
 	lg = xcalloc(1, sizeof(*lg));
 	lg->env = env;
 	snprintf(lg->id, sizeof(lg->id), "%s", id);
 	lg->path = path;
 	lg->fd = fd;
-	lg->good = good;
+	if (readonly) {
+		lg->readonly = 1;
+		sess_log_fail(lg, 0, NULL, "session %s is read-only: %s: %s", id, path, strerror(readonly));
+	}
 	return lg;
+}
+
+int
+sess_log_adopt(struct sess_log *lg, off_t good, struct err *e)
+{
+	lg->good = good;
+	if (lg->readonly)
+		return 0;	/* a torn tail stays on disk; nothing is written after it */
+	if (ftruncate(lg->fd, good) < 0 || lseek(lg->fd, good, SEEK_SET) < 0)
+		return err_set(e, "session_log_io", "cannot repair %s: %s", lg->path, strerror(errno));
+	return 0;
 }
 
 int
 sess_log_append(struct sess_log *lg, const char *data, size_t len, struct err *e)
 {
 	if (lg->failed)
-		return err_set(e, "session_log_io", "session %s log failed earlier; nothing more is written",
-		    lg->id);
+		return err_set(e, "session_log_io", "%s", lg->why);
 	if (lg->fd < 0) {
 		if (sess_log_publish(lg, data, len, e) < 0)
 			return -1;
 	} else if (sess_log_write_all(lg, lg->fd, data, len) < 0) {
-		int saved = errno;
+		int saved = errno, cut = 1;
 		/* Cut the partial line so no later event lands on top of a hole. */
-		if (ftruncate(lg->fd, lg->good) < 0 || lseek(lg->fd, lg->good, SEEK_SET) < 0)
+		if (ftruncate(lg->fd, lg->good) < 0 || lseek(lg->fd, lg->good, SEEK_SET) < 0) {
 			log_error("sess: %s: truncate-back failed: %s", lg->id, strerror(errno));
-		lg->failed = 1;
-		return err_set(e, "session_log_io", "cannot append to session %s: %s", lg->id,
-		    strerror(saved));
+			cut = 0;
+		}
+		return sess_log_fail(lg, cut, e, "cannot append to session %s: %s", lg->id, strerror(saved));
 	} else {
 		lg->good += (off_t)len;
 	}
@@ -261,17 +291,41 @@ sess_log_sync(struct sess_log *lg, struct err *e)
 		lg->dirty = 0;
 		return 0;
 	}
+	/* After a failed sync what reached the disk is unknown: that log stays failed. */
 	if (lg->env->faults.sync_fail) {
 		lg->env->faults.sync_fail = 0;
-		lg->failed = 1;
-		return err_set(e, "session_log_io", "cannot sync session %s: %s", lg->id, strerror(EIO));
+		return sess_log_fail(lg, 0, e, "cannot sync session %s: %s", lg->id, strerror(EIO));
 	}
 	lg->env->syncs++;
-	if (fdatasync(lg->fd) < 0) {
-		lg->failed = 1;
-		return err_set(e, "session_log_io", "cannot sync session %s: %s", lg->id, strerror(errno));
-	}
+	if (fdatasync(lg->fd) < 0)
+		return sess_log_fail(lg, 0, e, "cannot sync session %s: %s", lg->id, strerror(errno));
 	lg->dirty = 0;
+	return 0;
+}
+
+int
+sess_log_recover(struct sess_log *lg, struct err *e)
+{
+	struct stat st;
+	char last;
+
+	if (!lg->failed)
+		return 0;
+	if (!lg->recoverable)
+		return err_set(e, "session_log_io", "%s", lg->why);
+	if (lg->fd >= 0) {
+		/* The file must end where the last good line ends, on its newline. */
+		if (fstat(lg->fd, &st) < 0 || st.st_size != lg->good ||
+		    (lg->good > 0 && (pread(lg->fd, &last, 1, lg->good - 1) != 1 || last != '\n')) ||
+		    lseek(lg->fd, lg->good, SEEK_SET) < 0) {
+			lg->recoverable = 0;
+			return err_set(e, "session_log_io", "%s (the file no longer ends on the last good line)",
+			    lg->why);
+		}
+	}
+	log_info("sess: %s: writing again after: %s", lg->id, lg->why);
+	lg->failed = lg->recoverable = 0;
+	lg->why[0] = '\0';
 	return 0;
 }
 

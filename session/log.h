@@ -42,18 +42,33 @@ struct sess_log {
 	char *path;
 	int fd;
 	off_t good;
-	int failed;		/* a write or sync failed: nothing more is written */
+	int failed;		/* nothing more is written (until sess_log_recover, when recoverable) */
+	int recoverable;	/* the failure was a write cut back to good: the file is whole */
+	int readonly;		/* opened for reading only: the file or its filesystem is not writable */
 	int dirty;		/* written since the last sync */
 	char *header_line;	/* until publication */
+	char why[320];		/* while failed: the cause, as the client reads it */
 };
 
 /* A new, unpublished log; header: borrowed. */
 struct sess_log *sess_log_new(struct sess_env *env, const char *id, const json_t *header);
-/* Opens an existing file for writing: takes the lease (session_busy), truncates to good. */
-struct sess_log *sess_log_open(struct sess_env *env, const char *id, off_t good, struct err *e);
+/*
+ * Opens an existing file and takes the lease before anything is read (session_busy), so what
+ * the caller reads through fd is what no other process writes meanwhile. A file that cannot be
+ * opened for writing (EACCES, EROFS) opens read-only: readable, every append refused.
+ */
+struct sess_log *sess_log_open(struct sess_env *env, const char *id, struct err *e);
+/* Cuts the file back to good, the valid length the caller read under the lease. */
+int sess_log_adopt(struct sess_log *lg, off_t good, struct err *e);
 /* Appends whole lines (each ending in '\n'); publishes first when needed. */
 int sess_log_append(struct sess_log *lg, const char *data, size_t len, struct err *e);
 int sess_log_sync(struct sess_log *lg, struct err *e);
+/*
+ * After a failed append that was cut back (ENOSPC, EIO): checks that the file still ends at the
+ * last good line and lets writing go on. A failed sync or publication, a read-only log, or a file
+ * that is not what was written stays failed. 0, or -1 with session_log_io and the cause.
+ */
+int sess_log_recover(struct sess_log *lg, struct err *e);
 int sess_log_published(const struct sess_log *lg);
 void sess_log_free(struct sess_log *lg);	/* releases the lease; does not sync */
 

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,8 +21,20 @@ sess_image_free(struct sess_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
+static int sess_inspect_lines(const char *data, size_t len, struct sess_image *img, struct err *e);
+
 int
 sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct err *e)
+{
+	int rc = sess_inspect_lines(data, len, img, e);
+
+	if (rc < 0)
+		sess_image_free(img);	/* a refused file leaves nothing behind */
+	return rc;
+}
+
+static int
+sess_inspect_lines(const char *data, size_t len, struct sess_image *img, struct err *e)
 {
 	size_t pos = 0;
 	int64_t seq = 0;
@@ -73,35 +84,66 @@ sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct er
 	return 0;
 }
 
+/* Reads all of fd from offset 0 into an owned buffer of *len bytes (a file that shrinks
+ * meanwhile reads short, never faults). */
+static char *
+sess_read_fd(int fd, const char *path, size_t *len, struct err *e)
+{
+	struct stat st;
+	char *data;
+	size_t got = 0;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err_set(e, "session_log_io", "%s is not a regular file", path);
+		return NULL;
+	}
+	/* Padded: the scan's short compares read whole words (jsonscan.h). */
+	data = xmalloc((size_t)st.st_size + 16);
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, data + got, (size_t)st.st_size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err_set(e, "session_log_io", "cannot read %s: %s", path, strerror(errno));
+			free(data);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	memset(data + got, 0, 16);
+	*len = got;
+	return data;
+}
+
+int
+sess_inspect_fd(int fd, const char *path, struct sess_image *img, struct err *e)
+{
+	size_t len;
+	char *data;
+	int rc;
+
+	memset(img, 0, sizeof(*img));
+	if ((data = sess_read_fd(fd, path, &len, e)) == NULL)
+		return -1;
+	rc = sess_inspect_buf(data, len, img, e);
+	free(data);
+	return rc;
+}
+
 int
 sess_inspect_file(const char *path, struct sess_image *img, struct err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	char *data;
-	size_t got = 0;
 	int rc;
 
 	memset(img, 0, sizeof(*img));
 	if (fd < 0)
 		return err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io",
 		    "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(e, "session_log_io", "%s is not a regular file", path);
-	}
-	data = xmalloc((size_t)st.st_size + 1);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	rc = sess_inspect_fd(fd, path, img, e);
 	close(fd);
-	rc = sess_inspect_buf(data, got, img, e);
-	free(data);
 	return rc;
 }
 
@@ -523,7 +565,7 @@ int
 sess_scan_file(const char *path, const char *const *keep, struct sess_scan *sc, struct err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
+	size_t len = 0;
 	char *data;
 	int rc;
 
@@ -531,17 +573,13 @@ sess_scan_file(const char *path, const char *const *keep, struct sess_scan *sc, 
 	if (fd < 0)
 		return err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io", "cannot open %s: %s", path,
 		    strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(e, "session_log_io", "%s is not a regular file", path);
-	}
-	/* The file is mapped, not copied: the scan reads it once. */
-	data = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : NULL;
+	/* Read, not mapped: another process may truncate the file (a load's repair) while we scan,
+	 * and a mapping would fault (SIGBUS) where a read only comes up short. */
+	data = sess_read_fd(fd, path, &len, e);
 	close(fd);
-	if (st.st_size && data == MAP_FAILED)
-		return err_set(e, "session_log_io", "cannot map %s: %s", path, strerror(errno));
-	rc = sess_scan_buf(data ? data : "", (size_t)st.st_size, keep, sc, e);
-	if (data)
-		munmap(data, (size_t)st.st_size);
+	if (data == NULL)
+		return -1;
+	rc = sess_scan_buf(data, len, keep, sc, e);
+	free(data);
 	return rc;
 }

@@ -28,15 +28,18 @@ struct sess_image {
 };
 
 void sess_image_free(struct sess_image *img);
-/* Parses a whole file's bytes. Codes: session_corrupt, session_unsupported. */
+/* Parses a whole file's bytes. Codes: session_corrupt, session_unsupported; on failure img is
+ * empty (nothing to free). */
 int sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct err *e);
 /* Reads path (never follows a symlink). Codes as above plus unknown_session, session_log_io. */
 int sess_inspect_file(const char *path, struct sess_image *img, struct err *e);
-/* inspect's verdict without keeping the events: for large logs (the read-only path). */
+/* The same through an open descriptor (read from offset 0; path names it in errors). */
+int sess_inspect_fd(int fd, const char *path, struct sess_image *img, struct err *e);
 /*
  * The read-only inspect at scan speed: inspect's verdict and counts without a JSON tree per
- * event. Events whose type is in keep (a NULL-terminated list, or NULL) are parsed and kept, in
- * log order; closers are counted, not built.
+ * event. Events whose type is in keep (a NULL-terminated list, or NULL) are parsed, their payloads
+ * checked, and kept, in log order; closers are counted, not built. The payload of a line the scan
+ * does not parse (its fast path, a type not kept) is left to load, which checks every one.
  */
 struct sess_scan {
 	off_t valid_len;

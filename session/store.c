@@ -73,68 +73,94 @@ sess_store_create(struct sess_store *st, const struct sess_header_info *info)
 	return sess_store_add(st, h, json_array(), sess_log_new(st->env, info->id, h));
 }
 
+/* Appends to s what sess_closers_append computes for its tail, for real (load's repair, and
+ * the same after a recovered write failure). 0, or -1 with e (s is then failed). */
+static int
+sess_store_close_tail(struct sess *s, struct err *e)
+{
+	json_t *tail = json_deep_copy(s->events);
+	size_t n = json_array_size(tail), k = sess_closers_append(tail);
+	int rc = 0;
+
+	for (size_t i = n; i < n + k && rc == 0; i++) {
+		json_t *c = json_array_get(tail, i);
+		struct buf *line = &s->store->line;
+
+		line->len = 0;
+		if (jenc_append(line, c) < 0) {
+			rc = err_set(e, "internal", "a closer of %s cannot be encoded", s->id);
+			break;
+		}
+		buf_append(line, "\n", 1);
+		if ((rc = sess_log_append(s->log, line->data, line->len, e)) == 0)
+			json_array_append(s->events, c);
+	}
+	if (k && rc == 0) {
+		log_info("sess: %s: repaired with %zu closers", s->id, k);
+		sess_checkpoint(s);
+	}
+	json_decref(tail);
+	return rc;
+}
+
 struct sess *
 sess_store_load(struct sess_store *st, const char *id, struct err *e)
 {
 	struct sess_image img;
 	struct sess_log *lg;
 	struct sess *s;
-	char *path;
-	size_t n;
 
 	if (!sess_id_valid(id)) {
 		err_set(e, "invalid_params", "malformed session id");
 		return NULL;
 	}
-	path = sess_env_path(st->env, id);
-	if (sess_inspect_file(path, &img, e) < 0) {
-		free(path);
+	/* The lease first: what is read below is what no other process appends to meanwhile. */
+	if ((lg = sess_log_open(st->env, id, e)) == NULL)
+		return NULL;
+	if (sess_inspect_fd(lg->fd, lg->path, &img, e) < 0) {
+		sess_log_free(lg);
 		return NULL;
 	}
-	free(path);
 	if (strcmp(json_string_value(json_object_get(img.header, "id")), id) != 0) {
 		err_set(e, "session_corrupt", "the session file %s.jsonl holds session %s", id,
 		    json_string_value(json_object_get(img.header, "id")));
 		sess_image_free(&img);
+		sess_log_free(lg);
 		return NULL;
 	}
-	lg = sess_log_open(st->env, id, img.valid_len, e);
-	if (lg == NULL) {
+	if (sess_log_adopt(lg, img.valid_len, e) < 0) {
 		sess_image_free(&img);
+		sess_log_free(lg);
 		return NULL;
 	}
-	/* The closers inspect computed become durable: append them for real. */
-	n = json_array_size(img.events);
-	json_t *closers = json_array();
-	for (size_t i = n - img.nclosers; i < n; i++)
-		json_array_append(closers, json_array_get(img.events, i));
-	for (size_t i = 0; i < img.nclosers; i++)
-		json_array_remove(img.events, n - img.nclosers);
+	/* A log we may not write keeps its closers in memory only: it is read, never written. */
+	if (!lg->readonly)
+		for (size_t i = 0; i < img.nclosers; i++)
+			json_array_remove(img.events, json_array_size(img.events) - 1);
 	s = sess_store_add(st, json_incref(img.header), json_incref(img.events), lg);
 	sess_image_free(&img);
-	for (size_t i = 0; i < json_array_size(closers); i++) {
-		json_t *c = json_array_get(closers, i);
-		struct buf *line = &st->line;
-		int rc;
-
-		line->len = 0;
-		rc = jenc_append(line, c);
-		if (rc < 0)
-			err_set(e, "internal", "a closer of %s cannot be encoded", id);
-		buf_append(line, "\n", 1);
-		if (rc < 0 || sess_log_append(lg, line->data, line->len, e) < 0) {
-			json_decref(closers);
-			sess_store_release(st, s);
-			return NULL;
-		}
-		json_array_append(s->events, c);
+	if (!lg->readonly && sess_store_close_tail(s, e) < 0) {
+		sess_store_release(st, s);
+		return NULL;
 	}
-	if (json_array_size(closers)) {
-		log_info("sess: %s: repaired with %zu closers", id, json_array_size(closers));
-		sess_checkpoint(s);
-	}
-	json_decref(closers);
 	return s;
+}
+
+int
+sess_recover(struct sess *s, struct err *e)
+{
+	if (!s->log->failed)
+		return 0;
+	if (sess_log_recover(s->log, e) < 0)
+		return -1;
+	/* The failed turn left its tail open: close it as a reload would. */
+	return sess_store_close_tail(s, e);
+}
+
+const char *
+sess_failure(const struct sess *s)
+{
+	return s->log->failed ? s->log->why : NULL;
 }
 
 int

@@ -52,7 +52,8 @@ void sess_store_free(struct sess_store *st);	/* frees every live session */
 struct sess *sess_store_get(struct sess_store *st, const char *id);
 /* A new live session (unpublished until its first append). */
 struct sess *sess_store_create(struct sess_store *st, const struct sess_header_info *info);
-/* Loads a stored session for writing: lease, truncate the torn tail, append closers. */
+/* Loads a stored session: lease, read, truncate the torn tail, append closers. A file that
+ * cannot be written loads read-only (its appends fail with session_log_io naming it). */
 struct sess *sess_store_load(struct sess_store *st, const char *id, struct err *e);
 /* Syncs every session with a due checkpoint; returns the number that failed. */
 int sess_store_sync_due(struct sess_store *st);
@@ -65,6 +66,11 @@ void sess_unobserve(struct sess *s, sess_observer_fn *fn, void *arg);
 const json_t *sess_append(struct sess *s, const char *type, json_t *data, struct err *e);
 void sess_checkpoint(struct sess *s);
 int sess_failed(const struct sess *s);
+/* Why s writes nothing (a cause the client can read), or NULL while it writes. */
+const char *sess_failure(const struct sess *s);
+/* After a failed write that was cut back: re-verifies the file, closes the open tail as load
+ * would, and writes again. 0 (also when s had not failed), or -1 with session_log_io. */
+int sess_recover(struct sess *s, struct err *e);
 int64_t sess_last_time(const struct sess *s);
 const char *sess_header_str(const struct sess *s, const char *key);	/* borrowed or NULL */
 

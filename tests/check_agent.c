@@ -37,6 +37,19 @@ slow_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	return TOOL_PENDING;
 }
 
+/* A tool whose text is cut inside a character, as a "%.80s" of a message can be. */
+static int
+cut_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+{
+	(void)inv;
+	(void)args;
+	tool_result_error(out, "CUT", "%.4s", "caf\xc3\xa9");
+	return TOOL_DONE;
+}
+
+static const struct tool cut_tool = { "cut", "cuts", "{\"type\":\"object\",\"properties\":{}}", "other", 1, NULL,
+	cut_run, NULL };
+
 static const struct tool echo_tool = { "echo", "echoes", "{\"type\":\"object\",\"additionalProperties\":false,"
 	"\"required\":[\"text\"],\"properties\":{\"text\":{\"type\":\"string\"}}}", "other", 1, NULL, echo_run, NULL };
 static const struct tool slow_tool = { "slow", "waits", "{\"type\":\"object\",\"properties\":{}}", "other", 0,
@@ -61,6 +74,7 @@ start(const char *recording, int max_steps)
 	toolbox_init(&tb);
 	toolbox_add(&tb, &echo_tool);
 	toolbox_add(&tb, &slow_tool);
+	toolbox_add(&tb, &cut_tool);
 	T.rt.max_steps = max_steps;
 	return agent_new_root(&T.rt, "/w", &tb, &hooks);
 }
@@ -232,6 +246,71 @@ START_TEST(agent_model_error_and_length_map_to_turn_reasons)
 }
 END_TEST
 
+START_TEST(agent_text_that_is_not_utf8_is_repaired_not_dropped)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"cut\"}]},{\"text\":\"done\"}]}]}", 50);
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	const json_t *r = find(a, "tool/result", 0);
+	ck_assert_ptr_nonnull(json_object_get(r, "content"));	/* the event kept its payload */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text")),
+	    "Error: caf\xef\xbf\xbd");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"), "code")), "CUT");
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
+	finish();
+}
+END_TEST
+
+/* A provider whose one answer is an error message cut inside a character. */
+static struct model_sink bad_sink;
+
+static void
+bad_deliver(void *arg)
+{
+	(void)arg;
+	bad_sink.error(bad_sink.arg, "MODEL_STREAM", "malformed data line: \"\xe2\x82");
+}
+
+static struct model_req *
+bad_start(struct model *m, const struct model_call *call, const struct model_sink *sink)
+{
+	(void)call;
+	bad_sink = *sink;
+	runq_push(m->runq, bad_deliver, NULL);
+	return (struct model_req *)&bad_sink;
+}
+
+static void
+bad_cancel(struct model *m, struct model_req *r)
+{
+	(void)m;
+	(void)r;
+}
+
+START_TEST(agent_an_error_message_that_is_not_utf8_still_reaches_the_reason)
+{
+	static const struct model_ops bad_ops = { "bad", bad_start, bad_cancel, NULL, NULL };
+	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 50);
+	struct model bad = { &bad_ops, &T.q, NULL };
+	struct model *replay = T.rt.model;
+
+	T.rt.model = &bad;
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	T.rt.model = replay;
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "error");
+	ck_assert_ptr_nonnull(json_object_get(last_reason, "message"));
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "message")),
+	    "malformed data line: \"\xef\xbf\xbd\xef\xbf\xbd");
+	const json_t *end = json_object_get(find(a, "turn/end", 0), "reason");
+	ck_assert_str_eq(json_string_value(json_object_get(end, "message")),
+	    "malformed data line: \"\xef\xbf\xbd\xef\xbf\xbd");
+	finish();
+}
+END_TEST
+
 START_TEST(agent_system_prompt_names_cwd_and_date)
 {
 	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 50);
@@ -258,6 +337,8 @@ agent_suite(void)
 	tcase_add_test(tc, agent_message_for_a_running_agent_is_steered);
 	tcase_add_test(tc, agent_model_error_and_length_map_to_turn_reasons);
 	tcase_add_test(tc, agent_system_prompt_names_cwd_and_date);
+	tcase_add_test(tc, agent_text_that_is_not_utf8_is_repaired_not_dropped);
+	tcase_add_test(tc, agent_an_error_message_that_is_not_utf8_still_reaches_the_reason);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/jenc.h"
@@ -57,7 +58,7 @@ START_TEST(map_put_get_delete_and_grow)
 }
 END_TEST
 
-static char order[16];
+static char order[32];
 static struct runq *q_under_test;
 static char la[] = "a", lb[] = "b", lc[] = "c", lz[] = "z";
 
@@ -105,6 +106,138 @@ START_TEST(runq_fifo_then_sync_then_after_sync)
 	ck_assert_str_eq(order, "abc|z|");
 	ck_assert(runq_empty(&q));
 	runq_stop(&q);
+}
+END_TEST
+
+/* ---- the run queue on a real loop: slices, I/O between them, the same order ---- */
+
+static struct {
+	struct runq q;
+	ev_io io;
+	ev_timer guard;
+	long spins;
+	int io_seen, x_ran, timed_out;
+} L;
+
+static void
+loop_spin(void *arg)
+{
+	(void)arg;
+	L.spins++;
+	runq_push(&L.q, loop_spin, NULL);	/* runnable forever, like a turn that never waits */
+}
+
+static void
+loop_io_break_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)revents;
+	L.io_seen = 1;
+	ev_io_stop(loop, w);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void
+loop_guard_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	L.timed_out = 1;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* A pipe with one byte waiting, a watcher on it, and a 3 s guard. */
+static struct ev_loop *
+loop_start(int fds[2], void (*io_cb)(struct ev_loop *, ev_io *, int))
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+
+	memset(&L, 0, sizeof(L));
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(write(fds[1], "!", 1), 1);
+	runq_init(&L.q, loop);
+	ev_io_init(&L.io, io_cb, fds[0], EV_READ);
+	ev_io_start(loop, &L.io);
+	ev_timer_init(&L.guard, loop_guard_cb, 3., 0.);
+	ev_timer_start(loop, &L.guard);
+	return loop;
+}
+
+static void
+loop_finish(struct ev_loop *loop, int fds[2])
+{
+	ev_timer_stop(loop, &L.guard);
+	ev_io_stop(loop, &L.io);
+	runq_stop(&L.q);
+	ev_loop_destroy(loop);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+START_TEST(runq_endless_work_does_not_starve_io)
+{
+	int fds[2];
+	struct ev_loop *loop = loop_start(fds, loop_io_break_cb);
+
+	L.q.slice_tasks = 0;		/* only the time budget: a few ms per slice */
+	runq_push(&L.q, loop_spin, NULL);
+	ev_run(loop, 0);
+	ck_assert_msg(!L.timed_out, "the pipe was never served");
+	ck_assert(L.io_seen);
+	ck_assert_int_gt(L.spins, 0);
+	loop_finish(loop, fds);
+}
+END_TEST
+
+static void
+loop_task_x(void *arg)
+{
+	order_add(arg);
+	L.x_ran = 1;
+}
+
+static void
+loop_io_push_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)revents;
+	order_add("i");
+	ev_io_stop(loop, w);
+	runq_push(&L.q, loop_task_x, (char *)"x");	/* from outside the cut drain: after it */
+}
+
+static void
+loop_settle(void *arg)
+{
+	struct ev_loop *loop = arg;
+
+	order_add("!");
+	if (L.x_ran)
+		ev_break(loop, EVBREAK_ALL);
+}
+
+START_TEST(runq_slices_keep_the_order_and_settle_once_drained)
+{
+	int fds[2];
+	struct ev_loop *loop = loop_start(fds, loop_io_push_cb);
+
+	L.q.slice_tasks = 1;
+	L.q.slice_time = 0;
+	q_under_test = &L.q;
+	runq_set_sync(&L.q, sync_mark, NULL);
+	runq_set_settle(&L.q, loop_settle, loop);
+	order[0] = '\0';
+	runq_push_after_sync(&L.q, task_b, lz);
+	runq_push(&L.q, task_a, la);
+	runq_push(&L.q, task_b, lb);
+	runq_push(&L.q, task_b, (char *)"y");
+	ev_run(loop, 0);
+	ck_assert_msg(!L.timed_out, "the loop slept with work queued: %s", order);
+	/*
+	 * The pipe is served after the first slice, and its task waits for the drain: the order of
+	 * one uninterrupted drain ("abyc|z|", then "x|"), the settle hook only once all is done.
+	 */
+	ck_assert_str_eq(order, "aibyc|z|x|!");
+	ck_assert(runq_empty(&L.q));
+	loop_finish(loop, fds);
 }
 END_TEST
 
@@ -240,6 +373,8 @@ base_suite(void)
 	tcase_add_test(tc, utf8_boundary_never_splits_a_character);
 	tcase_add_test(tc, map_put_get_delete_and_grow);
 	tcase_add_test(tc, runq_fifo_then_sync_then_after_sync);
+	tcase_add_test(tc, runq_endless_work_does_not_starve_io);
+	tcase_add_test(tc, runq_slices_keep_the_order_and_settle_once_drained);
 	tcase_add_test(tc, buf_append_file_appends_or_leaves_the_buffer_alone);
 	tcase_add_test(tc, jenc_matches_jansson_compact_output);
 	tcase_add_test(tc, jenc_rejects_invalid_utf8_and_leaves_the_buffer_as_it_was);

@@ -114,7 +114,7 @@ START_TEST(log_second_writer_gets_session_busy)
 	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
 	/* A second open file description cannot take the lease while the first holds it. */
 	err_clear(&e);
-	ck_assert_ptr_null(sess_log_open(&env, ID1, 10, &e));
+	ck_assert_ptr_null(sess_log_open(&env, ID1, &e));
 	ck_assert_str_eq(e.code, "session_busy");
 	teardown();
 }
@@ -233,6 +233,106 @@ START_TEST(faults_parse_names_and_rejects_unknown)
 }
 END_TEST
 
+/* After a write cut back to the last good line (a full disk), the failure names its cause and
+ * the session writes again once recovered, with the open tail closed as a reload would close it;
+ * a failed sync stays failed (what reached the disk is unknown). */
+START_TEST(log_recovers_after_a_cut_back_write_but_not_after_a_failed_sync)
+{
+	struct sess *s;
+	struct err e;
+	struct sess_image img;
+	char *path;
+
+	setup_with("log-short-write", SESS_SYNC_NONE);
+	env.faults.short_write = 0;
+	s = new_session();
+	path = sess_env_path(&env, ID1);
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	env.faults.short_write = 1;
+	ck_assert_ptr_null(sess_append(s, "user/message", json_pack("{s:s, s:[], s:{s:s}}", "id", "m",
+	    "content", "source", "kind", "user"), &e));
+	ck_assert_str_eq(e.code, "session_log_io");
+	ck_assert_ptr_nonnull(strstr(e.msg, "Input/output error"));
+	ck_assert_ptr_nonnull(strstr(sess_failure(s), "Input/output error"));
+	err_clear(&e);
+	ck_assert_ptr_null(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 2), &e));
+	ck_assert_ptr_nonnull(strstr(e.msg, "Input/output error"));	/* still the cause, not a generic line */
+	err_clear(&e);
+	ck_assert_int_eq(sess_recover(s, &e), 0);
+	ck_assert_ptr_null(sess_failure(s));
+	/* The open turn got its closer; the next turn is written after it. */
+	ck_assert_uint_eq(json_array_size(s->events), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s->events, 1), "type")), "turn/end");
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 2), &e));
+	err_clear(&e);
+	ck_assert_int_eq(sess_inspect_file(path, &img, &e), 0);
+	ck_assert_uint_eq(json_array_size(img.events), 4);	/* turn 1, its closer, turn 2 (+ its closer) */
+	ck_assert(!img.torn);
+	sess_image_free(&img);
+	/* A file changed under us is not written on. */
+	test_write_file(path, "{}\n", 3);
+	env.faults.short_write = 1;
+	ck_assert_ptr_null(sess_append(s, "turn/end", json_pack("{s:i, s:{s:s}}", "turn", 2, "reason", "kind",
+	    "completed"), &e));
+	err_clear(&e);
+	ck_assert_int_eq(sess_recover(s, &e), -1);
+	ck_assert_ptr_nonnull(strstr(e.msg, "no longer ends on the last good line"));
+	free(path);
+	teardown();
+
+	setup_with("log-sync-fail", SESS_SYNC_TURN);
+	s = new_session();
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	ck_assert_ptr_nonnull(sess_append(s, "turn/end", json_pack("{s:i, s:{s:s}}", "turn", 1, "reason", "kind",
+	    "completed"), &e));
+	ck_assert_int_eq(sess_log_sync(s->log, &e), -1);
+	err_clear(&e);
+	ck_assert_int_eq(sess_recover(s, &e), -1);
+	ck_assert_ptr_nonnull(strstr(e.msg, "cannot sync"));
+	teardown();
+}
+END_TEST
+
+/* A file that cannot be opened for writing loads read-only: its events are there, every append is
+ * refused naming the file, nothing on disk changes. Root ignores file modes: there the test makes
+ * the point with the open flags alone (the shell test tests/readonly.sh uses a read-only mount). */
+START_TEST(log_unwritable_file_loads_read_only)
+{
+	struct sess *s;
+	struct err e;
+	char *path;
+	size_t before, after;
+
+	setup_with(NULL, SESS_SYNC_NONE);
+	s = new_session();
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	sess_store_release(&store, s);
+	path = sess_env_path(&env, ID1);
+	free(test_read_file(path, &before));
+	ck_assert_int_eq(chmod(path, 0400), 0);
+	if (geteuid() != 0) {
+		s = sess_store_load(&store, ID1, &e);
+		ck_assert_ptr_nonnull(s);
+		ck_assert(s->log->readonly);
+		/* the open turn is closed in memory only */
+		ck_assert_uint_eq(json_array_size(s->events), 2);
+		ck_assert_ptr_null(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 2), &e));
+		ck_assert_str_eq(e.code, "session_log_io");
+		ck_assert_ptr_nonnull(strstr(e.msg, "read-only"));
+		ck_assert_ptr_nonnull(strstr(e.msg, path));
+		err_clear(&e);
+		ck_assert_int_eq(sess_recover(s, &e), -1);
+		free(test_read_file(path, &after));
+		ck_assert_uint_eq(before, after);
+	}
+	free(path);
+	teardown();
+}
+END_TEST
+
 Suite *
 log_suite(void)
 {
@@ -247,6 +347,8 @@ log_suite(void)
 	tcase_add_test(tc, log_sync_fail_marks_failed);
 	tcase_add_test(tc, log_always_syncs_every_append_and_turn_only_at_checkpoints);
 	tcase_add_test(tc, faults_parse_names_and_rejects_unknown);
+	tcase_add_test(tc, log_recovers_after_a_cut_back_write_but_not_after_a_failed_sync);
+	tcase_add_test(tc, log_unwritable_file_loads_read_only);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -41,7 +41,7 @@ START_TEST(sse_every_split_gives_the_same_events)
 	for (size_t step = 1; step <= len; step++) {
 		struct sse p;
 		struct got g = { .stop_at = -1 };
-		sse_init(&p, on_event, &g);
+		sse_init(&p, SSE_LINE_MAX, on_event, &g);
 		for (size_t off = 0; off < len; off += step)
 			ck_assert_int_eq(sse_feed(&p, stream + off, off + step > len ? len - off : step), 0);
 		ck_assert_int_eq(sse_finish(&p), 0);
@@ -60,7 +60,7 @@ START_TEST(sse_pending_event_is_delivered_at_the_end)
 	struct sse p;
 	struct got g = { .stop_at = -1 };
 
-	sse_init(&p, on_event, &g);
+	sse_init(&p, SSE_LINE_MAX, on_event, &g);
 	sse_feed(&p, "data: tail", 10);
 	ck_assert_int_eq(g.n, 0);
 	sse_finish(&p);
@@ -75,9 +75,66 @@ START_TEST(sse_callback_can_stop_the_stream)
 	struct sse p;
 	struct got g = { .stop_at = 1 };
 
-	sse_init(&p, on_event, &g);
+	sse_init(&p, SSE_LINE_MAX, on_event, &g);
 	ck_assert_int_eq(sse_feed(&p, stream, strlen(stream)), -1);
 	ck_assert_int_eq(g.n, 1);
+	sse_free(&p);
+}
+END_TEST
+
+START_TEST(sse_a_line_over_the_limit_stops_the_stream_unbuffered)
+{
+	static const size_t steps[] = { 1, 7, 4096 };	/* buffered across feeds, and whole in one */
+	char big[4096];
+
+	memset(big, 'x', sizeof(big));
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		struct sse p;
+		struct got g = { .stop_at = -1 };
+		size_t fed = 0;
+		int rc = 0;
+		sse_init(&p, 16, on_event, &g);
+		/* Exactly the limit is still a line. */
+		ck_assert_int_eq(sse_feed(&p, "data: 0123456789\n\n", 18), 0);
+		ck_assert_int_eq(g.n, 1);
+		ck_assert_int_eq(sse_feed(&p, "data: ", 6), 0);
+		/* Then a line that never ends: it stops once over 16 bytes, holding no more than that. */
+		while (rc == 0 && fed < sizeof(big)) {
+			size_t n = steps[k] < sizeof(big) - fed ? steps[k] : sizeof(big) - fed;
+			rc = sse_feed(&p, big + fed, n);
+			fed += n;
+			ck_assert_uint_le(p.line.len, 16);
+		}
+		ck_assert_int_eq(rc, -1);
+		ck_assert_uint_lt(fed, 11 + steps[k]);	/* at the first feed that crossed it */
+		ck_assert_ptr_nonnull(p.too_long);
+		ck_assert_str_eq(p.too_long, "line");
+		/* Stopped for good: nothing more is taken or delivered. */
+		ck_assert_int_eq(sse_feed(&p, "\n\ndata: y\n\n", 11), -1);
+		ck_assert_int_eq(sse_finish(&p), -1);
+		ck_assert_int_eq(g.n, 1);
+		sse_free(&p);
+	}
+}
+END_TEST
+
+START_TEST(sse_an_event_over_the_limit_stops_the_stream)
+{
+	struct sse p;
+	struct got g = { .stop_at = -1 };
+	int rc = 0;
+
+	sse_init(&p, 16, on_event, &g);
+	/* Short lines, one endless event: its joined data is bounded by the same limit. */
+	for (int i = 0; i < 100 && rc == 0; i++) {
+		rc = sse_feed(&p, "data: abcd\n", 11);
+		ck_assert_uint_le(p.data.len, 16);
+	}
+	ck_assert_int_eq(rc, -1);
+	ck_assert_str_eq(p.too_long, "event");
+	ck_assert_int_eq(g.n, 0);
+	ck_assert_int_eq(sse_finish(&p), -1);
+	ck_assert_int_eq(g.n, 0);
 	sse_free(&p);
 }
 END_TEST
@@ -250,6 +307,8 @@ sse_suite(void)
 	tcase_add_test(tc, sse_every_split_gives_the_same_events);
 	tcase_add_test(tc, sse_pending_event_is_delivered_at_the_end);
 	tcase_add_test(tc, sse_callback_can_stop_the_stream);
+	tcase_add_test(tc, sse_a_line_over_the_limit_stops_the_stream_unbuffered);
+	tcase_add_test(tc, sse_an_event_over_the_limit_stops_the_stream);
 	tcase_add_test(tc, sse_delta_fast_agrees_with_the_full_parser);
 	tcase_add_test(tc, sse_delta_template_takes_the_same_shape_and_nothing_else);
 	tcase_add_test(tc, sse_delta_fast_leaves_duplicate_keys_to_the_full_parser);

@@ -332,6 +332,76 @@ START_TEST(interrupt_authority_matrix)
 }
 END_TEST
 
+START_TEST(interrupt_a_resident_root_is_unauthorized)
+{
+	struct err e;
+	char want[300];
+
+	start(hang_all);
+	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
+	struct agent *other = agent_new_root(&T.rt, "/w", &tb, NULL);	/* another ACP session, same process */
+	struct agent *a = spawn(root, "a", 1, NULL);
+	agent_post(other, json_pack("[{s:s, s:s}]", "type", "text", "text", "work"),
+	    json_pack("{s:s}", "kind", "user"), NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(other->status, AGENT_RUNNING);
+	/* The root of another tree: resident, not a descendant. */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_interrupt(root, agent_id(other), &e), -1);
+	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	snprintf(want, sizeof(want), "subagent \"%s\" is not a live descendant of agent \"%s\"", agent_id(other),
+	    agent_id(root));
+	ck_assert_str_eq(e.msg, want);
+	ck_assert_int_eq(other->status, AGENT_RUNNING);
+	/* A child's own root: an ancestor, not a descendant. */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_interrupt(a, agent_id(root), &e), -1);
+	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	finish();
+}
+END_TEST
+
+START_TEST(interrupt_authority_follows_any_depth_and_survives_a_cycle)
+{
+	static struct tool_inv invs[300];
+	struct tool_result r = { 0 };
+	struct err e;
+	struct agent *root, *cur;
+	size_t depth = 0;
+
+	start(hang_all);
+	T.rt.max_depth = 1000;
+	root = cur = agent_new_root(&T.rt, "/w", &tb, NULL);
+	/* 299 one-shot generations (they never count against capacity), then a continuable leaf. */
+	for (; depth < 299; depth++) {
+		invs[depth].agent = cur;
+		invs[depth].call_id = (char *)"c";
+		ck_assert_int_eq(subagent_start(&invs[depth], "a", "task", 0, &r), TOOL_PENDING);
+		cur = invs[depth].state;
+	}
+	struct agent *leaf = spawn(cur, "x", 1, NULL);
+	ck_assert_ptr_nonnull(leaf);
+	ck_assert_int_eq(json_integer_value(json_object_get(leaf->sess->header, "delegationDepth")), 300);
+	err_clear(&e);
+	ck_assert_msg(subagent_interrupt(root, agent_id(leaf), &e) == 0, "%s: %s", e.code, e.msg);
+	/* A damaged state directory whose parents go round in a circle: the walk still ends. */
+#define CY1 "00000000-0000-4000-8000-00000000c1c1"	/* far above the ids generated here */
+#define CY2 "00000000-0000-4000-8000-00000000c1c2"
+	put(CY1, HDR(CY1, CY2, 5, ",\"origin\":\"subagent\"") DESC("continuable", "a"));
+	put(CY2, HDR(CY2, CY1, 6, ",\"origin\":\"subagent\"") DESC("continuable", "b"));
+	ck_assert_int_eq(sess_corpus_scan(&T.corpus, &e), 0);
+	struct agent *looped = agent_load(&T.rt, CY1, &tb, NULL, &e);
+	ck_assert_msg(looped != NULL, "%s", e.msg);
+	err_clear(&e);
+	ck_assert_int_eq(subagent_interrupt(root, CY1, &e), -1);
+	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	err_clear(&e);
+	ck_assert_int_eq(subagent_interrupt(looped, CY2, &e), 0);	/* not resident: a no-op */
+	ck_assert_ptr_nonnull(spawn(looped, "g", 1, NULL));		/* its tree's capacity is counted */
+	finish();
+}
+END_TEST
+
 START_TEST(capacity_counts_resident_continuable_children_only)
 {
 	struct tool_result r = { 0 };
@@ -388,6 +458,8 @@ subagent_suite(void)
 	tcase_add_test(tc, send_authority_matrix);
 	tcase_add_test(tc, send_to_parent_from_one_shot_or_without_live_parent);
 	tcase_add_test(tc, interrupt_authority_matrix);
+	tcase_add_test(tc, interrupt_a_resident_root_is_unauthorized);
+	tcase_add_test(tc, interrupt_authority_follows_any_depth_and_survives_a_cycle);
 	tcase_add_test(tc, capacity_counts_resident_continuable_children_only);
 	tcase_add_test(tc, depth_limit);
 	suite_add_tcase(s, tc);

@@ -5,6 +5,7 @@
 
 #include "agent/team.h"
 #include "tests/helpers.h"
+#include "tools/tools.h"
 #include "tools/toolsets.h"
 
 static json_t *
@@ -215,6 +216,103 @@ START_TEST(team_fold_rebuilds_roster_tasks_and_mail)
 }
 END_TEST
 
+START_TEST(team_fold_takes_only_well_formed_ids)
+{
+	struct team *t = team_new();
+	json_t *events = json_array();
+	static const char *const msg_ids[] = { "msg-7", "msg-12x", "msg-99999999999999999999", "msg- 30", "msg-+40" };
+	static const char *const task_ids[] = { "task-2abc", "task-0", "task-99999999999999999999", "task-1" };
+
+	for (size_t i = 0; i < sizeof(msg_ids) / sizeof(msg_ids[0]); i++)
+		json_array_append_new(events, json_pack("{s:s, s:{s:i, s:{s:s, s:s, s:s, s:s}}}", "type",
+		    "team/message/queued", "data", "version", 1, "message", "id", msg_ids[i], "senderName", "lead",
+		    "targetName", "ann", "content", "c"));
+	for (size_t i = 0; i < sizeof(task_ids) / sizeof(task_ids[0]); i++)
+		json_array_append_new(events, json_pack("{s:s, s:{s:i, s:{s:s, s:i, s:s, s:s, s:s}}}", "type",
+		    "team/task", "data", "version", 1, "task", "id", task_ids[i], "revision", 1, "subject", task_ids[i],
+		    "description", "d", "status", "pending"));
+	/* A queued message without its content cannot be delivered: left out, not handed on as NULL. */
+	json_array_append_new(events, json_pack("{s:s, s:{s:i, s:{s:s, s:s, s:s}}}", "type", "team/message/queued",
+	    "data", "version", 1, "message", "id", "msg-3", "senderName", "lead", "targetName", "ann"));
+	team_fold(t, events);
+	ck_assert_uint_eq(json_array_size(t->queued), 5);
+	/* atoi read "msg-12x" as 12 (and the huge one as anything); only msg-7 is a number. */
+	ck_assert_int_eq(t->next_msg, 7);
+	ck_assert_uint_eq(t->ntasks, 1);
+	ck_assert_str_eq(t->tasks[0].subject, "task-1");
+	json_decref(events);
+	team_free(t);
+}
+END_TEST
+
+START_TEST(team_dependency_cycle_found_in_a_dense_graph)
+{
+	struct team *t = team_new();
+	struct err e;
+	json_t *v;
+
+	/*
+	 * task-1, then task-2..21 each blocked by every earlier one of them (task-4 by task-1 too). The
+	 * check's stack was cut at 8 entries per task and dropped what did not fit, which here was
+	 * the one path back to task-1.
+	 */
+	err_clear(&e);
+	json_decref(team_task_create(t, "lead", "s", "d", NULL, NULL, &e));
+	for (int n = 2; n <= 21; n++) {
+		json_t *deps = json_array();
+		char id[32];
+		for (int k = 2; k < n; k++) {
+			snprintf(id, sizeof(id), "task-%d", k);
+			json_array_append_new(deps, json_string(id));
+		}
+		if (n == 4)
+			json_array_append_new(deps, json_string("task-1"));
+		err_clear(&e);
+		v = team_task_create(t, "lead", "s", "d", deps, NULL, &e);
+		ck_assert_msg(v != NULL, "%s", e.msg);
+		json_decref(v);
+		json_decref(deps);
+	}
+	json_t *args = json_pack("{s:s, s:i, s:s, s:[s]}", "task_id", "task-1", "expected_revision", 1, "action",
+	    "set_dependencies", "blocked_by", "task-21");
+	err_clear(&e);
+	v = team_task_update(t, "lead", args, &e);
+	ck_assert_ptr_null(v);
+	ck_assert_str_eq(e.code, "TEAM_TASK_DEPENDENCY_CYCLE");
+	json_decref(args);
+	team_free(t);
+}
+END_TEST
+
+START_TEST(team_tools_report_a_broken_lead_log_as_session_log_io)
+{
+	static struct test_runtime T;
+	struct toolbox tb;
+	struct tool_inv inv = { 0 };
+	struct tool_result out = { 0 };
+	json_t *args = json_pack("{s:s, s:s}", "subject", "s", "description", "d");
+
+	test_runtime_start(&T, "{\"version\":1,\"scripts\":[]}");
+	toolbox_init(&tb);
+	toolsets_build(&tb, TOOLSET_TEAM);
+	team_install(&T.rt);
+	struct agent *lead = agent_new_root(&T.rt, "/w", &tb, NULL);
+	T.env.faults.short_write = 1;		/* the Lead's next write fails half-way (EIO) */
+	inv.agent = lead;
+	inv.call_id = (char *)"c";
+	ck_assert_int_eq(tool_team_task_create.run(&inv, args, &out), TOOL_DONE);
+	ck_assert_ptr_nonnull(out.error_code);
+	ck_assert_str_eq(out.error_code, "SESSION_LOG_IO");
+	/* The cause comes with it. */
+	ck_assert_msg(strstr(out.text, "Error: the Lead's log cannot be written: ") == out.text, "%s", out.text);
+	ck_assert_msg(strstr(out.text, "Input/output error") != NULL, "%s", out.text);
+	tool_result_clear(&out);
+	json_decref(args);
+	test_runtime_finish(&T);
+	toolbox_free(&tb);
+}
+END_TEST
+
 START_TEST(team_no_progress_text_is_spec_text)
 {
 	ck_assert_str_eq(TEAM_NO_PROGRESS_TEXT, "No other Team member is running or provisioning. wait_agent cannot "
@@ -235,6 +333,9 @@ team_suite(void)
 	tcase_add_test(tc, team_dependency_cycles);
 	tcase_add_test(tc, team_task_limit_paging_and_scopes);
 	tcase_add_test(tc, team_fold_rebuilds_roster_tasks_and_mail);
+	tcase_add_test(tc, team_fold_takes_only_well_formed_ids);
+	tcase_add_test(tc, team_dependency_cycle_found_in_a_dense_graph);
+	tcase_add_test(tc, team_tools_report_a_broken_lead_log_as_session_log_io);
 	suite_add_tcase(s, tc);
 	return s;
 }

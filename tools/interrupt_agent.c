@@ -21,6 +21,7 @@ interrupt_agent_run(struct tool_inv *inv, const json_t *args, struct tool_result
 {
 	const char *target = json_string_value(json_object_get(args, "agent_id"));
 	struct err e;
+	json_t *output;
 	char *text;
 
 	err_clear(&e);
@@ -29,7 +30,9 @@ interrupt_agent_run(struct tool_inv *inv, const json_t *args, struct tool_result
 		return TOOL_DONE;
 	}
 	text = xasprintf("interrupt requested for agent %s", target);
-	tool_result_set(out, text, json_pack("{s:b}", "accepted", 1));
+	output = json_object();		/* constant keys and values: nothing here can fail */
+	json_object_set_new_nocheck(output, "accepted", json_true());
+	tool_result_set(out, text, output);
 	snprintf(out->agent_id, sizeof(out->agent_id), "%s", target);
 	free(text);
 	return TOOL_DONE;

@@ -22,6 +22,7 @@ send_message_run(struct tool_inv *inv, const json_t *args, struct tool_result *o
 	const char *target = json_string_value(json_object_get(args, "agent_id"));
 	char msg_id[SESS_ID_LEN + 1];
 	struct err e;
+	json_t *output;
 	char *text;
 
 	err_clear(&e);
@@ -31,7 +32,9 @@ send_message_run(struct tool_inv *inv, const json_t *args, struct tool_result *o
 		return TOOL_DONE;
 	}
 	text = xasprintf("message delivered to agent %s", target);
-	tool_result_set(out, text, json_pack("{s:s}", "messageId", msg_id));
+	output = json_object();		/* the id is generated (hex and dashes): nothing here can fail */
+	json_object_set_new_nocheck(output, "messageId", json_string_nocheck(msg_id));
+	tool_result_set(out, text, output);
 	snprintf(out->agent_id, sizeof(out->agent_id), "%s", target);
 	free(text);
 	return TOOL_DONE;
