@@ -1,6 +1,7 @@
 /* Slash commands: /agents, /send <id> <text>, /interrupt <id>. */
 #include "acp/commands.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ acp_commands_update(void)
 	    "input", "hint", "<agent id>");
 }
 
+static size_t acp_commands_slash_word(const char *text);
+
 static int
 acp_commands_word(const char *text, const char *word)
 {
@@ -35,10 +38,21 @@ acp_commands_match(const json_t *prompt)
 
 	if (json_array_size(prompt) != 1 || text == NULL)
 		return NULL;
-	if (acp_commands_word(text, "/agents") || acp_commands_word(text, "/send") ||
-	    acp_commands_word(text, "/interrupt"))
-		return text;
-	return NULL;
+	return acp_commands_slash_word(text) ? text : NULL;
+}
+
+/* The length of a "/word" a text starts with (a letter, then letters, digits, - or _, then the
+ * end, a space or a newline), or 0: "/usr/bin is slow" is no command. */
+static size_t
+acp_commands_slash_word(const char *text)
+{
+	size_t n = 1;
+
+	if (text[0] != '/' || !isalpha((unsigned char)text[1]))
+		return 0;
+	while (isalnum((unsigned char)text[n]) || text[n] == '-' || text[n] == '_')
+		n++;
+	return text[n] == '\0' || text[n] == ' ' || text[n] == '\n' ? n : 0;
 }
 
 /* Runs one tool of the root's set directly, as the root; takes args. */
@@ -100,6 +114,8 @@ acp_commands_run(struct agent *root, const char *text)
 		free(id);
 		return out;
 	}
+	if (!acp_commands_word(text, "/send"))
+		return xasprintf(ACP_COMMANDS_UNKNOWN, (int)acp_commands_slash_word(text), text);
 	rest = text + strlen("/send");
 	while (*rest == ' ')
 		rest++;

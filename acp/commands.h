@@ -8,7 +8,11 @@
 
 /* The available_commands_update payload; returns new ref. */
 json_t *acp_commands_update(void);
-/* The command text when prompt is a slash command this agent knows, else NULL (borrowed). */
+/* What an unknown /word answers (SPEC §20), without the model: the word's length, then the text. */
+#define ACP_COMMANDS_UNKNOWN "unknown command %.*s; try /agents, /send, /interrupt, /mode, /compact"
+
+/* The command text when prompt is one text block starting with a /word (a known command, or an
+ * unknown one that gets ACP_COMMANDS_UNKNOWN), else NULL (borrowed). */
 const char *acp_commands_match(const json_t *prompt);
 /* Runs a matched command as root; returns the owned text to show. */
 char *acp_commands_run(struct agent *root, const char *text);

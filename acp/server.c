@@ -87,9 +87,10 @@ acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const ch
     const char *text)
 {
 	struct acp_session *as = arg;
+	char *tcid = acp_tool_call_id(a->turn, a->step, call_id);	/* the call is in a's current step */
 
-	(void)a;
-	acp_send_update(as->srv, as->id, acp_update_progress(call_id, child_id, text));
+	acp_send_update(as->srv, as->id, acp_update_progress(tcid, child_id, text));
+	free(tcid);
 }
 
 static void acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt);
@@ -249,11 +250,20 @@ acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 {
 	json_t *bad = acp_check_cwd_mcp(m, 1);
 	struct agent *a;
+	struct err e;
 
 	if (bad)
 		return bad;
 	a = agent_new_root(&srv->rt, json_string_value(json_object_get(m->params, "cwd")), &srv->tools,
 	    NULL);
+	/* Durable from the response on: a client that reconnects later finds it (SPEC §20). */
+	err_clear(&e);
+	if (agent_publish_root(a, "default", model_id(srv->rt.model), &e) < 0) {
+		char sid[SESS_ID_LEN + 1];
+		snprintf(sid, sizeof(sid), "%s", agent_id(a));
+		agent_release(a);
+		return acp_session_error(m->id, sid, &e);
+	}
 	acp_session_attach(srv, a);
 	acp_send(srv, acp_result_new(m->id, json_pack("{s:s}", "sessionId", agent_id(a))));
 	acp_send_update(srv, agent_id(a), acp_commands_update());
@@ -365,7 +375,10 @@ acp_m_session_resume(struct acp_server *srv, struct acp_msg *m)
 
 	if (as == NULL)
 		return reply;
-	return acp_result_new(m->id, json_object());
+	acp_send(srv, acp_result_new(m->id, json_object()));
+	/* Clients that only ever resume learn the commands too (SPEC §20). */
+	acp_send_update(srv, as->id, acp_commands_update());
+	return NULL;
 }
 
 static int

@@ -55,17 +55,36 @@ acp_raw_input(const char *raw)
 	return json_string(raw ? raw : "");
 }
 
+char *
+acp_tool_call_id(long long turn, long long step, const char *call_id)
+{
+	return xasprintf("call-%lld-%lld-%s", turn, step, call_id);
+}
+
+/* The runtime's id of the call an event (tool/call, tool/result) is about. */
+static char *
+acp_event_call_id(const json_t *data)
+{
+	return acp_tool_call_id(json_integer_value(json_object_get(data, "turn")),
+	    json_integer_value(json_object_get(data, "step")), json_string_value(json_object_get(data, "callId")));
+}
+
+/* Takes tcid (owned). */
 static json_t *
-acp_tool_call_update(const char *call_id, const char *name, const char *raw_args,
-    const struct toolbox *tb)
+acp_tool_call_update(char *tcid, const char *name, const char *raw_args, const struct toolbox *tb)
 {
 	json_t *input = acp_raw_input(raw_args);
 	char *title = acp_tool_title(tb, name, json_is_object(input) ? input : NULL);
-	json_t *u = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "sessionUpdate", "tool_call",
-	    "toolCallId", call_id, "title", title, "kind", acp_tool_kind(tb, name), "status",
-	    "in_progress", "rawInput", input);
+	json_t *u = json_object();
 
+	json_object_set_new(u, "sessionUpdate", json_string("tool_call"));
+	json_object_set_new(u, "toolCallId", json_string(tcid));
+	json_object_set_new(u, "title", json_string(title));
+	json_object_set_new(u, "kind", json_string(acp_tool_kind(tb, name)));
+	json_object_set_new(u, "status", json_string("in_progress"));
+	json_object_set_new(u, "rawInput", input);
 	free(title);
+	free(tcid);
 	return u;
 }
 
@@ -80,7 +99,11 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 	json_object_set_new(u, "status", json_string(is_error ? "failed" : "completed"));
 	json_object_set_new(u, "content", json_pack("[{s:s, s:{s:s, s:O}}]", "type", "content",
 	    "content", "type", "text", "text", json_object_get(first, "text")));
-	if (out)
+	/* rawOutput is an object: older clients drop an update whose rawOutput is an array, so
+	 * list_agents' listing goes inside {"agents": [...]} (SPEC §20), from old logs too. */
+	if (json_is_array(out) && strcmp(json_string_value(json_object_get(data, "name")), "list_agents") == 0)
+		json_object_set_new(u, "rawOutput", json_pack("{s:O}", "agents", out));
+	else if (out)
 		json_object_set(u, "rawOutput", (json_t *)out);
 	else if (is_error && json_object_get(data, "error"))
 		json_object_set_new(u, "rawOutput", json_pack("{s:O}", "error", json_object_get(data, "error")));
@@ -102,10 +125,10 @@ acp_args_agent(const json_t *input)
 }
 
 json_t *
-acp_update_progress(const char *call_id, const char *child_id, const char *text)
+acp_update_progress(const char *tool_call_id, const char *child_id, const char *text)
 {
 	json_t *u = json_pack("{s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}}]}", "sessionUpdate",
-	    "tool_call_update", "toolCallId", call_id, "status", "in_progress", "content", "type",
+	    "tool_call_update", "toolCallId", tool_call_id, "status", "in_progress", "content", "type",
 	    "content", "content", "type", "text", "text", text);
 
 	acp_set_agent_meta(u, child_id);
@@ -119,15 +142,17 @@ acp_update_live(const json_t *ev, const struct toolbox *tb)
 	const json_t *data = json_object_get(ev, "data");
 
 	if (strcmp(type, "tool/call") == 0) {
-		json_t *u = acp_tool_call_update(json_string_value(json_object_get(data, "callId")),
-		    json_string_value(json_object_get(data, "name")),
+		json_t *u = acp_tool_call_update(acp_event_call_id(data), json_string_value(json_object_get(data, "name")),
 		    json_string_value(json_object_get(data, "arguments")), tb);
 		acp_set_agent_meta(u, acp_args_agent(json_object_get(u, "rawInput")));
 		return u;
 	}
 	if (strcmp(type, "tool/result") == 0) {
-		json_t *u = json_pack("{s:s, s:O}", "sessionUpdate", "tool_call_update", "toolCallId",
-		    json_object_get(data, "callId"));
+		char *tcid = acp_event_call_id(data);
+		json_t *u = json_object();
+		json_object_set_new(u, "sessionUpdate", json_string("tool_call_update"));
+		json_object_set_new(u, "toolCallId", json_string(tcid));
+		free(tcid);
 		acp_tool_result_fields(u, data);
 		acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
 		return u;
@@ -184,7 +209,7 @@ acp_update_replay(const json_t *events, const struct toolbox *tb)
 		} else if (strcmp(type, "tool/result") == 0) {
 			const char *cid = json_string_value(json_object_get(data, "callId"));
 			json_t *blk = json_object_get(calls, cid);
-			json_t *u = acp_tool_call_update(cid, json_string_value(json_object_get(data, "name")),
+			json_t *u = acp_tool_call_update(acp_event_call_id(data), json_string_value(json_object_get(data, "name")),
 			    json_string_value(json_object_get(blk, "arguments")), tb);
 			acp_tool_result_fields(u, data);
 			acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));

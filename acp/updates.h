@@ -12,8 +12,14 @@
 
 /* A text or reasoning delta; returns new ref. */
 json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len);
+/*
+ * The toolCallId a client sees (SPEC §20): made by the runtime from the turn and step of the call
+ * and the provider's id, so it is unique within the session across restarts even when a provider
+ * reuses its ids (the provider's id stays in the log, for the model). Returns owned.
+ */
+char *acp_tool_call_id(long long turn, long long step, const char *call_id);
 /* Progress of a pending delegation call (a foreground child's work); returns new ref. */
-json_t *acp_update_progress(const char *call_id, const char *child_id, const char *text);
+json_t *acp_update_progress(const char *tool_call_id, const char *child_id, const char *text);
 /* The live update for one appended event, or NULL (most events show nothing); new ref. */
 json_t *acp_update_live(const json_t *ev, const struct toolbox *tb);
 /* The replay of a whole log as updates; returns a new array. */

@@ -197,6 +197,19 @@ agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools
 	return agent_attach(rt, sess_store_create(rt->store, &info), tools, hooks);
 }
 
+int
+agent_publish_root(struct agent *a, const char *mode, const char *model, struct err *e)
+{
+	json_t *data = json_object();
+
+	json_object_set_new(data, "mode", json_string(mode));
+	json_object_set_new(data, "model", json_string(model));
+	if (sess_append(a->sess, "session/created", data, e) == NULL)
+		return -1;
+	sess_checkpoint(a->sess);
+	return 0;
+}
+
 struct agent *
 agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools)
 {

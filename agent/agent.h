@@ -117,6 +117,9 @@ int agent_rt_idle(const struct agent_rt *rt);
 struct agent *agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools,
     const struct agent_hooks *hooks);
 /* An agent over a stored session, loaded for writing (repair, lease). NULL with e. */
+/* Makes a new root durable now (SPEC §20): its file is published with the header and a
+ * session/created {mode, model} event. 0, or -1 with e (session_log_io). */
+int agent_publish_root(struct agent *a, const char *mode, const char *model, struct err *e);
 struct agent *agent_load(struct agent_rt *rt, const char *id, const struct toolbox *tools,
     const struct agent_hooks *hooks, struct err *e);
 /* Queues a message; steals content and source; writes its id to out_id (may be NULL). */

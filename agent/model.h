@@ -56,7 +56,11 @@ struct model {
 	const struct model_ops *ops;
 	struct runq *runq;		/* borrowed */
 	void *impl;
+	const char *id;			/* the model as sessions name it (ACP_AGENT_MODEL); NULL: ops->name */
 };
+
+/* The model a new session records in its session/created event (SPEC §20). */
+const char *model_id(const struct model *m);
 
 /* The openai provider's settings; strings borrowed for the call to model_openai_new. */
 struct openai_config {

@@ -81,3 +81,9 @@ model_free(struct model *m)
 	if (m)
 		m->ops->free(m);
 }
+
+const char *
+model_id(const struct model *m)
+{
+	return m->id ? m->id : m->ops->name;
+}

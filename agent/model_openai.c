@@ -714,6 +714,7 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 	oa->url = xasprintf("%.*s/chat/completions", (int)blen, cfg->base_url);
 	oa->auth = xasprintf("Authorization: Bearer %s", cfg->api_key);
 	oa->model = xstrdup(cfg->model);
+	m->id = oa->model;
 	oa->multi = CURLAPI->multi_init();
 	CURLAPI->multi_setopt(oa->multi, CURLMOPT_SOCKETFUNCTION, oa_socket_fn);
 	CURLAPI->multi_setopt(oa->multi, CURLMOPT_SOCKETDATA, oa);

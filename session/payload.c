@@ -71,6 +71,7 @@ SHAPE(p_task, F("id", PK_STR), F("revision", PK_INT), F("subject", PK_STR), F("d
     FO("ownerName", PK_STR));
 SHAPE(p_message, F("id", PK_STR), F("senderName", PK_STR), F("targetName", PK_STR), F("content", PK_STR));
 
+SHAPE(e_created, F("mode", PK_STR), F("model", PK_STR));
 SHAPE(e_turn, F("turn", PK_INT));
 SHAPE(e_step, F("turn", PK_INT), F("step", PK_INT));
 SHAPE(e_user, F("id", PK_STR), FA("content", PK_OBJ, REQ, &p_user_block), FS("source", PK_OBJ, &p_source));
@@ -95,7 +96,7 @@ static const struct {
 	size_t len;
 	const struct pshape *shape;
 } sess_payloads[] = {
-	T("turn/start", &e_turn), T("user/message", &e_user), T("step/start", &e_step),
+	T("session/created", &e_created), T("turn/start", &e_turn), T("user/message", &e_user), T("step/start", &e_step),
 	T("step/end", &e_step), T("assistant/message", &e_assistant), T("tool/call", &e_tool_call),
 	T("tool/result", &e_tool_result), T("turn/end", &e_turn_end),
 	T("subagent/descriptor", &e_descriptor), T("subagent/settled", &e_settled),

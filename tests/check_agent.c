@@ -293,7 +293,7 @@ START_TEST(agent_an_error_message_that_is_not_utf8_still_reaches_the_reason)
 {
 	static const struct model_ops bad_ops = { "bad", bad_start, bad_cancel, NULL, NULL };
 	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 50);
-	struct model bad = { &bad_ops, &T.q, NULL };
+	struct model bad = { &bad_ops, &T.q, NULL, NULL };
 	struct model *replay = T.rt.model;
 
 	T.rt.model = &bad;

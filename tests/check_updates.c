@@ -1,4 +1,5 @@
 /* The event -> session/update mapping (SPEC §3.4, §3.5). */
+#include <stdio.h>
 #include <string.h>
 
 #include "acp/updates.h"
@@ -80,6 +81,66 @@ START_TEST(updates_chunk_repairs_invalid_utf8)
 }
 END_TEST
 
+/* toolCallIds are the runtime's (SPEC §20): a provider that reuses "call_0" in every turn still gives
+ * the client one id per call, the same live and on replay; the provider's id stays in the log. */
+START_TEST(updates_tool_call_ids_are_unique_when_the_provider_reuses_its_ids)
+{
+	struct toolbox tb;
+	json_t *events = json_array(), *replay;
+	const char *ids[4];
+	json_t *u[4];
+
+	toolbox_init(&tb);
+	for (int t = 1; t <= 2; t++) {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "{\"turn\":%d,\"step\":1,\"id\":\"a\",\"content\":[{\"type\":\"tool-call\","
+		    "\"callId\":\"call_0\",\"name\":\"x\",\"arguments\":\"{}\"}],\"finish\":\"tool_calls\"}", t);
+		json_array_append_new(events, ev("assistant/message", buf));
+		snprintf(buf, sizeof(buf), "{\"turn\":%d,\"step\":1,\"callId\":\"call_0\",\"name\":\"x\",\"arguments\":\"{}\"}", t);
+		json_array_append_new(events, ev("tool/call", buf));
+		u[2 * (t - 1)] = acp_update_live(json_array_get(events, json_array_size(events) - 1), &tb);
+		snprintf(buf, sizeof(buf), "{\"turn\":%d,\"step\":1,\"callId\":\"call_0\",\"name\":\"x\",\"content\":"
+		    "[{\"type\":\"text\",\"text\":\"ok\"}],\"isError\":false}", t);
+		json_array_append_new(events, ev("tool/result", buf));
+		u[2 * (t - 1) + 1] = acp_update_live(json_array_get(events, json_array_size(events) - 1), &tb);
+	}
+	for (int i = 0; i < 4; i++)
+		ids[i] = json_string_value(json_object_get(u[i], "toolCallId"));
+	ck_assert_str_eq(ids[0], ids[1]);	/* a call and its result */
+	ck_assert_str_eq(ids[2], ids[3]);
+	ck_assert_str_ne(ids[0], ids[2]);	/* two calls the provider named alike */
+	replay = acp_update_replay(events, &tb);
+	ck_assert_uint_eq(json_array_size(replay), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(replay, 0), "toolCallId")), ids[0]);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(replay, 1), "toolCallId")), ids[2]);
+	json_decref(replay);
+	for (int i = 0; i < 4; i++)
+		json_decref(u[i]);
+	json_decref(events);
+	toolbox_free(&tb);
+}
+END_TEST
+
+/* list_agents' rawOutput is an object {"agents": [...]} (older clients reject arrays), live and on
+ * replay of a log written before, where the output was the bare array. */
+START_TEST(updates_list_agents_raw_output_is_an_object)
+{
+	struct toolbox tb;
+	json_t *e = ev("tool/result", "{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"list_agents\",\"content\":"
+	    "[{\"type\":\"text\",\"text\":\"x\"}],\"isError\":false,\"output\":[{\"id\":\"a\"}]}");
+	json_t *u, *raw;
+
+	toolbox_init(&tb);
+	u = acp_update_live(e, &tb);
+	raw = json_object_get(u, "rawOutput");
+	ck_assert(json_is_object(raw));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(raw, "agents"), 0), "id")), "a");
+	json_decref(u);
+	json_decref(e);
+	toolbox_free(&tb);
+}
+END_TEST
+
 Suite *
 updates_suite(void)
 {
@@ -89,6 +150,8 @@ updates_suite(void)
 	tcase_add_test(tc, updates_live_tool_call_and_result);
 	tcase_add_test(tc, updates_replay_shows_what_the_client_saw);
 	tcase_add_test(tc, updates_chunk_repairs_invalid_utf8);
+	tcase_add_test(tc, updates_tool_call_ids_are_unique_when_the_provider_reuses_its_ids);
+	tcase_add_test(tc, updates_list_agents_raw_output_is_an_object);
 	suite_add_tcase(s, tc);
 	return s;
 }
