@@ -149,6 +149,9 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 		if (!json_is_string(method))
 			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ACP_INVALID_REQUEST,
 			    "invalid_request", "method must be a string", NULL));
+		if (strlen(json_string_value(method)) != json_string_length(method))
+			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ACP_INVALID_PARAMS,
+			    "invalid_params", "method must not contain \\u0000", NULL));
 		if (params && !json_is_object(params) && !json_is_array(params))
 			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ACP_INVALID_PARAMS,
 			    "invalid_params", "params must be an object", NULL));

@@ -224,6 +224,13 @@ acp_m_authenticate(struct acp_server *srv, struct acp_msg *m)
 	return acp_result_new(m->id, json_object());
 }
 
+/* A string whose C text would stop short at a \u0000 (an id, a path, a command): refused, never cut. */
+static int
+acp_has_nul(const json_t *s)
+{
+	return json_is_string(s) && strlen(json_string_value(s)) != json_string_length(s);
+}
+
 /* Checks cwd and mcpServers of new/load/resume; returns an error reply or NULL. */
 static json_t *
 acp_check_cwd_mcp(struct acp_msg *m, int cwd_required)
@@ -235,6 +242,8 @@ acp_check_cwd_mcp(struct acp_msg *m, int cwd_required)
 		return NULL;
 	if (!json_is_string(cwd))
 		return acp_invalid_params(m->id, "cwd: expected an absolute path string");
+	if (acp_has_nul(cwd))
+		return acp_invalid_params(m->id, "cwd: must not contain \\u0000");
 	if (json_string_value(cwd)[0] != '/')
 		return acp_invalid_params(m->id, "cwd: must be an absolute path");
 	if (mcp && !json_is_array(mcp))
@@ -278,6 +287,10 @@ acp_session_id_param(struct acp_msg *m, json_t **reply)
 
 	if (sid == NULL) {
 		*reply = acp_invalid_params(m->id, "sessionId: expected a string");
+		return NULL;
+	}
+	if (acp_has_nul(json_object_get(m->params, "sessionId"))) {
+		*reply = acp_invalid_params(m->id, "sessionId: must not contain \\u0000");
 		return NULL;
 	}
 	if (!sess_id_valid(sid)) {
@@ -402,6 +415,8 @@ acp_m_session_list(struct acp_server *srv, struct acp_msg *m)
 
 	if (jcwd && !json_is_null(jcwd) && (!cwd || cwd[0] != '/'))
 		return acp_invalid_params(m->id, "cwd: must be an absolute path");
+	if (acp_has_nul(jcwd))
+		return acp_invalid_params(m->id, "cwd: must not contain \\u0000");
 	if (jcur && !json_is_null(jcur)) {
 		const char *c = json_string_value(jcur);
 		char *end;
@@ -536,6 +551,8 @@ acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 		return reply;
 	if ((bad = acp_check_prompt(prompt, buf, sizeof(buf))) != NULL)
 		return acp_invalid_params(m->id, bad);
+	if (acp_commands_match(prompt) && acp_has_nul(json_object_get(json_array_get(prompt, 0), "text")))
+		return acp_invalid_params(m->id, "prompt: a slash command must not contain \\u0000");
 	if (as->prompt_id == NULL && acp_commands_match(prompt)) {
 		char *text = acp_commands_run(as->agent, acp_commands_match(prompt));
 		char mid[SESS_ID_LEN + 1];
