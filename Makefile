@@ -122,9 +122,13 @@ scenarios: $(AGENT) $(RUNNER) $(MOCK)
 schema-check: scenarios
 	$(Q)sh tests/acp-schema/run.sh $(BUILD)/traces
 
+# Both README commands leave bin/acp-agent, which its "By hand" section and Zed snippet run.
 test: deps
+	$(Q)$(MAKE) --no-print-directory bin/acp-agent
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory schema-check
+	$(Q)sh tests/cli.sh $(AGENT)
+	$(Q)sh tests/readme.sh bin/acp-agent
 	$(Q)sh tests/two_process.sh $(AGENT)
 	$(Q)sh tests/enospc.sh $(AGENT)
 	$(Q)sh tests/readonly.sh $(AGENT)
@@ -149,7 +153,7 @@ lint:
 	$(Q)sh tests/lint.sh
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory $(AGENT) $(RUNNER)
+	$(Q)$(MAKE) --no-print-directory bin/acp-agent $(RUNNER)
 	$(Q)$(RUNNER) --agent $(AGENT) --pretty scenarios/demo/
 
 run: all

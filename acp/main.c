@@ -18,13 +18,73 @@
 
 #define MAIN_HEAP_KEEP (8 << 20)
 
+/* Defaults; --help prints these very numbers. */
+#define MAIN_STR(x) MAIN_STR_(x)
+#define MAIN_STR_(x) #x
+#define MAIN_MAX_DEPTH 3
+#define MAIN_MAX_ACTIVE 8
+#define MAIN_MAX_STEPS 50
+#define MAIN_BASE_URL "https://api.deepseek.com"
+#define MAIN_MODEL "deepseek-chat"
+#define MAIN_CONNECT_MS 10000
+#define MAIN_IDLE_MS 120000
+#define MAIN_RETRY_MS 500
 
-static const char usage_text[] =
+/* One setting and where it came from, so a bad value is blamed on what the user wrote. */
+struct main_setting {
+	const char *value;	/* NULL: not set */
+	const char *from;	/* "--sync" or "ACP_AGENT_SYNC" */
+	char sep;		/* ' ' after an option, '=' after a variable */
+};
+
+/* The signals that end the process in order (SPEC §2): SIGINT and SIGTERM have the server's
+ * watchers, SIGHUP (a terminal closing under an editor) and SIGQUIT get main's. */
+static const int main_stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static volatile sig_atomic_t main_early_signal;
+
+static const char main_help_text[] =
     "usage: acp-agent [--state-dir DIR] [--model builtin|replay|openai] [--recording FILE]\n"
     "                 [--profile default|team] [--sync none|turn|always] [--max-depth N]\n"
     "                 [--max-active N] [--max-steps N] [--log-level error|warn|info|debug]\n"
-    "                 [--deterministic] [--version] [--help]\n"
-    "Speaks ACP v1 (JSON-RPC 2.0, one object per line) on stdin/stdout.\n";
+    "                 [--deterministic] [--version] [-h|--help]\n"
+    "Speaks ACP v1 (JSON-RPC 2.0, one object per line) on stdin/stdout; logs go to stderr.\n"
+    "An option wins over its variable; a variable set to \"\" counts as unset.\n"
+    "\n"
+    "option                 variable                  default\n"
+    "--state-dir DIR        ACP_AGENT_STATE_DIR       $XDG_STATE_HOME/acp-agent, else\n"
+    "                                                 $HOME/.local/state/acp-agent\n"
+    "--model NAME           ACP_AGENT_MODEL_PROVIDER  openai if ACP_AGENT_API_KEY is set,\n"
+    "                                                 else builtin; or replay\n"
+    "--recording FILE       ACP_AGENT_RECORDING       none; --model replay needs one\n"
+    "--profile NAME         ACP_AGENT_PROFILE         default; or team\n"
+    "--sync POLICY          ACP_AGENT_SYNC            turn; or none, always\n"
+    "--max-depth N                                    "
+    MAIN_STR(MAIN_MAX_DEPTH) " (deepest delegation)\n"
+    "--max-active N                                   "
+    MAIN_STR(MAIN_MAX_ACTIVE) " (resident children per root)\n"
+    "--max-steps N                                    "
+    MAIN_STR(MAIN_MAX_STEPS) " (model requests per turn)\n"
+    "--log-level LEVEL      ACP_AGENT_LOG             warn; or error, info, debug\n"
+    "--deterministic        ACP_AGENT_DETERMINISTIC   off; 1 turns it on: counter ids and a\n"
+    "                                                 stepping clock, for tests\n"
+    "--print-tools-markdown                           off (print the profile's tools as\n"
+    "                                                 Markdown, then exit)\n"
+    "--version                                        print the version, then exit\n"
+    "-h, --help                                       print this help, then exit\n"
+    "\n"
+    "The openai model (an OpenAI-compatible chat completions server):\n"
+    "variable                       default\n"
+    "ACP_AGENT_API_KEY              none; required (sent as a bearer token, never logged)\n"
+    "ACP_AGENT_BASE_URL             " MAIN_BASE_URL "\n"
+    "ACP_AGENT_MODEL                " MAIN_MODEL "\n"
+    "ACP_AGENT_CONNECT_TIMEOUT_MS   " MAIN_STR(MAIN_CONNECT_MS) "\n"
+    "ACP_AGENT_IDLE_TIMEOUT_MS      "
+    MAIN_STR(MAIN_IDLE_MS) " (no byte for that long fails the request)\n"
+    "ACP_AGENT_RETRY_BASE_MS        "
+    MAIN_STR(MAIN_RETRY_MS) " (first retry delay after a 429 or 5xx)\n"
+    "\n"
+    "Tests only:\n"
+    "ACP_AGENT_FAULTS               none (fault injection, e.g. log-sync-fail; see README)\n";
 
 static int main_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -73,7 +133,24 @@ main_env(const char *name)
 	return v && *v ? v : NULL;
 }
 
-/* A millisecond setting from the environment, or def. */
+/* A setting from the environment; an option given later overrides it with main_set_opt. */
+static struct main_setting
+main_env_setting(const char *name)
+{
+	struct main_setting st = { main_env(name), name, '=' };
+
+	return st;
+}
+
+static void
+main_set_opt(struct main_setting *st, const char *opt, const char *value)
+{
+	st->value = value;
+	st->from = opt;
+	st->sep = ' ';
+}
+
+/* A millisecond setting from the environment, or def. A bad value is a usage error: returns 2. */
 static int
 main_env_ms(const char *name, long def, long *out)
 {
@@ -83,8 +160,61 @@ main_env_ms(const char *name, long def, long *out)
 	*out = def;
 	if (v == NULL)
 		return 0;
+	errno = 0;
 	*out = strtol(v, &end, 10);
-	return (*end || *out <= 0) ? -1 : 0;
+	if (*end || errno || *out <= 0)
+		return main_usage("%s: \"%s\" is not a positive number of milliseconds", name, v);
+	return 0;
+}
+
+static void
+main_note_signal(int sig)
+{
+	main_early_signal = sig;
+}
+
+/*
+ * Runs before any start-up work: until the loop's watchers exist, a stop signal is only noted,
+ * and the server shuts down in order as soon as it is up. A signal ignored on entry (nohup, a
+ * background job of sh) stays ignored; *ignored gets those.
+ */
+static void
+main_catch_early(sigset_t *ignored)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = main_note_signal;
+	sa.sa_flags = SA_RESTART;	/* start-up's reads and opens go on */
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(ignored);
+	for (size_t i = 0; i < sizeof(main_stop_signals) / sizeof(main_stop_signals[0]); i++) {
+		if (sigaction(main_stop_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			sigaddset(ignored, main_stop_signals[i]);
+		else
+			sigaction(main_stop_signals[i], &sa, NULL);
+	}
+}
+
+static void
+main_block_stop_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(main_stop_signals) / sizeof(main_stop_signals[0]); i++)
+		sigaddset(&set, main_stop_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/* SIGHUP and SIGQUIT once the loop runs: what the server does for SIGINT and SIGTERM. */
+static void
+main_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	log_info("acp: signal %d: shutting down", w->signum);
+	acp_server_shutdown(w->data);
 }
 
 int
@@ -109,36 +239,41 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct acp_options o = { 0 };
-	const char *sync = main_env("ACP_AGENT_SYNC"), *loglevel = main_env("ACP_AGENT_LOG");
+	struct main_setting state, model, rec, prof, sync, loglevel;
+	const char *det;
 	char *state_default = NULL;
 	enum log_level level;
 	enum toolset_profile profile;
+	sigset_t ignored;
 	int c, tools_md = 0, rc = 0;
 
+	main_catch_early(&ignored);
+	state = main_env_setting("ACP_AGENT_STATE_DIR");
+	model = main_env_setting("ACP_AGENT_MODEL_PROVIDER");
+	rec = main_env_setting("ACP_AGENT_RECORDING");
+	prof = main_env_setting("ACP_AGENT_PROFILE");
+	sync = main_env_setting("ACP_AGENT_SYNC");
+	loglevel = main_env_setting("ACP_AGENT_LOG");
+	det = main_env("ACP_AGENT_DETERMINISTIC");
 	/* Answers and their log lines are megabytes at times: keep such blocks in the heap and reuse
 	 * them, instead of an mmap, a page fault per 4 KiB and an munmap for every one. At most
 	 * MAIN_HEAP_KEEP bytes of freed memory stay with the process. */
 	mallopt(M_MMAP_THRESHOLD, MAIN_HEAP_KEEP);
 	mallopt(M_TRIM_THRESHOLD, MAIN_HEAP_KEEP);
 
-	o.state_dir = main_env("ACP_AGENT_STATE_DIR");
-	o.model = main_env("ACP_AGENT_MODEL_PROVIDER");
-	o.recording = main_env("ACP_AGENT_RECORDING");
-	o.profile = main_env("ACP_AGENT_PROFILE") ? main_env("ACP_AGENT_PROFILE") : "default";
-	o.max_depth = 3;
-	o.max_active = 8;
-	o.max_steps = 50;
-	const char *det = main_env("ACP_AGENT_DETERMINISTIC");
+	o.max_depth = MAIN_MAX_DEPTH;
+	o.max_active = MAIN_MAX_ACTIVE;
+	o.max_steps = MAIN_MAX_STEPS;
 	o.deterministic = det != NULL && strcmp(det, "1") == 0;
 	o.faults = main_env("ACP_AGENT_FAULTS");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_STATE: o.state_dir = optarg; break;
-		case OPT_MODEL: o.model = optarg; break;
-		case OPT_REC: o.recording = optarg; break;
-		case OPT_PROFILE: o.profile = optarg; break;
-		case OPT_SYNC: sync = optarg; break;
+		case OPT_STATE: main_set_opt(&state, "--state-dir", optarg); break;
+		case OPT_MODEL: main_set_opt(&model, "--model", optarg); break;
+		case OPT_REC: main_set_opt(&rec, "--recording", optarg); break;
+		case OPT_PROFILE: main_set_opt(&prof, "--profile", optarg); break;
+		case OPT_SYNC: main_set_opt(&sync, "--sync", optarg); break;
 		case OPT_DEPTH:
 			if (main_int(optarg, 0, &o.max_depth) < 0)
 				return main_usage("--max-depth: \"%s\" is not a non-negative integer", optarg);
@@ -151,13 +286,14 @@ main(int argc, char **argv)
 			if (main_int(optarg, 1, &o.max_steps) < 0)
 				return main_usage("--max-steps: \"%s\" is not a positive integer", optarg);
 			break;
-		case OPT_LOG: loglevel = optarg; break;
+		case OPT_LOG: main_set_opt(&loglevel, "--log-level", optarg); break;
 		case OPT_DET: o.deterministic = 1; break;
 		case OPT_VERSION:
 			printf("acp-agent %s\n", ACP_AGENT_VERSION);
 			return 0;
+		case 'h':
 		case OPT_HELP:
-			fputs(usage_text, stdout);
+			fputs(main_help_text, stdout);
 			return 0;
 		case OPT_TOOLS_MD: tools_md = 1; break;
 		default:
@@ -166,15 +302,17 @@ main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return main_usage("unexpected argument \"%s\"", argv[optind]);
-	if (loglevel && log_parse_level(loglevel, &level) < 0)
-		return main_usage("--log-level: \"%s\" is not error, warn, info or debug", loglevel);
-	if (loglevel)
+	if (loglevel.value && log_parse_level(loglevel.value, &level) < 0)
+		return main_usage("%s: \"%s\" is not error, warn, info or debug", loglevel.from,
+		    loglevel.value);
+	if (loglevel.value)
 		log_set_level(level);
 	o.sync = SESS_SYNC_TURN;
-	if (sync && sess_sync_parse(sync, &o.sync) < 0)
-		return main_usage("--sync: \"%s\" is not none, turn or always", sync);
+	if (sync.value && sess_sync_parse(sync.value, &o.sync) < 0)
+		return main_usage("%s: \"%s\" is not none, turn or always", sync.from, sync.value);
+	o.profile = prof.value ? prof.value : "default";
 	if (toolsets_parse_profile(o.profile, &profile) < 0)
-		return main_usage("--profile: \"%s\" is not default or team", o.profile);
+		return main_usage("%s: \"%s\" is not default or team", prof.from, o.profile);
 	if (tools_md) {
 		struct toolbox tb;
 		toolbox_init(&tb);
@@ -185,25 +323,33 @@ main(int argc, char **argv)
 		toolbox_free(&tb);
 		return 0;
 	}
-	if (o.model == NULL)
-		o.model = main_env("ACP_AGENT_API_KEY") ? "openai" : "builtin";
+	o.model = model.value ? model.value : main_env("ACP_AGENT_API_KEY") ? "openai" : "builtin";
+	o.recording = rec.value;
 	if (strcmp(o.model, "builtin") != 0 && strcmp(o.model, "replay") != 0 &&
 	    strcmp(o.model, "openai") != 0)
-		return main_usage("--model: \"%s\" is not builtin, replay or openai", o.model);
+		return main_usage("%s: \"%s\" is not builtin, replay or openai", model.from, o.model);
 	if (strcmp(o.model, "replay") == 0 && o.recording == NULL)
-		return main_usage("%s", "--model replay needs --recording FILE");
-	if (o.state_dir == NULL)
-		o.state_dir = state_default = main_default_state_dir();
-	o.openai.base_url = main_env("ACP_AGENT_BASE_URL") ? main_env("ACP_AGENT_BASE_URL") : "https://api.deepseek.com";
+		return main_usage("%s%creplay needs --recording FILE (or ACP_AGENT_RECORDING)",
+		    model.from, model.sep);
+	if (strcmp(o.model, "replay") != 0 && o.recording != NULL)
+		log_warn("%s is ignored: the model is %s, and only --model replay reads a recording",
+		    rec.from, o.model);
+	o.openai.base_url = main_env("ACP_AGENT_BASE_URL");
+	if (o.openai.base_url == NULL)
+		o.openai.base_url = MAIN_BASE_URL;
 	o.openai.api_key = main_env("ACP_AGENT_API_KEY");
-	o.openai.model = main_env("ACP_AGENT_MODEL") ? main_env("ACP_AGENT_MODEL") : "deepseek-chat";
+	o.openai.model = main_env("ACP_AGENT_MODEL");
+	if (o.openai.model == NULL)
+		o.openai.model = MAIN_MODEL;
 	o.openai.max_tries = 3;
-	if (main_env_ms("ACP_AGENT_CONNECT_TIMEOUT_MS", 10000, &o.openai.connect_timeout_ms) < 0 ||
-	    main_env_ms("ACP_AGENT_IDLE_TIMEOUT_MS", 120000, &o.openai.idle_timeout_ms) < 0 ||
-	    main_env_ms("ACP_AGENT_RETRY_BASE_MS", 500, &o.openai.backoff_ms) < 0)
-		return main_usage("%s", "ACP_AGENT_*_MS must be a positive number of milliseconds");
+	if ((rc = main_env_ms("ACP_AGENT_CONNECT_TIMEOUT_MS", MAIN_CONNECT_MS,
+	    &o.openai.connect_timeout_ms)) ||
+	    (rc = main_env_ms("ACP_AGENT_IDLE_TIMEOUT_MS", MAIN_IDLE_MS, &o.openai.idle_timeout_ms)) ||
+	    (rc = main_env_ms("ACP_AGENT_RETRY_BASE_MS", MAIN_RETRY_MS, &o.openai.backoff_ms)))
+		return rc;
 	if (strcmp(o.model, "openai") == 0 && o.openai.api_key == NULL)
-		return main_usage("%s", "--model openai needs ACP_AGENT_API_KEY");
+		return main_usage("%s%copenai needs ACP_AGENT_API_KEY", model.from, model.sep);
+	o.state_dir = state.value ? state.value : (state_default = main_default_state_dir());
 
 	/* The protocol gets its own fd; fd 1 becomes stderr so a stray print cannot corrupt it. */
 	signal(SIGPIPE, SIG_IGN);
@@ -223,14 +369,45 @@ main(int argc, char **argv)
 	struct acp_server *srv = xcalloc(1, sizeof(*srv));
 	struct err e;
 	err_clear(&e);
+	ev_signal sighup, sigquit;
+	ev_signal_init(&sighup, main_on_signal, SIGHUP);
+	ev_signal_init(&sigquit, main_on_signal, SIGQUIT);
+	sighup.data = sigquit.data = srv;
 	if (acp_server_init(srv, loop, STDIN_FILENO, proto, &o, &e) < 0) {
 		fprintf(stderr, "acp-agent: %s\n", e.msg);
 		rc = strcmp(e.code ? e.code : "", "session_log_io") == 0 ? 1 : 2;
 	} else {
+		/* An ignored SIGHUP (nohup) stays ignored; neither watcher keeps the loop alive. */
+		if (!sigismember(&ignored, SIGHUP)) {
+			ev_signal_start(loop, &sighup);
+			ev_unref(loop);
+		}
+		if (!sigismember(&ignored, SIGQUIT)) {
+			ev_signal_start(loop, &sigquit);
+			ev_unref(loop);
+		}
+		/* Every watcher is up: a signal noted before now is served as if it came now. */
+		if (main_early_signal) {
+			log_info("acp: signal %d during start-up: shutting down",
+			    (int)main_early_signal);
+			acp_server_shutdown(srv);
+		}
 		ev_run(loop, 0);
+		/* From here on a repeated stop signal (a launcher that signals the whole group, a
+		 * second Ctrl-C) must not cut the shutdown short: stopping the watchers below gives
+		 * the signals back their default action, so they are blocked first. */
+		main_block_stop_signals();
 		acp_server_shutdown(srv);
 		runq_drain(&srv->runq);
 		acp_wq_flush_blocking(&srv->wq, 2000);
+	}
+	if (ev_is_active(&sighup)) {
+		ev_ref(loop);
+		ev_signal_stop(loop, &sighup);
+	}
+	if (ev_is_active(&sigquit)) {
+		ev_ref(loop);
+		ev_signal_stop(loop, &sigquit);
 	}
 	acp_server_free(srv);
 	free(srv);

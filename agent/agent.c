@@ -13,33 +13,12 @@
 
 #include "base/log.h"
 #include "base/utf8.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 
 static void agent_step_begin(struct agent *a);
 static void agent_end_turn(struct agent *a, const char *kind, const char *cause, const char *msg,
     const char *code);
-
-/*
- * json_pack for this file's records. The callers give no NULL value and only valid UTF-8 (text
- * that may hold anything goes through agent_json_text), so a failure is a bug: it is logged with
- * jansson's reason and aborts, never an event written without its payload.
- */
-static json_t *
-agent_pack(const char *fmt, ...)
-{
-	json_error_t jerr;
-	va_list ap;
-	json_t *v;
-
-	va_start(ap, fmt);
-	v = json_vpack_ex(&jerr, 0, fmt, ap);
-	va_end(ap);
-	if (v == NULL) {
-		log_error("agent: cannot build %s: %s", fmt, jerr.text);
-		abort();
-	}
-	return v;
-}
 
 /* A JSON string of n bytes that may not be UTF-8 (a tool's text, an error): bad ones become U+FFFD. */
 static json_t *
@@ -329,7 +308,7 @@ agent_inbox_pop(struct agent *a)
 static int
 agent_log_message(struct agent *a, struct agent_msg *m)
 {
-	json_t *data = agent_pack("{s:s, s:O, s:O}", "id", m->id, "content", m->content, "source",
+	json_t *data = xjson_pack("{s:s, s:O, s:O}", "id", m->id, "content", m->content, "source",
 	    m->source);
 
 	json_decref(m->content);
@@ -361,7 +340,7 @@ agent_kick(void *arg)
 	a->steps_this_turn = 0;
 	m = agent_inbox_pop(a);
 	snprintf(a->first_msg, sizeof(a->first_msg), "%s", m->id);
-	if (agent_log(a, "turn/start", agent_pack("{s:i}", "turn", a->turn)) < 0) {
+	if (agent_log(a, "turn/start", xjson_pack("{s:i}", "turn", a->turn)) < 0) {
 		json_decref(m->content);
 		json_decref(m->source);
 		free(m);
@@ -453,7 +432,7 @@ agent_sink_tool_call(void *arg, const char *call_id, const char *name, const cha
 	size_t k = json_array_size(a->calls);
 	char *id = call_id ? xstrdup(call_id) : xasprintf("call_%d_%d_%zu", a->turn, a->step, k + 1);
 
-	json_array_append_new(a->calls, agent_pack("{s:s, s:s, s:s}", "callId", id, "name", name ? name : "",
+	json_array_append_new(a->calls, xjson_pack("{s:s, s:s, s:s}", "callId", id, "name", name ? name : "",
 	    "arguments", args ? args : "{}"));
 	free(id);
 }
@@ -462,7 +441,7 @@ agent_sink_tool_call(void *arg, const char *call_id, const char *name, const cha
 static json_t *
 agent_text_part(const char *type, const struct buf *text)
 {
-	return agent_pack("{s:s, s:o}", "type", type, "text", agent_json_text(text->data, text->len));
+	return xjson_pack("{s:s, s:o}", "type", type, "text", agent_json_text(text->data, text->len));
 }
 
 /* The assistant message of this step, as it stands. */
@@ -479,7 +458,7 @@ agent_assistant_content(struct agent *a, int with_calls)
 		json_array_append_new(content, agent_text_part("text", &a->text));
 	if (with_calls)
 		json_array_foreach(a->calls, i, c) json_array_append_new(content,
-		    agent_pack("{s:s, s:O, s:O, s:O}", "type", "tool-call", "callId",
+		    xjson_pack("{s:s, s:O, s:O, s:O}", "type", "tool-call", "callId",
 			json_object_get(c, "callId"), "name", json_object_get(c, "name"), "arguments",
 			json_object_get(c, "arguments")));
 	return content;
@@ -508,7 +487,7 @@ agent_step_reset(struct agent *a)
 static int
 agent_log_step_end(struct agent *a)
 {
-	return agent_log(a, "step/end", agent_pack("{s:i, s:i}", "turn", a->turn, "step", a->step));
+	return agent_log(a, "step/end", xjson_pack("{s:i, s:i}", "turn", a->turn, "step", a->step));
 }
 
 static void
@@ -536,7 +515,7 @@ agent_tool_start(struct agent *a, size_t i)
 	struct err e;
 
 	a->nstarted++;
-	if (agent_log(a, "tool/call", agent_pack("{s:i, s:i, s:s, s:s, s:s}", "turn", a->turn, "step",
+	if (agent_log(a, "tool/call", xjson_pack("{s:i, s:i, s:s, s:s, s:s}", "turn", a->turn, "step",
 		a->step, "callId", inv->call_id, "name", name, "arguments", raw)) < 0)
 		return -1;
 	err_clear(&e);
@@ -566,14 +545,14 @@ agent_commit_result(struct agent *a, size_t i)
 	json_t *c = json_array_get(a->calls, i);
 	const char *text = inv->result.text ? inv->result.text : "";
 	/* A tool's text may hold anything (a cut message, a file's bytes): repaired, never dropped. */
-	json_t *data = agent_pack("{s:i, s:i, s:s, s:O, s:[{s:s, s:o}], s:b}", "turn", a->turn, "step",
+	json_t *data = xjson_pack("{s:i, s:i, s:s, s:O, s:[{s:s, s:o}], s:b}", "turn", a->turn, "step",
 	    a->step, "callId", inv->call_id, "name", json_object_get(c, "name"), "content", "type",
 	    "text", "text", agent_json_text(text, strlen(text)), "isError", inv->result.error_code != NULL);
 
 	if (inv->result.output)
 		json_object_set(data, "output", inv->result.output);
 	if (inv->result.error_code)
-		json_object_set_new(data, "error", agent_pack("{s:s}", "code", inv->result.error_code));
+		json_object_set_new(data, "error", xjson_pack("{s:s}", "code", inv->result.error_code));
 	if (inv->result.agent_id[0])
 		json_object_set_new(data, "agentId", json_string(inv->result.agent_id));
 	return agent_log(a, "tool/result", data);
@@ -671,7 +650,7 @@ agent_sink_finish(void *arg, const char *finish, const json_t *usage)
 	int has_calls = json_array_size(a->calls) > 0;
 
 	a->req = NULL;
-	data = agent_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn, "step", a->step, "id", a->msg_id,
+	data = xjson_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn, "step", a->step, "id", a->msg_id,
 	    "content", agent_assistant_content(a, 1), "finish", finish);
 	if (usage)
 		json_object_set(data, "usage", (json_t *)usage);
@@ -708,7 +687,7 @@ agent_sink_error(void *arg, const char *code, const char *msg)
 	a->req = NULL;
 	log_info("agent %s: model request failed: %s: %s", agent_id(a), code, msg);
 	if ((a->text.len || a->reasoning.len) &&
-	    agent_log(a, "assistant/message", agent_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn,
+	    agent_log(a, "assistant/message", xjson_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn,
 		"step", a->step, "id", a->msg_id, "content", agent_assistant_content(a, 0), "finish",
 		"error")) < 0) {
 		agent_fail_io(a);
@@ -837,7 +816,7 @@ agent_step_begin(struct agent *a)
 	a->requests++;
 	a->calls = json_array();
 	sess_ids_new(&a->rt->env->ids, a->msg_id);
-	if (agent_log(a, "step/start", agent_pack("{s:i, s:i}", "turn", a->turn, "step", a->step)) < 0) {
+	if (agent_log(a, "step/start", xjson_pack("{s:i, s:i}", "turn", a->turn, "step", a->step)) < 0) {
 		agent_fail_io(a);
 		return;
 	}
@@ -850,7 +829,7 @@ agent_step_begin(struct agent *a)
 static void
 agent_end_turn(struct agent *a, const char *kind, const char *cause, const char *msg, const char *code)
 {
-	json_t *reason = agent_pack("{s:s}", "kind", kind);
+	json_t *reason = xjson_pack("{s:s}", "kind", kind);
 	char first[SESS_ID_LEN + 1];
 
 	if (cause)
@@ -858,7 +837,7 @@ agent_end_turn(struct agent *a, const char *kind, const char *cause, const char 
 	if (msg)
 		json_object_set_new(reason, "message", agent_json_text(msg, strlen(msg)));
 	if (!sess_failed(a->sess)) {
-		if (agent_log(a, "turn/end", agent_pack("{s:i, s:O}", "turn", a->turn, "reason", reason)) < 0)
+		if (agent_log(a, "turn/end", xjson_pack("{s:i, s:O}", "turn", a->turn, "reason", reason)) < 0)
 			code = "session_log_io";
 		sess_checkpoint(a->sess);
 	} else {
@@ -896,7 +875,7 @@ agent_cancel(struct agent *a, const char *cause)
 		a->rt->model->ops->cancel(a->rt->model, a->req);
 		a->req = NULL;
 		if ((a->text.len || a->reasoning.len) &&
-		    agent_log(a, "assistant/message", agent_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn,
+		    agent_log(a, "assistant/message", xjson_pack("{s:i, s:i, s:s, s:o, s:s}", "turn", a->turn,
 			"step", a->step, "id", a->msg_id, "content", agent_assistant_content(a, 0),
 			"finish", "cancelled")) < 0)
 			goto out;

@@ -4,10 +4,14 @@
  * reply at its position (the number of requests already in its log), so a
  * restarted process continues every agent where it left off.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/model.h"
 #include "base/buf.h"
@@ -35,6 +39,13 @@ struct model_req {
 	int cancelled;
 	int hang;
 };
+
+/* Texts may hold U+0000 (SPEC §3.2 lets clients send it too); names and codes may not. */
+static int
+replay_has_nul(const json_t *v)
+{
+	return json_is_string(v) && strlen(json_string_value(v)) != json_string_length(v);
+}
 
 static int
 replay_check_reply(const json_t *r, const char *where, struct err *e)
@@ -64,7 +75,8 @@ replay_check_reply(const json_t *r, const char *where, struct err *e)
 		return err_set(e, "invalid_recording", "%s: \"hang\" must be a boolean", where);
 	if ((v = json_object_get(r, "finish"))) {
 		const char *f = json_string_value(v);
-		if (!f || (strcmp(f, "stop") != 0 && strcmp(f, "tool_calls") != 0 &&
+		if (!f || replay_has_nul(v) ||
+		    (strcmp(f, "stop") != 0 && strcmp(f, "tool_calls") != 0 &&
 			      strcmp(f, "length") != 0 && strcmp(f, "refusal") != 0))
 			return err_set(e, "invalid_recording",
 			    "%s: \"finish\" must be stop, tool_calls, length or refusal", where);
@@ -74,6 +86,11 @@ replay_check_reply(const json_t *r, const char *where, struct err *e)
 			return err_set(e, "invalid_recording", "%s: \"error\" needs a string \"message\"", where);
 		if (json_object_get(v, "code") && !json_is_string(json_object_get(v, "code")))
 			return err_set(e, "invalid_recording", "%s: \"error.code\" must be a string", where);
+		/* Both reach the agent as C strings. */
+		if (replay_has_nul(json_object_get(v, "message")) ||
+		    replay_has_nul(json_object_get(v, "code")))
+			return err_set(e, "invalid_recording", "%s: \"error\" must not contain \\u0000",
+			    where);
 	}
 	if ((v = json_object_get(r, "tool_calls"))) {
 		size_t i;
@@ -84,6 +101,9 @@ replay_check_reply(const json_t *r, const char *where, struct err *e)
 			if (!json_is_string(json_object_get(c, "name")))
 				return err_set(e, "invalid_recording", "%s: tool_calls[%zu] needs a string \"name\"",
 				    where, i);
+			if (replay_has_nul(json_object_get(c, "name")))
+				return err_set(e, "invalid_recording",
+				    "%s: tool_calls[%zu].name must not contain \\u0000", where, i);
 			json_t *a = json_object_get(c, "arguments");
 			if (a && !json_is_object(a) && !json_is_string(a))
 				return err_set(e, "invalid_recording",
@@ -111,7 +131,8 @@ replay_parse(struct replay *rp, const json_t *root, struct err *e)
 		const char *agent = json_string_value(json_object_get(s, "agent"));
 		json_t *replies = json_object_get(s, "replies");
 		char where[96];
-		if (!agent || (strcmp(agent, "root") != 0 && strncmp(agent, "label:", 6) != 0))
+		if (!agent || replay_has_nul(json_object_get(s, "agent")) ||
+		    (strcmp(agent, "root") != 0 && strncmp(agent, "label:", 6) != 0))
 			return err_set(e, "invalid_recording",
 			    "scripts[%zu]: \"agent\" must be \"root\" or \"label:<label>\"", i);
 		if (!json_is_array(replies))
@@ -128,10 +149,12 @@ replay_parse(struct replay *rp, const json_t *root, struct err *e)
 	return 0;
 }
 
+/* Streams the string v (U+0000 included) in chunks of at most REPLAY_CHUNK bytes. */
 static void
-replay_chunks(void (*fn)(void *, const char *, size_t), void *arg, const char *s)
+replay_chunks(void (*fn)(void *, const char *, size_t), void *arg, const json_t *v)
 {
-	size_t len = strlen(s), off = 0;
+	const char *s = json_string_value(v);
+	size_t len = json_string_length(v), off = 0;
 
 	while (off < len) {
 		size_t n = utf8_boundary(s + off, len - off, REPLAY_CHUNK);
@@ -159,10 +182,9 @@ replay_deliver(void *arg)
 		goto out;
 	}
 	if (json_is_string(json_object_get(reply, "reasoning")))
-		replay_chunks(r->sink.reasoning, r->sink.arg,
-		    json_string_value(json_object_get(reply, "reasoning")));
+		replay_chunks(r->sink.reasoning, r->sink.arg, json_object_get(reply, "reasoning"));
 	if (json_is_string(json_object_get(reply, "text")))
-		replay_chunks(r->sink.text, r->sink.arg, json_string_value(json_object_get(reply, "text")));
+		replay_chunks(r->sink.text, r->sink.arg, json_object_get(reply, "text"));
 	json_array_foreach(r->calls, i, c)
 		r->sink.tool_call(r->sink.arg, NULL, json_string_value(json_object_get(c, "name")),
 		    json_string_value(json_object_get(c, "arguments")));
@@ -175,20 +197,20 @@ out:
 	free(r);
 }
 
-/* Replaces {{agent:<label>}}, {{parent}} and {{self}} inside one string; returns owned. */
-static char *
-replay_fill(const char *s, const struct model_call *call)
+/* Appends s[0..len) to b with {{agent:<label>}}, {{parent}} and {{self}} replaced. */
+static void
+replay_fill(struct buf *b, const char *s, size_t len, const struct model_call *call)
 {
-	struct buf b;
+	const char *end = s + len;
 
-	buf_init(&b);
-	while (*s) {
-		const char *open = strstr(s, "{{"), *close = open ? strstr(open, "}}") : NULL;
+	while (s < end) {
+		const char *open = memmem(s, (size_t)(end - s), "{{", 2);
+		const char *close = open ? memmem(open, (size_t)(end - open), "}}", 2) : NULL;
 		if (!open || !close) {
-			buf_puts(&b, s);
+			buf_append(b, s, (size_t)(end - s));
 			break;
 		}
-		buf_append(&b, s, (size_t)(open - s));
+		buf_append(b, s, (size_t)(open - s));
 		char *name = xstrndup(open + 2, (size_t)(close - open - 2));
 		char *val = NULL;
 		if (strcmp(name, "self") == 0)
@@ -198,23 +220,24 @@ replay_fill(const char *s, const struct model_call *call)
 		else if (strncmp(name, "agent:", 6) == 0 && call->resolve_child)
 			val = call->resolve_child(call->resolve_arg, name + 6);
 		if (val)
-			buf_puts(&b, val);
+			buf_puts(b, val);
 		else
-			buf_append(&b, open, (size_t)(close + 2 - open));	/* left as written */
+			buf_append(b, open, (size_t)(close + 2 - open));	/* left as written */
 		free(val);
 		free(name);
 		s = close + 2;
 	}
-	return buf_steal(&b);
 }
 
 static json_t *
 replay_fill_json(const json_t *v, const struct model_call *call)
 {
 	if (json_is_string(v)) {
-		char *s = replay_fill(json_string_value(v), call);
-		json_t *out = json_string(s);
-		free(s);
+		struct buf b;
+		buf_init(&b);
+		replay_fill(&b, json_string_value(v), json_string_length(v), call);
+		json_t *out = json_stringn(b.data ? b.data : "", b.len);
+		buf_free(&b);
 		return out ? out : json_incref((json_t *)v);
 	}
 	if (json_is_object(v)) {
@@ -234,16 +257,17 @@ replay_fill_json(const json_t *v, const struct model_call *call)
 	return json_incref((json_t *)v);
 }
 
-/* Whether the text of the last message holds needle (NUL bytes included). */
+/* Whether the text of the last message holds the string needle (NUL bytes included). */
 static int
-replay_expect_ok(const json_t *messages, const char *needle)
+replay_expect_ok(const json_t *messages, const json_t *needle)
 {
 	const json_t *last = json_array_get(messages, json_array_size(messages) - 1);
 	const json_t *text = json_object_get(last, "content");
 
 	if (!json_is_string(text))
 		return 0;
-	return memmem(json_string_value(text), json_string_length(text), needle, strlen(needle)) != NULL;
+	return memmem(json_string_value(text), json_string_length(text), json_string_value(needle),
+	    json_string_length(needle)) != NULL;
 }
 
 /* Fails a request through the queue, so start never calls back re-entrantly. */
@@ -274,8 +298,7 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 	struct replay *rp = m->impl;
 	struct replay_script *sc = NULL;
 	size_t seen = 0;
-	const json_t *reply, *calls;
-	const char *expect;
+	const json_t *reply, *calls, *expect;
 	struct model_req *r;
 	size_t i;
 	json_t *c;
@@ -296,11 +319,11 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 	if (sc->used < call->position + 1)
 		sc->used = call->position + 1;
 	reply = json_array_get(sc->replies, call->position);
-	expect = json_string_value(json_object_get(reply, "expect"));
+	expect = json_object_get(reply, "expect");
 	if (expect && !replay_expect_ok(call->messages, expect))
 		return replay_fail(m, sink, "REPLAY_MISMATCH",
 		    "replay: request %zu of \"%s\" expected the last message to contain \"%s\" "
-		    "(REPLAY_MISMATCH)", call->position + 1, call->script, expect);
+		    "(REPLAY_MISMATCH)", call->position + 1, call->script, json_string_value(expect));
 	r = xcalloc(1, sizeof(*r));
 	r->sink = *sink;
 	r->reply = json_incref((json_t *)reply);
@@ -310,7 +333,10 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 		json_t *args = json_object_get(c, "arguments");
 		char *text;
 		if (json_is_string(args)) {
-			text = replay_fill(json_string_value(args), call);
+			struct buf b;
+			buf_init(&b);
+			replay_fill(&b, json_string_value(args), json_string_length(args), call);
+			text = buf_steal(&b);	/* JSON text: a raw U+0000 is not valid there */
 		} else {
 			json_t *filled = args ? replay_fill_json(args, call) : json_object();
 			text = json_dumps(filled, JSON_COMPACT);
@@ -391,13 +417,37 @@ model_replay_from_json(struct runq *q, const json_t *root, const char *name, str
 	return m;
 }
 
+/*
+ * O_NONBLOCK: opening a FIFO for reading would wait for a writer and block start-up; it is
+ * refused with the other files that are not regular (a directory, a device).
+ */
 struct model *
 model_replay_new(struct runq *q, const char *path, struct err *e)
 {
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	json_error_t jerr;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	struct stat st;
+	json_t *root;
 	struct model *m;
+	FILE *f;
 
+	if (fd < 0) {
+		err_set(e, "invalid_recording", "cannot open recording %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err_set(e, "invalid_recording", "recording %s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	/* Through stdio: json_loadfd reads one byte per read(2). */
+	if ((f = fdopen(fd, "r")) == NULL) {
+		err_set(e, "invalid_recording", "cannot read recording %s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	root = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	fclose(f);
 	if (root == NULL) {
 		err_set(e, "invalid_recording", "recording %s: %s (line %d)", path, jerr.text, jerr.line);
 		return NULL;
@@ -411,7 +461,7 @@ struct model *
 model_replay_new_buf(struct runq *q, const char *data, size_t len, struct err *e)
 {
 	json_error_t jerr;
-	json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	struct model *m;
 
 	if (root == NULL) {

@@ -15,32 +15,11 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "session/repair.h"
 
 static void sub_settle_check(void *arg);
-
-/*
- * json_pack for delegation's records and results. Every string given is valid UTF-8 (ids, labels
- * and texts that came from JSON) and none is NULL, so a failure is a bug: logged with jansson's
- * reason, it aborts rather than hand on NULL (an event without payload, a lost notice).
- */
-static json_t *
-sub_pack(const char *fmt, ...)
-{
-	json_error_t jerr;
-	va_list ap;
-	json_t *v;
-
-	va_start(ap, fmt);
-	v = json_vpack_ex(&jerr, 0, fmt, ap);
-	va_end(ap);
-	if (v == NULL) {
-		log_error("subagent: cannot build %s: %s", fmt, jerr.text);
-		abort();
-	}
-	return v;
-}
 
 /* ---- lineage ---- */
 
@@ -292,7 +271,7 @@ sub_foreground_result(struct agent *child, const json_t *reason, struct tool_res
 	char *full;
 
 	if (strcmp(kind, "completed") == 0) {
-		tool_result_set(r, final ? final : "", sub_pack("{s:s, s:s}", "kind", "foreground", "output",
+		tool_result_set(r, final ? final : "", xjson_pack("{s:s, s:s}", "kind", "foreground", "output",
 		    final ? final : ""));
 		goto out;
 	}
@@ -359,7 +338,7 @@ sub_adopt(struct agent *child, enum agent_mode mode)
 static json_t *
 sub_text_blocks(const char *text)
 {
-	return sub_pack("[{s:s, s:s}]", "type", "text", "text", text);
+	return xjson_pack("[{s:s, s:s}]", "type", "text", "text", text);
 }
 
 /* Posts a settlement notice to a live parent. */
@@ -370,7 +349,7 @@ sub_post_notice(struct agent *parent, const char *child_id, long epoch, const ch
 	char *summary = xasprintf("Background subagent %s %s", child_id, sub_notice_line(end));
 
 	agent_post(parent, sub_text_blocks(text),
-	    sub_pack("{s:s, s:s, s:s, s:{s:s, s:i}}", "kind", "subagent-settled", "senderSessionId",
+	    xjson_pack("{s:s, s:s, s:s, s:{s:s, s:i}}", "kind", "subagent-settled", "senderSessionId",
 		child_id, "summary", summary, "settlement", "childId", child_id, "epoch", (json_int_t)epoch),
 	    NULL);
 	free(summary);
@@ -412,7 +391,7 @@ sub_settle_check(void *arg)
 	snprintf(parent_id, sizeof(parent_id), "%s", agent_parent(a));
 	end = sub_last_end(a->sess->events);
 	err_clear(&e);
-	if (sess_append(a->sess, "subagent/settled", sub_pack("{s:i, s:s}", "epoch", (json_int_t)epoch,
+	if (sess_append(a->sess, "subagent/settled", xjson_pack("{s:i, s:s}", "epoch", (json_int_t)epoch,
 		"end", end), &e) == NULL || sess_log_sync(a->sess->log, &e) < 0) {
 		log_error("subagent %s: settlement not recorded: %s", child_id, e.msg);
 		agent_release(a);
@@ -459,7 +438,7 @@ sub_new_child(struct agent *parent, const char *label, int background, struct er
 		return NULL;
 	child = agent_new_child(rt, parent, parent->tools);
 	sub_adopt(child, background ? AGENT_MODE_CONTINUABLE : AGENT_MODE_ONESHOT);
-	if (sess_append(child->sess, "subagent/descriptor", sub_pack("{s:i, s:s, s:s, s:s}", "version", 2,
+	if (sess_append(child->sess, "subagent/descriptor", xjson_pack("{s:i, s:s, s:s, s:s}", "version", 2,
 		"mode", background ? "continuable" : "one-shot", "provider", "in-process", "label", label ? label : ""),
 		e) == NULL) {
 		char msg[sizeof(e->msg)];
@@ -524,15 +503,15 @@ subagent_start(struct tool_inv *inv, const char *description, const char *prompt
 	}
 	if (background) {
 		char *guide = subagent_return_guidance(agent_id(parent));
-		json_array_append_new(content, sub_pack("{s:s, s:s}", "type", "text", "text", guide));
+		json_array_append_new(content, xjson_pack("{s:s, s:s}", "type", "text", "text", guide));
 		free(guide);
 	}
-	agent_post(child, content, sub_pack("{s:s, s:s}", "kind", "agent-message", "senderSessionId",
+	agent_post(child, content, xjson_pack("{s:s, s:s}", "kind", "agent-message", "senderSessionId",
 	    agent_id(parent)), NULL);
 	if (background) {
 		char text[80];
 		snprintf(text, sizeof(text), "started subagent %s", agent_id(child));
-		tool_result_set(out, text, sub_pack("{s:s, s:s}", "kind", "continuable", "subagentId",
+		tool_result_set(out, text, xjson_pack("{s:s, s:s}", "kind", "continuable", "subagentId",
 		    agent_id(child)));
 		snprintf(out->agent_id, sizeof(out->agent_id), "%s", agent_id(child));
 		return TOOL_DONE;
@@ -592,7 +571,7 @@ sub_emit(struct sub_lister *ls, const struct sess_entry *en, const char *parent,
 	if (omit)
 		return;
 	if (reason) {
-		v = sub_pack("{s:s, s:s, s:s}", "kind", "diagnostic", "id", en->id, "reason", reason);
+		v = xjson_pack("{s:s, s:s, s:s}", "kind", "diagnostic", "id", en->id, "reason", reason);
 	} else if (ls->model_view) {
 		if (strcmp(en->mode, "continuable") != 0)
 			return;		/* one-shot children are traversed, never shown */
@@ -603,7 +582,7 @@ sub_emit(struct sub_lister *ls, const struct sess_entry *en, const char *parent,
 		json_object_set_new_nocheck(v, "label", json_string_nocheck(en->label ? en->label : ""));
 		json_object_set_nocheck(v, "status", live && live->status == AGENT_RUNNING ? ls->running : ls->inactive);
 	} else {
-		v = sub_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "kind", "child", "id", en->id, "mode",
+		v = xjson_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "kind", "child", "id", en->id, "mode",
 		    en->mode, "label", en->label ? en->label : "", "activity", live ? "running" : "inactive",
 		    "has_children", map_get(&ls->parents, en->id) != NULL);
 	}
@@ -759,7 +738,7 @@ sub_deliver(struct agent *sender, struct agent *target, const char *message, cha
 	char *text = xasprintf("Agent %s sent a message: %s", agent_id(sender), message);
 
 	target->delivered = 1;
-	agent_post(target, sub_text_blocks(text), sub_pack("{s:s, s:s}", "kind", "agent-message",
+	agent_post(target, sub_text_blocks(text), xjson_pack("{s:s, s:s}", "kind", "agent-message",
 	    "senderSessionId", agent_id(sender)), message_id);
 	free(text);
 }

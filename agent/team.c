@@ -16,6 +16,7 @@
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/utf8.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "session/repair.h"
 
@@ -29,28 +30,6 @@ struct team_waiter {
 
 static const char *const team_status_names[] = { "pending", "in_progress", "completed", "deleted" };
 static const char *const team_phase_names[] = { "provisioning", "active", "failed" };
-
-/*
- * json_pack for the team's records and views. Every string given is valid UTF-8 (tool arguments,
- * names, what team_fold accepted) and none is NULL, so a failure is a bug: logged with jansson's
- * reason, it aborts rather than hand on NULL (a record written without its payload).
- */
-static json_t *
-team_pack(const char *fmt, ...)
-{
-	json_error_t jerr;
-	va_list ap;
-	json_t *v;
-
-	va_start(ap, fmt);
-	v = json_vpack_ex(&jerr, 0, fmt, ap);
-	va_end(ap);
-	if (v == NULL) {
-		log_error("team: cannot build %s: %s", fmt, jerr.text);
-		abort();
-	}
-	return v;
-}
 
 /* ---- state ---- */
 
@@ -188,14 +167,14 @@ team_write(struct team *t, const char *type, json_t *data, struct err *e)
 static json_t *
 team_member_record(const struct team_member *m)
 {
-	json_t *rec = team_pack("{s:s, s:s, s:s}", "name", m->name, "description", m->description ? m->description : "",
+	json_t *rec = xjson_pack("{s:s, s:s, s:s}", "name", m->name, "description", m->description ? m->description : "",
 	    "phase", team_phase_names[m->phase]);
 
 	if (m->id)
 		json_object_set_new(rec, "id", json_string(m->id));
 	if (m->error)
 		json_object_set_new(rec, "error", json_string(m->error));
-	return team_pack("{s:i, s:o}", "version", 1, "member", rec);
+	return xjson_pack("{s:i, s:o}", "version", 1, "member", rec);
 }
 
 static json_t *
@@ -205,12 +184,12 @@ team_task_record(const struct team_task *k)
 	json_t *rec;
 
 	snprintf(id, sizeof(id), "task-%d", k->n);
-	rec = team_pack("{s:s, s:i, s:s, s:s, s:s, s:O, s:O}", "id", id, "revision", k->revision, "subject",
+	rec = xjson_pack("{s:s, s:i, s:s, s:s, s:s, s:O, s:O}", "id", id, "revision", k->revision, "subject",
 	    k->subject, "description", k->description, "status", team_status_names[k->status], "blockedBy",
 	    k->blocked_by, "writeScopes", k->write_scopes);
 	if (k->owner)
 		json_object_set_new(rec, "ownerName", json_string(k->owner));
-	return team_pack("{s:i, s:o}", "version", 1, "task", rec);
+	return xjson_pack("{s:i, s:o}", "version", 1, "task", rec);
 }
 
 static enum team_status
@@ -757,9 +736,9 @@ team_member_view(struct team *t, const struct team_member *m)
 	json_t *v;
 
 	if (m == NULL)
-		return team_pack("{s:s, s:s, s:s, s:[]}", "target", "lead", "role", "lead", "status",
+		return xjson_pack("{s:s, s:s, s:s, s:[]}", "target", "lead", "role", "lead", "status",
 		    t->lead->status == AGENT_RUNNING ? "running" : "inactive", "diagnostics");
-	v = team_pack("{s:s, s:s, s:s, s:s, s:[]}", "target", m->name, "role", "teammate", "status",
+	v = xjson_pack("{s:s, s:s, s:s, s:s, s:[]}", "target", m->name, "role", "teammate", "status",
 	    team_member_status(t, m), "description", m->description ? m->description : "", "diagnostics");
 	if (m->error)
 		json_array_append_new(json_object_get(v, "diagnostics"), json_string(m->error));
@@ -811,12 +790,12 @@ team_spawn(struct agent *caller, const char *name, const char *description, cons
 	m->phase = TEAM_PROVISIONING;
 	json_object_set_new(t->names_used, name, json_true());
 	char *reminder = team_reminder(name);
-	json_t *content = team_pack("[{s:s, s:s}, {s:s, s:s}]", "type", "text", "text", prompt, "type", "text",
+	json_t *content = xjson_pack("[{s:s, s:s}, {s:s, s:s}]", "type", "text", "text", prompt, "type", "text",
 	    "text", reminder);
 	free(reminder);
 	struct err se;
 	err_clear(&se);
-	child = subagent_spawn(caller, name, content, team_pack("{s:s, s:s}", "kind", "team-message",
+	child = subagent_spawn(caller, name, content, xjson_pack("{s:s, s:s}", "kind", "team-message",
 	    "senderName", "lead"), &se);
 	if (child == NULL) {
 		/* The name is spent all the same: names are never reused. */
@@ -836,7 +815,7 @@ team_spawn(struct agent *caller, const char *name, const char *description, cons
 	if (team_write(t, "team/member", team_member_record(m), e) < 0)
 		return NULL;
 	team_changed(t);
-	return team_pack("{s:o}", "member", team_member_view(t, m));
+	return xjson_pack("{s:o}", "member", team_member_view(t, m));
 }
 
 static size_t
@@ -889,13 +868,13 @@ team_pump(struct team *t)
 		}
 		char *head = xasprintf("Team message %s from %s:", json_string_value(json_object_get(m, "id")),
 		    json_string_value(json_object_get(m, "senderName")));
-		agent_post(a, team_pack("[{s:s, s:s}, {s:s, s:O}]", "type", "text", "text", head, "type", "text",
-		    "text", json_object_get(m, "content")), team_pack("{s:s, s:O, s:O}", "kind", "team-message",
+		agent_post(a, xjson_pack("[{s:s, s:s}, {s:s, s:O}]", "type", "text", "text", head, "type", "text",
+		    "text", json_object_get(m, "content")), xjson_pack("{s:s, s:O, s:O}", "kind", "team-message",
 		    "messageId", json_object_get(m, "id"), "senderName", json_object_get(m, "senderName")), NULL);
 		free(head);
 		if (a->mode == AGENT_MODE_CONTINUABLE)
 			a->delivered = 1;
-		team_write(t, "team/message/delivered", team_pack("{s:i, s:O, s:s}", "version", 1, "messageId",
+		team_write(t, "team/message/delivered", xjson_pack("{s:i, s:O, s:s}", "version", 1, "messageId",
 		    json_object_get(m, "id"), "targetName", target), NULL);
 		json_array_remove(t->queued, i);
 	}
@@ -933,9 +912,9 @@ team_send(struct agent *caller, const char *target, const char *message, struct 
 		return NULL;
 	}
 	snprintf(id, sizeof(id), "msg-%d", ++t->next_msg);
-	json_t *msg = team_pack("{s:s, s:s, s:s, s:s}", "id", id, "senderName", sender, "targetName", target,
+	json_t *msg = xjson_pack("{s:s, s:s, s:s, s:s}", "id", id, "senderName", sender, "targetName", target,
 	    "content", message);
-	if (team_write(t, "team/message/queued", team_pack("{s:i, s:O}", "version", 1, "message", msg), e) < 0) {
+	if (team_write(t, "team/message/queued", xjson_pack("{s:i, s:O}", "version", 1, "message", msg), e) < 0) {
 		json_decref(msg);
 		return NULL;
 	}
@@ -946,7 +925,7 @@ team_send(struct agent *caller, const char *target, const char *message, struct 
 	json_t *q;
 	json_array_foreach(t->queued, i, q) still |= strcmp(json_string_value(json_object_get(q, "id")), id) == 0;
 	team_changed(t);
-	return team_pack("{s:s, s:s}", "messageId", id, "status", still ? "queued" : "accepted");
+	return xjson_pack("{s:s, s:s}", "messageId", id, "status", still ? "queued" : "accepted");
 }
 
 json_t *
@@ -973,9 +952,9 @@ team_interrupt(struct agent *caller, const char *target, struct err *e)
 	a = m->id ? agent_rt_get(caller->rt, m->id) : NULL;
 	if (a && a->status == AGENT_RUNNING) {
 		agent_cancel(a, "parent");
-		return team_pack("{s:s}", "previousStatus", "running");
+		return xjson_pack("{s:s}", "previousStatus", "running");
 	}
-	return team_pack("{s:s}", "previousStatus", "inactive");
+	return xjson_pack("{s:s}", "previousStatus", "inactive");
 }
 
 /* ---- wait_agent ---- */
@@ -986,7 +965,7 @@ team_waiter_done(struct team_waiter *w, int timed_out)
 	struct team *t = w->team;
 	struct team_waiter **pp;
 	struct tool_result r = { 0 };
-	json_t *out = team_pack("{s:b}", "timedOut", timed_out);
+	json_t *out = xjson_pack("{s:b}", "timedOut", timed_out);
 	char *text = json_dumps(out, JSON_COMPACT);
 
 	/* Unlinked by the caller (a change) or still linked (its timeout). */
@@ -1054,7 +1033,7 @@ team_wait(struct tool_inv *inv, long timeout_ms, struct tool_result *out)
 			active = 1;
 	}
 	if (!active) {
-		json_t *o = team_pack("{s:b, s:{s:s, s:s}}", "timedOut", 0, "noProgress", "reason", "no-active-peer",
+		json_t *o = xjson_pack("{s:b, s:{s:s, s:s}}", "timedOut", 0, "noProgress", "reason", "no-active-peer",
 		    "message", TEAM_NO_PROGRESS_TEXT);
 		char *text = json_dumps(o, JSON_COMPACT);
 		tool_result_set(out, text, o);

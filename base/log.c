@@ -1,8 +1,9 @@
 /*
  * The logger writes to fd 2 directly (never through stdio buffers shared with
  * the protocol) and escapes control characters, so one event is one line.
- * Its level is the one piece of process-wide state besides the loop: it is set
- * before the loop starts and only read afterwards.
+ * Its level and its sink are the process-wide state besides the loop: both are
+ * set before the loop starts (the sink only by tests, to capture what they
+ * provoke) and only read afterwards.
  */
 #include "base/log.h"
 
@@ -12,11 +13,20 @@
 #include <unistd.h>
 
 static enum log_level log_level = LOG_WARN;
+static log_sink_fn *log_sink;
+static void *log_sink_arg;
 
 void
 log_set_level(enum log_level level)
 {
 	log_level = level;
+}
+
+void
+log_set_sink(log_sink_fn *fn, void *arg)
+{
+	log_sink = fn;
+	log_sink_arg = arg;
 }
 
 int
@@ -60,6 +70,10 @@ log_msg(enum log_level level, const char *fmt, ...)
 			line[n++] = (char)*p;
 	}
 	line[n++] = '\n';
+	if (log_sink) {
+		log_sink(log_sink_arg, line, n);
+		return;
+	}
 	/* Best effort: a failed log write has nowhere else to go. */
 	if (write(STDERR_FILENO, line, n) < 0)
 		return;

@@ -23,6 +23,7 @@ static void
 sess_free(struct sess *s)
 {
 	sess_log_free(s->log);
+	free(s->obs);
 	json_decref(s->header);
 	json_decref(s->events);
 	free(s);
@@ -205,8 +206,11 @@ sess_store_release(struct sess_store *st, struct sess *s)
 void
 sess_observe(struct sess *s, sess_observer_fn *fn, void *arg)
 {
-	if (s->nobs < SESS_MAX_OBSERVERS)
-		s->obs[s->nobs++] = (struct sess_observer){ fn, arg };
+	if (s->nobs == s->cobs) {
+		s->cobs = s->cobs ? s->cobs * 2 : 4;
+		s->obs = xrealloc(s->obs, (size_t)s->cobs * sizeof(*s->obs));
+	}
+	s->obs[s->nobs++] = (struct sess_observer){ fn, arg };
 }
 
 void

@@ -21,8 +21,6 @@ struct sess;
 /* ev: borrowed for the call. */
 typedef void sess_observer_fn(void *arg, struct sess *s, const json_t *ev);
 
-#define SESS_MAX_OBSERVERS 4
-
 struct sess_observer {
 	sess_observer_fn *fn;
 	void *arg;
@@ -35,8 +33,8 @@ struct sess {
 	struct sess_log *log;	/* owned */
 	struct sess_store *store;
 	int checkpoint;		/* a sync is due at the next pass */
-	struct sess_observer obs[SESS_MAX_OBSERVERS];
-	int nobs;
+	struct sess_observer *obs;	/* owned; as many as are registered */
+	int nobs, cobs;
 };
 
 struct sess_store {

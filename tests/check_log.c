@@ -183,7 +183,11 @@ START_TEST(log_sync_fail_marks_failed)
 	err_clear(&e);
 	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
 	sess_checkpoint(s);
+	test_log_capture_start();
 	ck_assert_int_eq(sess_store_sync_due(&store), 1);
+	char *said = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(said, "cannot sync session " ID1 ": Input/output error"));
+	free(said);
 	ck_assert(sess_failed(s));
 	/* The fault fires once: a later sync of another session works. */
 	ck_assert(!env.faults.sync_fail);
@@ -333,6 +337,34 @@ START_TEST(log_unwritable_file_loads_read_only)
 }
 END_TEST
 
+static void
+count_observer(void *arg, struct sess *s, const json_t *ev)
+{
+	(void)s;
+	(void)ev;
+	(*(int *)arg)++;
+}
+
+/* Every observer is told, however many there are (a fifth was dropped silently once). */
+START_TEST(store_tells_every_observer)
+{
+	int seen[9] = { 0 };
+	struct sess *s;
+	struct err e;
+
+	setup_with(NULL, SESS_SYNC_NONE);
+	s = new_session();
+	for (int i = 0; i < 9; i++)
+		sess_observe(s, count_observer, &seen[i]);
+	sess_unobserve(s, count_observer, &seen[4]);
+	err_clear(&e);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	for (int i = 0; i < 9; i++)
+		ck_assert_int_eq(seen[i], i == 4 ? 0 : 1);
+	teardown();
+}
+END_TEST
+
 Suite *
 log_suite(void)
 {
@@ -349,6 +381,7 @@ log_suite(void)
 	tcase_add_test(tc, faults_parse_names_and_rejects_unknown);
 	tcase_add_test(tc, log_recovers_after_a_cut_back_write_but_not_after_a_failed_sync);
 	tcase_add_test(tc, log_unwritable_file_loads_read_only);
+	tcase_add_test(tc, store_tells_every_observer);
 	suite_add_tcase(s, tc);
 	return s;
 }

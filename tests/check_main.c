@@ -9,6 +9,7 @@ main(void)
 	SRunner *sr = srunner_create(base_suite());
 	int failed;
 
+	test_log_install();
 	srunner_add_suite(sr, reader_suite());
 	srunner_add_suite(sr, rpc_suite());
 	srunner_add_suite(sr, id_suite());

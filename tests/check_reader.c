@@ -148,7 +148,11 @@ START_TEST(wq_drops_an_unencodable_message_and_keeps_the_stream_whole)
 	acp_wq_init(&q, loop, p[1]);
 	json_t *bad = json_pack("{s:o}", "text", json_stringn_nocheck("a\xc3", 2));
 	json_t *good = json_pack("{s:s, s:i}", "jsonrpc", "2.0", "id", 7);
+	test_log_capture_start();
 	acp_wq_push(&q, bad);
+	char *said = test_log_capture_stop();
+	ck_assert_str_eq(said, "acp-agent: error: acp: a message could not be encoded; dropped\n");
+	free(said);
 	ck_assert_uint_eq(acp_wq_pending(&q), 0);
 	acp_wq_push(&q, good);
 	ck_assert_uint_eq(acp_wq_pending(&q), 0);	/* the pipe took it at once */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/model.h"
 #include "base/buf.h"
@@ -210,6 +211,100 @@ START_TEST(replay_hang_answers_nothing_until_cancelled)
 }
 END_TEST
 
+/* At exit, unused replies are reported (SPEC §7.2): one warning per script, captured here. */
+START_TEST(replay_reports_unused_replies)
+{
+	struct runq q;
+	struct err e;
+	struct got g;
+	struct model *m = load("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"text\":\"a\"},{\"text\":\"b\"},{\"text\":\"c\"}]},"
+	    "{\"agent\":\"label:kid\",\"replies\":[]}]}", &q, &e);
+
+	ck_assert_msg(m != NULL, "%s", e.msg);
+	request(m, &q, "root", 0, 0, "hi", &g);
+	got_free(&g);
+	test_log_capture_start();
+	m->ops->report(m);
+	char *said = test_log_capture_stop();
+	ck_assert_str_eq(said, "acp-agent: warn: replay: script 1 (\"root\"): 2 of 3 replies unused\n");
+	free(said);
+	model_free(m);
+	test_rmtree(dir);
+}
+END_TEST
+
+/* SPEC §3.2 lets a client send U+0000; a recording's texts may hold it too, whole. */
+START_TEST(replay_keeps_nul_in_texts)
+{
+	static const char want[] = "before\0after, and more than sixteen bytes";
+	struct runq q;
+	struct err e;
+	struct got g;
+	struct model *m = load("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"reasoning\":\"r\\u0000s\",\"text\":\"before\\u0000after, and more than sixteen bytes\"},"
+	    "{\"expect\":\"x\\u0000y\",\"tool_calls\":[{\"name\":\"t\",\"arguments\":"
+	    "{\"m\":\"{{self}}\\u0000{{parent}}\"}}]}]}]}", &q, &e);
+
+	ck_assert_msg(m != NULL, "%s", e.msg);
+	request(m, &q, "root", 0, 0, "hi", &g);
+	ck_assert_uint_eq(g.text.len, sizeof(want) - 1);
+	ck_assert_mem_eq(g.text.data, want, sizeof(want) - 1);
+	ck_assert_uint_eq(g.reasoning.len, 3);
+	ck_assert_mem_eq(g.reasoning.data, "r\0s", 3);
+	got_free(&g);
+	request(m, &q, "root", 0, 1, "x only", &g);	/* the needle's tail counts */
+	ck_assert_str_eq(g.error_code, "REPLAY_MISMATCH");
+	got_free(&g);
+	json_t *msgs = json_pack("[{s:s, s:s%}]", "role", "user", "content", "a x\0y b", (size_t)7);
+	struct model_sink sink = { g_text, g_reasoning, g_call, g_finish, g_error, &g };
+	struct model_call call = { .agent_id = "A", .parent_id = "P", .script = "root", .position = 1,
+		.messages = msgs };
+	memset(&g, 0, sizeof(g));
+	g.calls = json_array();
+	m->ops->start(m, &call, &sink);
+	runq_drain(&q);
+	ck_assert_str_eq(g.error_code, "");
+	const json_t *raw = json_object_get(json_array_get(g.calls, 0), "arguments");
+	json_t *args = json_loads(json_string_value(raw), JSON_ALLOW_NUL, NULL);
+	const json_t *mv = json_object_get(args, "m");
+	ck_assert_uint_eq(json_string_length(mv), 3);	/* both placeholders filled, the NUL kept */
+	ck_assert_mem_eq(json_string_value(mv), "A\0P", 3);
+	json_decref(args);
+	json_decref(msgs);
+	got_free(&g);
+	model_free(m);
+	test_rmtree(dir);
+}
+END_TEST
+
+/* A FIFO would block start-up in open(2) until some writer came; it is refused at once. */
+START_TEST(replay_refuses_a_file_that_is_not_regular)
+{
+	char path[128];
+	struct runq q;
+	struct err e;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	runq_init(&q, NULL);
+	err_clear(&e);
+	ck_assert_ptr_null(model_replay_new(&q, path, &e));
+	ck_assert_str_eq(e.code, "invalid_recording");
+	ck_assert_msg(strstr(e.msg, "not a regular file") != NULL, "%s", e.msg);
+	err_clear(&e);
+	ck_assert_ptr_null(model_replay_new(&q, dir, &e));
+	ck_assert_msg(strstr(e.msg, "not a regular file") != NULL, "%s", e.msg);
+	snprintf(path, sizeof(path), "%s/absent.json", dir);
+	err_clear(&e);
+	ck_assert_ptr_null(model_replay_new(&q, path, &e));
+	ck_assert_msg(strstr(e.msg, "cannot open recording") && strstr(e.msg, "No such file") &&
+	    !strstr(e.msg, "line -1"), "%s", e.msg);
+	test_rmtree(dir);
+}
+END_TEST
+
 static void
 assert_bad(const char *text, const char *needle)
 {
@@ -240,6 +335,15 @@ START_TEST(replay_rejects_malformed_recordings)
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"error\":{}}]}]}",
 	    "message");
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[3]}]}", "object");
+	/* Names and codes reach the agent as C strings: U+0000 in them is refused. */
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\\u0000x\",\"replies\":[]}]}",
+	    "\"agent\"");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"tool_calls\":"
+	    "[{\"name\":\"a\\u0000b\"}]}]}]}", "must not contain");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":"
+	    "[{\"finish\":\"stop\\u0000\"}]}]}", "finish");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"error\":"
+	    "{\"message\":\"a\\u0000b\"}}]}]}", "must not contain");
 }
 END_TEST
 
@@ -254,6 +358,9 @@ replay_suite(void)
 	tcase_add_test(tc, replay_error_expect_and_exhaustion);
 	tcase_add_test(tc, replay_hang_answers_nothing_until_cancelled);
 	tcase_add_test(tc, replay_rejects_malformed_recordings);
+	tcase_add_test(tc, replay_keeps_nul_in_texts);
+	tcase_add_test(tc, replay_reports_unused_replies);
+	tcase_add_test(tc, replay_refuses_a_file_that_is_not_regular);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -234,7 +234,11 @@ START_TEST(team_fold_takes_only_well_formed_ids)
 	/* A queued message without its content cannot be delivered: left out, not handed on as NULL. */
 	json_array_append_new(events, json_pack("{s:s, s:{s:i, s:{s:s, s:s, s:s}}}", "type", "team/message/queued",
 	    "data", "version", 1, "message", "id", "msg-3", "senderName", "lead", "targetName", "ann"));
+	test_log_capture_start();
 	team_fold(t, events);
+	char *said = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(said, "a queued message without its id, names or content is left out"));
+	free(said);
 	ck_assert_uint_eq(json_array_size(t->queued), 5);
 	/* atoi read "msg-12x" as 12 (and the huge one as anything); only msg-7 is a number. */
 	ck_assert_int_eq(t->next_msg, 7);

@@ -9,6 +9,47 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/log.h"
+
+/* What the logger says while no capture runs goes to stderr, labelled: it comes from a test. */
+static const char test_log_label[] = "  (logged by the test under way) ";
+static struct buf test_log_captured;
+static int test_log_capturing;
+
+static void
+test_log_sink(void *arg, const char *line, size_t len)
+{
+	(void)arg;
+	if (test_log_capturing) {
+		buf_append(&test_log_captured, line, len);
+		return;
+	}
+	/* Best effort, like the logger itself. */
+	if (write(STDERR_FILENO, test_log_label, sizeof(test_log_label) - 1) < 0 ||
+	    write(STDERR_FILENO, line, len) < 0)
+		return;
+}
+
+void
+test_log_install(void)
+{
+	log_set_sink(test_log_sink, NULL);
+}
+
+void
+test_log_capture_start(void)
+{
+	buf_free(&test_log_captured);
+	buf_init(&test_log_captured);
+	test_log_capturing = 1;
+}
+
+char *
+test_log_capture_stop(void)
+{
+	test_log_capturing = 0;
+	return buf_steal(&test_log_captured);
+}
 
 void
 test_mkdtemp(char *buf, size_t size)

@@ -31,6 +31,15 @@ void test_mutate(char *m, size_t len, int times, unsigned *seed, const char *poo
 void test_write_file(const char *path, const char *data, size_t len);
 char *test_read_file(const char *path, size_t *len);	/* owned, NUL-terminated */
 
+/*
+ * The logger in tests: test_log_install (check_main does it) labels every line on stderr as the
+ * test's. A test that provokes a log line on purpose captures it between start and stop and
+ * asserts on it; stop returns the lines (owned, "" for none) and labels again.
+ */
+void test_log_install(void);
+void test_log_capture_start(void);
+char *test_log_capture_stop(void);
+
 Suite *reader_suite(void);
 Suite *rpc_suite(void);
 Suite *id_suite(void);

@@ -686,8 +686,14 @@ step_run(struct run *r, json_t *step)
 	if (json_object_get(step, "eof"))
 		return agent_stop_expect(r, expect, 0);
 	if ((v = json_object_get(step, "kill"))) {
-		const char *sig = json_string_value(v);
-		return agent_stop_expect(r, expect, sig && strcmp(sig, "INT") == 0 ? SIGINT : SIGTERM);
+		static const struct { const char *name; int sig; } sigs[] = {
+			{ "TERM", SIGTERM }, { "INT", SIGINT }, { "HUP", SIGHUP }, { "QUIT", SIGQUIT },
+		};
+		const char *name = json_string_value(v) ? json_string_value(v) : "TERM";
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+			if (strcmp(name, sigs[i].name) == 0)
+				return agent_stop_expect(r, expect, sigs[i].sig);
+		return run_fail(r, "kill: \"%s\" is not TERM, INT, HUP or QUIT", name);
 	}
 	if ((v = json_object_get(step, "sleepMs"))) {
 		long until = now_ms() + (long)json_integer_value(v);
