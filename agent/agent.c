@@ -12,30 +12,12 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "base/utf8.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 
 static void agent_step_begin(struct agent *a);
 static void agent_end_turn(struct agent *a, const char *kind, const char *cause, const char *msg,
     const char *code);
-
-/* A JSON string of n bytes that may not be UTF-8 (a tool's text, an error): bad ones become U+FFFD. */
-static json_t *
-agent_json_text(const char *s, size_t n)
-{
-	json_t *t;
-	size_t m;
-	char *fixed;
-
-	/* The answer can be megabytes: one fast UTF-8 pass instead of jansson's per-code-point one. */
-	if (utf8_valid(s, n))
-		return json_stringn_nocheck(s, n);
-	fixed = utf8_repair(s, n, &m);
-	t = json_stringn_nocheck(fixed, m);
-	free(fixed);
-	return t;
-}
 
 /* ---- runtime ---- */
 
@@ -441,7 +423,7 @@ agent_sink_tool_call(void *arg, const char *call_id, const char *name, const cha
 static json_t *
 agent_text_part(const char *type, const struct buf *text)
 {
-	return xjson_pack("{s:s, s:o}", "type", type, "text", agent_json_text(text->data, text->len));
+	return xjson_pack("{s:s, s:o}", "type", type, "text", xjson_text(text->data, text->len));
 }
 
 /* The assistant message of this step, as it stands. */
@@ -547,7 +529,7 @@ agent_commit_result(struct agent *a, size_t i)
 	/* A tool's text may hold anything (a cut message, a file's bytes): repaired, never dropped. */
 	json_t *data = xjson_pack("{s:i, s:i, s:s, s:O, s:[{s:s, s:o}], s:b}", "turn", a->turn, "step",
 	    a->step, "callId", inv->call_id, "name", json_object_get(c, "name"), "content", "type",
-	    "text", "text", agent_json_text(text, strlen(text)), "isError", inv->result.error_code != NULL);
+	    "text", "text", xjson_text(text, strlen(text)), "isError", inv->result.error_code != NULL);
 
 	if (inv->result.output)
 		json_object_set(data, "output", inv->result.output);
@@ -835,7 +817,7 @@ agent_end_turn(struct agent *a, const char *kind, const char *cause, const char 
 	if (cause)
 		json_object_set_new(reason, "cause", json_string(cause));
 	if (msg)
-		json_object_set_new(reason, "message", agent_json_text(msg, strlen(msg)));
+		json_object_set_new(reason, "message", xjson_text(msg, strlen(msg)));
 	if (!sess_failed(a->sess)) {
 		if (agent_log(a, "turn/end", xjson_pack("{s:i, s:O}", "turn", a->turn, "reason", reason)) < 0)
 			code = "session_log_io";
@@ -846,7 +828,7 @@ agent_end_turn(struct agent *a, const char *kind, const char *cause, const char 
 		code = "session_log_io";
 		json_object_set_new(reason, "kind", json_string("error"));
 		if (!msg)
-			json_object_set_new(reason, "message", json_string(why));
+			json_object_set_new(reason, "message", xjson_text(why, strlen(why)));	/* a path */
 		free(why);
 	}
 	if (code)

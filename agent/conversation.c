@@ -4,6 +4,7 @@
 
 #include "agent/agent.h"
 #include "base/buf.h"
+#include "base/xjson.h"
 
 static const char *
 agent_str(const json_t *v)
@@ -50,7 +51,7 @@ agent_blocks_text(const json_t *content, size_t *len)
 static json_t *
 agent_conv_assistant(const json_t *data)
 {
-	json_t *msg = json_pack("{s:s}", "role", "assistant");
+	json_t *msg = xjson_pack("{s:s}", "role", "assistant");
 	json_t *calls = json_array();
 	struct buf text, reasoning;
 	size_t i;
@@ -65,7 +66,7 @@ agent_conv_assistant(const json_t *data)
 		else if (strcmp(type, "reasoning") == 0)
 			buf_puts(&reasoning, json_string_value(json_object_get(blk, "text")));
 		else if (strcmp(type, "tool-call") == 0)
-			json_array_append_new(calls, json_pack("{s:O, s:s, s:{s:O, s:O}}", "id",
+			json_array_append_new(calls, xjson_pack("{s:O, s:s, s:{s:O, s:O}}", "id",
 			    json_object_get(blk, "callId"), "type", "function", "function", "name",
 			    json_object_get(blk, "name"), "arguments", json_object_get(blk, "arguments")));
 	}
@@ -93,13 +94,13 @@ agent_conversation(const json_t *events)
 		if (strcmp(type, "user/message") == 0) {
 			size_t len;
 			char *text = agent_blocks_text(json_object_get(data, "content"), &len);
-			json_array_append_new(msgs, json_pack("{s:s, s:s%}", "role", "user", "content", text, len));
+			json_array_append_new(msgs, xjson_pack("{s:s, s:s%}", "role", "user", "content", text, len));
 			free(text);
 		} else if (strcmp(type, "assistant/message") == 0) {
 			json_array_append_new(msgs, agent_conv_assistant(data));
 		} else if (strcmp(type, "tool/result") == 0) {
 			json_t *first = json_array_get(json_object_get(data, "content"), 0);
-			json_array_append_new(msgs, json_pack("{s:s, s:O, s:O}", "role", "tool",
+			json_array_append_new(msgs, xjson_pack("{s:s, s:O, s:O}", "role", "tool",
 			    "tool_call_id", json_object_get(data, "callId"), "content",
 			    json_object_get(first, "text")));
 		}

@@ -17,6 +17,7 @@
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/utf8.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 
 #define REPLAY_CHUNK 16
@@ -286,7 +287,7 @@ replay_fail(struct model *m, const struct model_sink *sink, const char *code, co
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	r->sink = *sink;
-	r->reply = json_pack("{s:{s:s, s:s}}", "error", "message", msg, "code", code);
+	r->reply = xjson_pack("{s:{s:o, s:s}}", "error", "message", xjson_text(msg, strlen(msg)), "code", code);
 	r->calls = json_array();
 	runq_push(m->runq, replay_deliver, r);
 	return r;
@@ -342,7 +343,7 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 			text = json_dumps(filled, JSON_COMPACT);
 			json_decref(filled);
 		}
-		json_array_append_new(r->calls, json_pack("{s:O, s:s}", "name", json_object_get(c, "name"),
+		json_array_append_new(r->calls, xjson_pack("{s:O, s:s}", "name", json_object_get(c, "name"),
 		    "arguments", text));
 		free(text);
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 
 void
@@ -58,7 +59,7 @@ toolbox_describe(const struct toolbox *tb)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < tb->n; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:O}", "name", tb->tools[i]->name,
+		json_array_append_new(a, xjson_pack("{s:s, s:s, s:O}", "name", tb->tools[i]->name,
 		    "description", tb->tools[i]->description, "parameters",
 		    json_object_get(tb->schemas, tb->tools[i]->name)));
 	return a;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/log.h"
+#include "base/utf8.h"
 
 json_t *
 xjson_pack(const char *fmt, ...)
@@ -21,4 +22,20 @@ xjson_pack(const char *fmt, ...)
 		abort();
 	}
 	return v;
+}
+
+json_t *
+xjson_text(const char *s, size_t n)
+{
+	json_t *t;
+	size_t m;
+	char *fixed;
+
+	/* Text can be megabytes: one fast UTF-8 pass instead of jansson's per-code-point one. */
+	if (utf8_valid(s, n))
+		return json_stringn_nocheck(s, n);
+	fixed = utf8_repair(s, n, &m);
+	t = json_stringn_nocheck(fixed, m);
+	free(fixed);
+	return t;
 }

@@ -1,5 +1,6 @@
 /*
- * json_pack that cannot fail quietly: the x-allocator rule for JSON. Every caller passes
+ * json_pack that cannot fail quietly (the x-allocator rule for JSON), and strings from bytes
+ * that may not be UTF-8. Every caller passes
  * non-NULL, valid UTF-8 strings (text from outside is repaired first), so a NULL from jansson
  * is a bug: it is logged with jansson's reason and the process aborts, as out of memory does.
  */
@@ -10,5 +11,7 @@
 
 /* Returns a new reference; never NULL. */
 json_t *xjson_pack(const char *fmt, ...);
+/* A JSON string of any bytes s[0..n): invalid UTF-8 becomes U+FFFD (SPEC §3.2). New reference. */
+json_t *xjson_text(const char *s, size_t n);
 
 #endif

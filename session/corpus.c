@@ -138,6 +138,11 @@ sess_entry_from_header(struct sess_entry *en, const json_t *h)
 		en->created_at = json_integer_value(json_object_get(h, "createdAt"));
 		return -1;
 	}
+	if (strcmp(json_string_value(json_object_get(h, "id")), en->id) != 0) {
+		/* <a>.jsonl holding session b lies about what it is: not listed, not loaded. */
+		en->state = SESS_ENTRY_CORRUPT;
+		return -1;
+	}
 	en->state = SESS_ENTRY_OK;
 	en->created_at = json_integer_value(json_object_get(h, "createdAt"));
 	en->depth = (int)json_integer_value(json_object_get(h, "delegationDepth"));

@@ -126,6 +126,22 @@ START_TEST(corpus_scan_fails_when_the_directory_cannot_be_listed)
 }
 END_TEST
 
+/* A file whose header names another session is corrupt in the index (and load refuses it). */
+START_TEST(corpus_refuses_a_file_holding_another_session)
+{
+	struct sess_entry *en;
+	struct err e;
+
+	put(A, "{\"type\":\"session\",\"version\":1,\"id\":\"" B "\",\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n");
+	err_clear(&e);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
+	en = sess_corpus_get(&corpus, A);
+	ck_assert_ptr_nonnull(en);
+	ck_assert_int_eq(en->state, SESS_ENTRY_CORRUPT);
+	ck_assert_ptr_null(sess_corpus_get(&corpus, B));
+}
+END_TEST
+
 Suite *
 corpus_suite(void)
 {
@@ -137,6 +153,7 @@ corpus_suite(void)
 	tcase_add_test(tc, corpus_rereads_a_file_that_changed);
 	tcase_add_test(tc, corpus_title_is_at_most_80_characters);
 	tcase_add_test(tc, corpus_scan_fails_when_the_directory_cannot_be_listed);
+	tcase_add_test(tc, corpus_refuses_a_file_holding_another_session);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -188,6 +188,16 @@ START_TEST(load_rejects_malformed_and_missing_ids)
 	err_clear(&e);
 	ck_assert_ptr_null(sess_store_load(&store, ID, &e));
 	ck_assert_str_eq(e.code, "unknown_session");
+	/* A file that holds another session than its name says is refused, untouched. */
+	char path[256];
+	const char *other = "{\"type\":\"session\",\"version\":1,\"id\":\"00000000-0000-4000-8000-0000000000bb\","
+	    "\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n";
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, ID);
+	test_write_file(path, other, strlen(other));
+	err_clear(&e);
+	ck_assert_ptr_null(sess_store_load(&store, ID, &e));
+	ck_assert_str_eq(e.code, "session_corrupt");
+	ck_assert_ptr_nonnull(strstr(e.msg, "holds session 00000000-0000-4000-8000-0000000000bb"));
 	sess_store_free(&store);
 	sess_env_free(&env);
 	test_rmtree(dir);
