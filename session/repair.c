@@ -317,8 +317,22 @@ struct scan_shapes {
 	int n, last, victim;	/* last: the shape of the previous line, or -1 */
 };
 
-static int sess_scan_lines(const char *data, size_t len, const char *const *keep, struct sess_scan *sc,
-    struct scan_shapes *shapes, struct err *e);
+/* The scan's state between chunks of a file: everything a line needs of the lines before it. */
+struct scan_run {
+	struct sess_scan *sc;
+	const char *const *keep;
+	struct scan_shapes shapes;
+	off_t base;		/* file offset of the chunk's first byte */
+	off_t open_turn;	/* file offset of the open turn's turn/start, or -1 */
+	int64_t seq;
+	int line_no;
+	int done;		/* a torn last line ended the file */
+};
+
+static void scan_run_init(struct scan_run *run, const char *const *keep, struct sess_scan *sc);
+static int sess_scan_lines(struct scan_run *run, const char *data, size_t len, int final, size_t *used,
+    struct err *e);
+static int scan_run_finish(struct scan_run *run, const char *tail, size_t tail_len, struct err *e);
 
 static void
 scan_shapes_free(struct scan_shapes *c)
@@ -441,42 +455,66 @@ scan_learn(struct scan_shapes *c, const char *line, size_t n, size_t flags)
 	return 1;
 }
 
+static void
+scan_run_init(struct scan_run *run, const char *const *keep, struct sess_scan *sc)
+{
+	memset(run, 0, sizeof(*run));
+	memset(sc, 0, sizeof(*sc));
+	run->sc = sc;
+	run->keep = keep;
+	run->open_turn = -1;
+	run->shapes.last = -1;
+	run->shapes.seq[0] = '0';
+	run->shapes.seqlen = 1;
+}
+
 int
 sess_scan_buf(const char *data, size_t len, const char *const *keep, struct sess_scan *sc, struct err *e)
 {
-	struct scan_shapes shapes;
-	int rc = sess_scan_lines(data, len, keep, sc, &shapes, e);
+	struct scan_run run;
+	size_t used;
+	int rc;
 
-	scan_shapes_free(&shapes);
+	scan_run_init(&run, keep, sc);
+	rc = sess_scan_lines(&run, data, len, 1, &used, e);
+	if (rc == 0 && run.open_turn >= 0)
+		rc = scan_run_finish(&run, data + run.open_turn, (size_t)(sc->valid_len - run.open_turn), e);
+	else if (rc == 0)
+		rc = scan_run_finish(&run, NULL, 0, e);
+	scan_shapes_free(&run.shapes);
 	return rc;
 }
 
+/*
+ * The lines of one chunk (data[0..len), at file offset run->base): every complete line, and with
+ * final the rest too (the file ends there). *used is how many bytes were taken; the caller keeps
+ * the rest for the next chunk.
+ */
 static int
-sess_scan_lines(const char *data, size_t len, const char *const *keep, struct sess_scan *sc,
-    struct scan_shapes *shapes, struct err *e)
+sess_scan_lines(struct scan_run *run, const char *data, size_t len, int final, size_t *used, struct err *e)
 {
-	size_t pos = 0, open_turn = (size_t)-1;
-	int64_t seq = 0;
-	int line_no = 0;
+	struct sess_scan *sc = run->sc;
+	struct scan_shapes *shapes = &run->shapes;
+	const char *const *keep = run->keep;
+	size_t pos = 0;
+	int ok;
 
-	memset(sc, 0, sizeof(*sc));
-	memset(shapes, 0, sizeof(*shapes));
-	shapes->last = -1;
-	shapes->seq[0] = '0';
-	shapes->seqlen = 1;
-	while (pos < len) {
+	*used = 0;
+	while (pos < len && !run->done) {
 		const char *line = data + pos, *type = NULL, *nl = NULL;
 		size_t tlen = 0;
 		int64_t s = -1;
-		int ok, shaped = 0;
-		line_no++;
-		if (line_no > 1 && shapes->n)
-			shaped = (nl = scan_shaped(shapes, line, data + len, seq, &s, &type, &tlen)) != NULL;
+		int shaped = 0;
+		if (run->line_no > 0 && shapes->n)
+			shaped = (nl = scan_shaped(shapes, line, data + len, run->seq, &s, &type, &tlen)) != NULL;
 		if (!shaped)
 			nl = memchr(line, '\n', len - pos);
+		if (nl == NULL && !final)
+			break;		/* the rest of this line comes with the next chunk */
+		run->line_no++;
 		size_t end = nl ? (size_t)(nl - data) : len, n = end - pos;
-		int last = (nl == NULL || end + 1 == len);
-		if (line_no == 1) {
+		int last = final && (nl == NULL || end + 1 == len);
+		if (run->line_no == 1) {
 			json_t *h = nl ? sess_json_parse_line(line, n) : NULL;
 			if (h == NULL)
 				return err_set(e, "session_corrupt", "the session header is unreadable");
@@ -490,14 +528,16 @@ sess_scan_lines(const char *data, size_t len, const char *const *keep, struct se
 			if (shaped || (nl && sess_scan_prefix(line, n, &s, &type, &tlen) &&
 			    sess_event_type_knownn(type, tlen) &&
 			    scan_learn(shapes, line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL))) {
-				if (s != seq)
-					return err_set(e, "session_corrupt", "event seq gap: expected %lld", (long long)seq);
+				if (s != run->seq)
+					return err_set(e, "session_corrupt", "event seq gap: expected %lld",
+					    (long long)run->seq);
 				if (keep && sess_scan_keeps(keep, type, tlen)) {
 					json_t *j = sess_json_parse_line(line, n);
 					if (j == NULL)	/* cannot be: the validator said jansson takes it */
-						return err_set(e, "session_corrupt", "line %d is not valid JSON", line_no);
+						return err_set(e, "session_corrupt", "line %d is not valid JSON",
+						    run->line_no);
 					/* what is kept reaches its readers: its payload is checked like load's */
-					if (sess_event_check(j, seq, e) < 0) {
+					if (sess_event_check(j, run->seq, e) < 0) {
 						json_decref(j);
 						return -1;
 					}
@@ -509,11 +549,12 @@ sess_scan_lines(const char *data, size_t len, const char *const *keep, struct se
 				if (j == NULL) {
 					if (last) {
 						sc->torn = 1;
+						run->done = 1;
 						break;
 					}
-					return err_set(e, "session_corrupt", "line %d is not valid JSON", line_no);
+					return err_set(e, "session_corrupt", "line %d is not valid JSON", run->line_no);
 				}
-				ok = sess_event_check(j, seq, e);
+				ok = sess_event_check(j, run->seq, e);
 				if (ok < 0) {
 					json_decref(j);
 					return -1;
@@ -521,9 +562,9 @@ sess_scan_lines(const char *data, size_t len, const char *const *keep, struct se
 				const char *t = json_string_value(json_object_get(j, "type"));
 				/* the open turn is tracked on this path too: the closers depend on it */
 				if (strcmp(t, "turn/start") == 0)
-					open_turn = pos;
+					run->open_turn = run->base + (off_t)pos;
 				else if (strcmp(t, "turn/end") == 0)
-					open_turn = (size_t)-1;
+					run->open_turn = -1;
 				if (ok == 1 && keep && sess_scan_keeps(keep, t, strlen(t)))
 					sess_scan_keep(sc, j);
 				else
@@ -532,54 +573,117 @@ sess_scan_lines(const char *data, size_t len, const char *const *keep, struct se
 			}
 			/* constant lengths: the compares are inlined (this runs for every line) */
 			if (type && tlen == 10 && memcmp(type, "turn/start", 10) == 0)
-				open_turn = pos;
+				run->open_turn = run->base + (off_t)pos;
 			else if (type && tlen == 8 && memcmp(type, "turn/end", 8) == 0)
-				open_turn = (size_t)-1;
-			seq++;
+				run->open_turn = -1;
+			run->seq++;
 			scan_seq_next(shapes);
 		}
 		pos = end + 1;
-		sc->valid_len = (off_t)pos;
+		sc->valid_len = run->base + (off_t)pos;
 	}
-	if (line_no == 0)
+	*used = pos < len ? pos : len;
+	run->base += (off_t)*used;
+	return 0;
+}
+
+/* After the last chunk: the verdict on an empty file, and the closers of an open turn, computed
+ * from that turn's lines (tail: its bytes up to the valid length). */
+static int
+scan_run_finish(struct scan_run *run, const char *tail, size_t tail_len, struct err *e)
+{
+	struct sess_scan *sc = run->sc;
+
+	if (run->line_no == 0)
 		return err_set(e, "session_corrupt", "the session file is empty");
-	sc->nevents = (long)seq;
-	if (open_turn != (size_t)-1) {
+	sc->nevents = (long)run->seq;
+	if (tail) {
 		/* Only the open turn is parsed in full: the closers depend on it alone. */
-		json_t *tail = json_array();
-		size_t p = open_turn;
-		while (p < (size_t)sc->valid_len) {
-			const char *nl = memchr(data + p, '\n', (size_t)sc->valid_len - p);
-			json_t *j = sess_json_parse_line(data + p, (size_t)(nl - (data + p)));
+		json_t *events = json_array();
+		size_t p = 0;
+		while (p < tail_len) {
+			const char *nl = memchr(tail + p, '\n', tail_len - p);
+			size_t n = nl ? (size_t)(nl - (tail + p)) : tail_len - p;
+			json_t *j = sess_json_parse_line(tail + p, n);
 			if (j)
-				json_array_append_new(tail, j);
-			p = (size_t)(nl - data) + 1;
+				json_array_append_new(events, j);
+			p += n + 1;
 		}
-		sc->nclosers = sess_closers_append(tail);
-		json_decref(tail);
+		sc->nclosers = sess_closers_append(events);
+		json_decref(events);
 	}
 	return 0;
 }
+
+/* The file is read a chunk at a time into one buffer that stays in the cache; a line longer than
+ * a chunk grows it. Read, not mapped: another process may truncate the file (a load's repair)
+ * while we scan, and a mapping would fault (SIGBUS) where a read only comes up short. */
+#define SCAN_CHUNK (1u << 18)
 
 int
 sess_scan_file(const char *path, const char *const *keep, struct sess_scan *sc, struct err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	size_t len = 0;
-	char *data;
-	int rc;
+	struct scan_run run;
+	struct stat st;
+	size_t cap = SCAN_CHUNK, have = 0;
+	char *buf;
+	int rc = 0, eof = 0;
 
-	memset(sc, 0, sizeof(*sc));
+	scan_run_init(&run, keep, sc);
 	if (fd < 0)
 		return err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io", "cannot open %s: %s", path,
 		    strerror(errno));
-	/* Read, not mapped: another process may truncate the file (a load's repair) while we scan,
-	 * and a mapping would fault (SIGBUS) where a read only comes up short. */
-	data = sess_read_fd(fd, path, &len, e);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(e, "session_log_io", "%s is not a regular file", path);
+	}
+	buf = xmalloc(cap + 16);	/* padded: the short compares read whole words (jsonscan.h) */
+	while (rc == 0 && !run.done) {
+		size_t used;
+		while (!eof && have < cap) {
+			ssize_t n = read(fd, buf + have, cap - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				rc = err_set(e, "session_log_io", "cannot read %s: %s", path, strerror(errno));
+				break;
+			}
+			if (n == 0)
+				eof = 1;
+			have += (size_t)n;
+		}
+		if (rc < 0)
+			break;
+		memset(buf + have, 0, 16);
+		if ((rc = sess_scan_lines(&run, buf, have, eof, &used, e)) < 0 || eof)
+			break;
+		if (used == 0) {
+			cap *= 2;	/* one line longer than the buffer */
+			buf = xrealloc(buf, cap + 16);
+		}
+		memmove(buf, buf + used, have - used);
+		have -= used;
+	}
+	if (rc == 0 && run.open_turn >= 0) {
+		/* The open turn is the tail: read it back (a file cut meanwhile reads short). */
+		size_t n = (size_t)(sc->valid_len - run.open_turn), got = 0;
+		char *tail = xmalloc(n + 1);
+		while (got < n) {
+			ssize_t r = pread(fd, tail + got, n - got, run.open_turn + (off_t)got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		rc = scan_run_finish(&run, tail, got, e);
+		free(tail);
+	} else if (rc == 0) {
+		rc = scan_run_finish(&run, NULL, 0, e);
+	}
 	close(fd);
-	if (data == NULL)
-		return -1;
-	rc = sess_scan_buf(data, len, keep, sc, e);
-	free(data);
+	free(buf);
+	scan_shapes_free(&run.shapes);
 	return rc;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/xmalloc.h"
 #include "session/jsonscan.h"
 #include "session/repair.h"
@@ -505,6 +506,64 @@ START_TEST(inspect_refuses_payloads_of_the_wrong_shape)
 }
 END_TEST
 
+/* The file scan reads in chunks: across chunk boundaries, a line longer than a chunk, an open turn
+ * at the end and a torn last line, it gives what the whole-buffer scan and inspect give. */
+START_TEST(scan_file_in_chunks_agrees_with_the_buffer_scan)
+{
+	static const char *const keep[] = { "turn/start", "subagent/settled", NULL };
+	char dir[64], path[128];
+	struct buf b;
+	int64_t seq = 0;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/log.jsonl", dir);
+	for (int variant = 0; variant < 3; variant++) {
+		buf_init(&b);
+		seq = 0;
+		buf_puts(&b, HDR);
+		for (int t = 1; t <= 4000; t++) {
+			buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"turn/start\",\"data\":{\"turn\":%d}}\n", (long long)seq++, t);
+			buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":"
+			    "[{\"type\":\"text\",\"text\":\"%0*d\"}],\"source\":{\"kind\":\"user\"}}}\n", (long long)seq++,
+			    t == 2000 ? 1500000 : 40 + t % 300, t);
+			if (t < 4000 || variant == 0)
+				buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"turn/end\",\"data\":{\"turn\":%d,\"reason\":"
+				    "{\"kind\":\"completed\"}}}\n", (long long)seq++, t);
+			if (t % 1000 == 0)
+				buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"subagent/settled\",\"data\":{\"epoch\":%d,"
+				    "\"end\":\"completed\"}}\n", (long long)seq++, t);
+		}
+		if (variant == 2)
+			buf_puts(&b, "{\"seq\":99999,\"time\":1,\"ty");	/* torn */
+		test_write_file(path, b.data, b.len);
+		struct sess_scan whole, chunked;
+		struct sess_image img;
+		struct err e1, e2, e3;
+		err_clear(&e1);
+		err_clear(&e2);
+		err_clear(&e3);
+		ck_assert_int_eq(sess_scan_buf(b.data, b.len, keep, &whole, &e1), 0);
+		ck_assert_int_eq(sess_scan_file(path, keep, &chunked, &e2), 0);
+		ck_assert_int_eq(sess_inspect_buf(b.data, b.len, &img, &e3), 0);
+		ck_assert_int_eq(whole.valid_len, chunked.valid_len);
+		ck_assert_int_eq(img.valid_len, chunked.valid_len);
+		ck_assert_int_eq(whole.nevents, chunked.nevents);
+		ck_assert_int_eq(whole.torn, chunked.torn);
+		ck_assert_int_eq(chunked.torn, variant == 2);
+		ck_assert_uint_eq(whole.nclosers, chunked.nclosers);
+		ck_assert_uint_eq(img.nclosers, chunked.nclosers);
+		ck_assert_uint_eq(chunked.nclosers, variant == 0 ? 0 : 1);
+		ck_assert(json_equal(whole.kept, chunked.kept));
+		ck_assert_uint_eq(json_array_size(chunked.kept), 4000 + 4);
+		sess_scan_free(&whole);
+		sess_scan_free(&chunked);
+		sess_image_free(&img);
+		buf_free(&b);
+	}
+	test_rmtree(dir);
+}
+END_TEST
+
 Suite *
 repair_suite(void)
 {
@@ -519,6 +578,7 @@ repair_suite(void)
 	tcase_add_test(tc, load_makes_the_repair_durable);
 	tcase_add_test(tc, load_rejects_malformed_and_missing_ids);
 	tcase_add_test(tc, scan_agrees_with_inspect);
+	tcase_add_test(tc, scan_file_in_chunks_agrees_with_the_buffer_scan);
 	tcase_add_test(tc, json_scan_says_yes_only_where_jansson_does);
 	tcase_add_test(tc, json_shape_match_implies_the_validator);
 	suite_add_tcase(s, tc);
