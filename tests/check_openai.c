@@ -61,33 +61,75 @@ drain(struct ev_loop *loop, ev_prepare *w, int revents)
 	runq_drain(w->data);
 }
 
+/* One provider on its own loop, its runq drained before the loop sleeps, as the server does. */
+struct oa_run {
+	struct ev_loop *loop;
+	struct runq q;
+	ev_prepare prep;
+	struct model *m;
+};
+
+/* Makes the provider for cfg on loop and starts call; returns the request. */
+static struct model_req *
+oa_run_start(struct oa_run *r, struct ev_loop *loop, const struct openai_config *cfg,
+    const struct model_call *call, const struct model_sink *sink)
+{
+	struct err e;
+
+	r->loop = loop;
+	runq_init(&r->q, NULL);
+	ev_prepare_init(&r->prep, drain);
+	r->prep.data = &r->q;
+	ev_prepare_start(loop, &r->prep);
+	err_clear(&e);
+	r->m = model_openai_new(&r->q, loop, cfg, &e);
+	ck_assert_ptr_nonnull(r->m);
+	return r->m->ops->start(r->m, call, sink);
+}
+
+static void
+oa_run_free(struct oa_run *r)
+{
+	model_free(r->m);
+	ev_prepare_stop(r->loop, &r->prep);
+	runq_stop(&r->q);
+}
+
+/* A non-blocking listening socket on 127.0.0.1 and its base URL. */
+static int
+loopback_listen(char *url, size_t n, int backlog)
+{
+	struct sockaddr_in a = { 0 };
+	socklen_t alen = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(lfd, backlog), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+	fcntl(lfd, F_SETFL, O_NONBLOCK);
+	snprintf(url, n, "http://127.0.0.1:%d", ntohs(a.sin_port));
+	return lfd;
+}
+
 START_TEST(openai_refused_connection_is_a_clear_error)
 {
 	struct ev_loop *loop = ev_loop_new(0);
-	struct runq q;
-	ev_prepare prep;
-	struct err e;
+	struct oa_run r;
 	struct openai_config cfg = { "http://127.0.0.1:1", "sk-secret-key", "m", 2000, 5000, 3, 5 };
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi");
 	struct model_call call = { .agent_id = "a", .script = "root", .system = "s", .messages = msgs };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
-	runq_init(&q, NULL);
-	ev_prepare_init(&prep, drain);
-	prep.data = &q;
-	ev_prepare_start(loop, &prep);
-	err_clear(&e);
-	struct model *m = model_openai_new(&q, loop, &cfg, &e);
-	ck_assert_ptr_nonnull(m);
-	m->ops->start(m, &call, &sink);
+	oa_run_start(&r, loop, &cfg, &call, &sink);
 	ev_run(loop, 0);
 	ck_assert_str_eq(code, "MODEL_CONNECTION");
 	ck_assert_ptr_nonnull(strstr(msg, "cannot reach the model server at http://127.0.0.1:1/chat/completions"));
 	ck_assert_ptr_null(strstr(msg, "sk-secret-key"));
 	ck_assert_int_eq(finished, 0);
-	model_free(m);
+	oa_run_free(&r);
 	json_decref(msgs);
-	ev_prepare_stop(loop, &prep);
 	ev_loop_destroy(loop);
 }
 END_TEST
@@ -164,24 +206,13 @@ endless_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 START_TEST(openai_an_endless_line_fails_the_turn_at_the_limit)
 {
 	struct ev_loop *loop = ev_loop_new(0);
-	struct sockaddr_in a = { 0 };
-	socklen_t alen = sizeof(a);
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
 	char url[64];
-	struct runq q;
-	ev_prepare prep;
-	struct err e;
+	int lfd = loopback_listen(url, sizeof(url), 1);
+	struct oa_run r;
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi");
 	struct model_call call = { .agent_id = "a", .script = "root", .system = "s", .messages = msgs };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(lfd, 1), 0);
-	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
-	fcntl(lfd, F_SETFL, O_NONBLOCK);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(a.sin_port));
 	memset(&S, 0, sizeof(S));
 	S.conn_io.fd = -1;
 	S.limit = SSE_LINE_MAX + ((size_t)16 << 20);	/* more than the kernel buffers on loopback */
@@ -189,26 +220,17 @@ START_TEST(openai_an_endless_line_fails_the_turn_at_the_limit)
 	ev_io_start(loop, &S.listen_io);
 
 	struct openai_config cfg = { url, "sk-secret-key", "m", 2000, 10000, 1, 5 };
-	runq_init(&q, NULL);
-	ev_prepare_init(&prep, drain);
-	prep.data = &q;
-	ev_prepare_start(loop, &prep);
-	err_clear(&e);
-	struct model *m = model_openai_new(&q, loop, &cfg, &e);
-	ck_assert_ptr_nonnull(m);
-	m->ops->start(m, &call, &sink);
+	oa_run_start(&r, loop, &cfg, &call, &sink);
 	ev_run(loop, 0);
 	ck_assert_str_eq(code, "MODEL_STREAM");
 	ck_assert_str_eq(msg, "the model stream sent a line longer than 64 MiB");
 	ck_assert_int_eq(finished, 0);
 	ck_assert_uint_lt(S.sent, S.limit);	/* cut at the limit, not at the end of what was sent */
-	model_free(m);
+	oa_run_free(&r);
 	json_decref(msgs);
 	endless_close(loop);
 	ev_io_stop(loop, &S.listen_io);
 	close(lfd);
-	ev_prepare_stop(loop, &prep);
-	runq_stop(&q);
 	ev_loop_destroy(loop);
 }
 END_TEST
@@ -283,26 +305,15 @@ retry_watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 START_TEST(openai_a_huge_retry_base_waits_at_most_a_minute)
 {
 	struct ev_loop *loop = ev_loop_new(0);
-	struct sockaddr_in a = { 0 };
-	socklen_t alen = sizeof(a);
-	int lfd = socket(AF_INET, SOCK_STREAM, 0), saved = dup(2);
 	char url[64];
-	struct runq q;
-	ev_prepare prep;
+	int lfd = loopback_listen(url, sizeof(url), 4), saved = dup(2);
+	struct oa_run r;
 	ev_io lio;
 	ev_timer watch;
-	struct err e;
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi");
 	struct model_call call = { .agent_id = "a", .script = "root", .system = "s", .messages = msgs };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(lfd, 4), 0);
-	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
-	fcntl(lfd, F_SETFL, O_NONBLOCK);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(a.sin_port));
 	ev_io_init(&lio, err500_accept_cb, lfd, EV_READ);
 	ev_io_start(loop, &lio);
 	/* The retry's wait is only visible in its log line: stderr goes to a file for this test. */
@@ -315,29 +326,20 @@ START_TEST(openai_a_huge_retry_base_waits_at_most_a_minute)
 
 	/* ACP_AGENT_RETRY_BASE_MS as large as strtol goes: it was shifted and added to, unchecked. */
 	struct openai_config cfg = { url, "sk-secret-key", "m", 2000, 10000, 3, LONG_MAX };
-	runq_init(&q, NULL);
-	ev_prepare_init(&prep, drain);
-	prep.data = &q;
-	ev_prepare_start(loop, &prep);
-	err_clear(&e);
-	struct model *m = model_openai_new(&q, loop, &cfg, &e);
-	ck_assert_ptr_nonnull(m);
-	struct model_req *req = m->ops->start(m, &call, &sink);
+	struct model_req *req = oa_run_start(&r, loop, &cfg, &call, &sink);
 	ev_run(loop, 0);
 	dup2(saved, 2);
 	close(saved);
 	ck_assert_msg(R.seen, "no retry was scheduled (error %s: %s)", code, msg);
 	ck_assert_int_ge(R.delay, 1);
 	ck_assert_int_le(R.delay, 60000);
-	m->ops->cancel(m, req);
-	model_free(m);
+	r.m->ops->cancel(r.m, req);
+	oa_run_free(&r);
 	json_decref(msgs);
 	ev_timer_stop(loop, &watch);
 	ev_io_stop(loop, &lio);
 	close(lfd);
 	fclose(R.log);
-	ev_prepare_stop(loop, &prep);
-	runq_stop(&q);
 	ev_loop_destroy(loop);
 }
 END_TEST
@@ -367,9 +369,7 @@ END_TEST
 START_TEST(openai_a_request_that_cannot_be_built_fails_without_being_sent)
 {
 	struct ev_loop *loop = ev_loop_new(0);
-	struct runq q;
-	ev_prepare prep;
-	struct err e;
+	struct oa_run r;
 	struct openai_config cfg = { "http://127.0.0.1:1", "sk-secret-key", "m", 2000, 5000, 3, 5 };
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi");
 	json_t *tools = json_pack("[{s:s}]", "description", "a tool without a name");
@@ -377,23 +377,15 @@ START_TEST(openai_a_request_that_cannot_be_built_fails_without_being_sent)
 		.tools = tools };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
-	runq_init(&q, NULL);
-	ev_prepare_init(&prep, drain);
-	prep.data = &q;
-	ev_prepare_start(loop, &prep);
-	err_clear(&e);
-	struct model *m = model_openai_new(&q, loop, &cfg, &e);
-	ck_assert_ptr_nonnull(m);
-	m->ops->start(m, &call, &sink);
+	oa_run_start(&r, loop, &cfg, &call, &sink);
 	ev_run(loop, 0);
 	/* Not MODEL_CONNECTION: nothing went to the (absent) server, the tool was not dropped silently. */
 	ck_assert_str_eq(code, "MODEL_REQUEST");
 	ck_assert_ptr_nonnull(strstr(msg, "could not be built"));
 	ck_assert_int_eq(finished, 0);
-	model_free(m);
+	oa_run_free(&r);
 	json_decref(msgs);
 	json_decref(tools);
-	ev_prepare_stop(loop, &prep);
 	ev_loop_destroy(loop);
 }
 END_TEST
