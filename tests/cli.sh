@@ -130,6 +130,13 @@ yes '{"text":"x"},' | head -n 1000000 | tr -d '\n' > "$tmp/body"
   printf '{"text":"y"}]}]}'; } > "$tmp/big.json"
 rm -f "$tmp/body"
 mkfifo "$tmp/in"
+# reap: waits for the agent started as $pid (stdin on fd 3), its status in rc.
+reap() {
+	wait $pid
+	rc=$?
+	pid=
+	exec 3>&-
+}
 for sig in HUP TERM; do
 	"$agent" --log-level info --model replay --recording "$tmp/big.json" --state-dir "$tmp/state-$sig" \
 		< "$tmp/in" > /dev/null 2> "$tmp/sig.err" &
@@ -144,10 +151,7 @@ for sig in HUP TERM; do
 		sleep 0.01
 	done
 	kill -s $sig $pid
-	wait $pid
-	rc=$?
-	pid=
-	exec 3>&-
+	reap
 	if [ $rc -ne 0 ]; then
 		fail "SIG$sig during start-up: exit $rc, not 0"
 	elif ! grep -q 'signal.*during start-up' "$tmp/sig.err"; then
@@ -177,10 +181,7 @@ for round in 1 2 3 4 5 6; do
 	kill -TERM $pid
 	sleep "0.00$round"
 	kill -TERM $pid 2>/dev/null
-	wait $pid
-	rc=$?
-	pid=
-	exec 3>&-
+	reap
 	if [ $rc -ne 0 ]; then
 		fail "two SIGTERMs $round ms apart: exit $rc, not 0"
 		break
