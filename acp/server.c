@@ -39,11 +39,32 @@ acp_send(struct acp_server *srv, json_t *msg)
 	json_decref(msg);
 }
 
+/* A session/update notification; steals update. */
+static json_t *
+acp_update_msg(const char *sid, json_t *update)
+{
+	return acp_notification_new("session/update", json_pack("{s:s, s:o}", "sessionId", sid, "update", update));
+}
+
+/* A message about a session that is being replayed waits until the replay is out (steals msg). */
+static void
+acp_hold(struct acp_session *as, json_t *msg)
+{
+	if (as->held == NULL)
+		as->held = json_array();
+	json_array_append_new(as->held, msg);
+}
+
 static void
 acp_send_update(struct acp_server *srv, const char *sid, json_t *update)
 {
-	acp_send(srv, acp_notification_new("session/update",
-	    json_pack("{s:s, s:o}", "sessionId", sid, "update", update)));
+	struct acp_session *as = map_get(&srv->sessions, sid);
+	json_t *msg = acp_update_msg(sid, update);
+
+	if (as && as->replays)
+		acp_hold(as, msg);
+	else
+		acp_send(srv, msg);
 }
 
 static json_t *
@@ -107,6 +128,12 @@ acp_reply_task_run(void *arg)
 	struct acp_reply_task *t = arg;
 	struct acp_session *as = t->as;
 
+	if (as->replays) {
+		/* The turn's updates are held behind a replay: so is its answer, and what it queued. */
+		acp_hold(as, t->reply);
+		free(t);
+		return;
+	}
 	acp_send(as->srv, t->reply);
 	free(t);
 	if (as->queued_id && as->agent && !as->prompt_id) {
@@ -362,21 +389,226 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 	return as;
 }
 
+/*
+ * The session/load replay is sent in slices (at most ACP_REPLAY_UPDATES updates or about
+ * ACP_REPLAY_BYTES each), one per loop iteration: stdin is read between slices, so other requests
+ * are answered, and EOF, a signal or a session/close stop it. The first slice goes out at once, so a
+ * short replay is whole before the next request is read. It pauses while the write queue is above
+ * its high mark and goes on from acp_on_low. While it runs, everything else about the session
+ * (live updates, a turn's answer) is held and follows the load's response; a prompt waits for it.
+ */
+#define ACP_REPLAY_UPDATES 256
+#define ACP_REPLAY_BYTES (256ull * 1024)
+
+struct acp_replay_task {
+	ev_idle idle;			/* first member: active while the next slice waits for the loop */
+	struct acp_server *srv;
+	struct acp_session *as;		/* NULL once stopped */
+	json_t *id;			/* the session/load request's id: owned */
+	json_t *events;			/* a reference: the cursor reads it, even after a close */
+	struct acp_replay cur;
+	int busy;			/* queued, or a slice is being sent: only that code frees it */
+	int paused;			/* waits for acp_on_low */
+	struct acp_replay_task *next;
+};
+
+static json_t *acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt);
+
+static void
+acp_replay_free_task(struct acp_replay_task *t)
+{
+	struct acp_replay_task **pp;
+
+	for (pp = &t->srv->replays; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	ev_idle_stop(t->srv->loop, &t->idle);
+	acp_replay_free(&t->cur);
+	json_decref(t->events);
+	json_decref(t->id);
+	free(t);
+}
+
+/* Lets go of the session; the last replay of it sends what was held meanwhile. May free t. */
+static void
+acp_replay_detach(struct acp_replay_task *t)
+{
+	struct acp_session *as = t->as;
+
+	t->as = NULL;
+	t->paused = 0;
+	ev_idle_stop(t->srv->loop, &t->idle);
+	if (--as->replays == 0 && as->held) {
+		json_t *held = as->held, *msg;
+		size_t i;
+		as->held = NULL;
+		json_array_foreach(held, i, msg) acp_wq_push(&t->srv->wq, msg);
+		json_decref(held);
+	}
+	if (!t->busy)
+		acp_replay_free_task(t);
+}
+
+/* Sends one slice; returns 1 once every update is out. */
+static int
+acp_replay_slice(struct acp_replay_task *t)
+{
+	struct acp_server *srv = t->srv;
+	unsigned long long start = srv->wq.total;
+	json_t *one = json_array();
+	size_t n = 0;
+
+	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
+	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
+	    && !acp_wq_full(&srv->wq) && acp_replay_next(&t->cur, 1, one) == 1) {
+		acp_send(srv, acp_update_msg(t->as->id, json_incref(json_array_get(one, 0))));
+		json_array_clear(one);
+		n++;
+	}
+	json_decref(one);
+	return acp_replay_done(&t->cur);
+}
+
+/* A prompt that came during the replay (or was queued behind a cancelled one) runs now. */
+static void
+acp_session_after_replay(struct acp_session *as)
+{
+	json_t *id, *prompt, *reply;
+
+	if (as->replays || as->agent == NULL || as->prompt_id || as->srv->shutting_down)
+		return;
+	if (as->queued_id) {
+		id = as->queued_id, prompt = as->queued_prompt;
+		as->queued_id = as->queued_prompt = NULL;
+		acp_prompt_start(as, id, prompt);
+	} else if (as->wait_id) {
+		id = as->wait_id, prompt = as->wait_prompt;
+		as->wait_id = as->wait_prompt = NULL;
+		if ((reply = acp_prompt_begin(as, id, prompt)) != NULL)
+			acp_send(as->srv, reply);
+		json_decref(id);
+		json_decref(prompt);
+	}
+}
+
+/* A prompt that waited for a replay that will not end well is answered cancelled. */
+static void
+acp_session_drop_wait(struct acp_session *as)
+{
+	if (as->wait_id == NULL)
+		return;
+	acp_send(as->srv, acp_result_new(as->wait_id, json_pack("{s:s}", "stopReason", "cancelled")));
+	json_decref(as->wait_id);
+	json_decref(as->wait_prompt);
+	as->wait_id = as->wait_prompt = NULL;
+}
+
+/* The replay is out: its response, then the commands (SPEC §3.1, §3.6), then what was held. */
+static void
+acp_replay_finish(struct acp_replay_task *t)
+{
+	struct acp_server *srv = t->srv;
+	struct acp_session *as = t->as;
+
+	t->busy = 1;		/* a write error in acp_send stops it: it is freed here */
+	acp_send(srv, acp_result_new(t->id, json_object()));
+	acp_send(srv, acp_update_msg(as->id, acp_commands_update()));
+	t->busy = 0;
+	if (t->as == NULL) {
+		acp_replay_free_task(t);
+		return;
+	}
+	acp_replay_detach(t);
+	acp_session_after_replay(as);
+}
+
+static void
+acp_replay_continue(struct acp_replay_task *t)
+{
+	if (acp_wq_full(&t->srv->wq))
+		t->paused = 1;
+	else
+		ev_idle_start(t->srv->loop, &t->idle);
+}
+
+/* One slice, then the response or the next slice; t->busy is set by the caller. */
+static void
+acp_replay_go(struct acp_replay_task *t)
+{
+	int done = t->as ? acp_replay_slice(t) : 0;
+
+	t->busy = 0;
+	if (t->as == NULL)
+		acp_replay_free_task(t);	/* stopped while it was queued or sending */
+	else if (done)
+		acp_replay_finish(t);
+	else
+		acp_replay_continue(t);
+}
+
+static void
+acp_replay_task_run(void *arg)
+{
+	acp_replay_go(arg);
+}
+
+/* The next slice is queued from the loop, so work that arrived meanwhile runs before it. */
+static void
+acp_replay_idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct acp_replay_task *t = (struct acp_replay_task *)w;
+
+	(void)revents;
+	ev_idle_stop(loop, w);
+	t->busy = 1;
+	runq_push(&t->srv->runq, acp_replay_task_run, t);
+}
+
+/* Stops the replays of as (session/close: each load is answered), or of every session (shutdown). */
+static void
+acp_replays_stop(struct acp_server *srv, struct acp_session *as)
+{
+	for (;;) {
+		struct acp_replay_task *t;
+		json_t *id;
+		/* From the head each time: a write error below can shut down and stop the others. */
+		for (t = srv->replays; t && (t->as == NULL || (as && t->as != as)); t = t->next)
+			;
+		if (t == NULL)
+			break;
+		id = json_incref(t->id);
+		acp_replay_detach(t);
+		if (as)
+			acp_send(srv, acp_error_new(id, ACP_UNKNOWN_SESSION, "unknown_session",
+			    "the session was closed while it was being loaded", json_pack("{s:s}", "sessionId", as->id)));
+		json_decref(id);
+	}
+}
+
 static json_t *
 acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
 {
-	json_t *reply = NULL, *updates;
+	json_t *reply = NULL;
 	struct acp_session *as = acp_open_stored(srv, m, &reply);
-	size_t i;
-	json_t *u;
+	struct acp_replay_task *t, **pp;
 
 	if (as == NULL)
 		return reply;
-	updates = acp_update_replay(as->agent->sess->events, &srv->tools);
-	json_array_foreach(updates, i, u) acp_send_update(srv, as->id, json_incref(u));
-	json_decref(updates);
-	acp_send(srv, acp_result_new(m->id, json_object()));
-	acp_send_update(srv, as->id, acp_commands_update());
+	t = xcalloc(1, sizeof(*t));
+	ev_idle_init(&t->idle, acp_replay_idle_cb);
+	t->srv = srv;
+	t->as = as;
+	t->id = json_incref(m->id);
+	t->events = json_incref(as->agent->sess->events);
+	acp_replay_init(&t->cur, t->events, &srv->tools);
+	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
+		;
+	*pp = t;
+	as->replays++;
+	t->busy = 1;
+	acp_replay_go(t);
 	return NULL;
 }
 
@@ -482,6 +714,8 @@ acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
 
 	if (as == NULL)
 		return reply;
+	acp_replays_stop(srv, as);
+	acp_session_drop_wait(as);
 	acp_session_cancel(as);
 	json_decref(as->queued_id);
 	json_decref(as->queued_prompt);
@@ -539,6 +773,24 @@ acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt)
 	agent_post(as->agent, prompt, json_pack("{s:s}", "kind", "user"), as->prompt_msg);
 }
 
+/* Runs a checked prompt on an idle session: a slash command answers now, else a turn starts. */
+static json_t *
+acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt)
+{
+	struct acp_server *srv = as->srv;
+
+	if (acp_commands_match(prompt)) {
+		char *text = acp_commands_run(as->agent, acp_commands_match(prompt));
+		char mid[SESS_ID_LEN + 1];
+		sess_ids_new(&srv->env.ids, mid);
+		acp_send_update(srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));
+		free(text);
+		return acp_result_new(id, json_pack("{s:s}", "stopReason", "end_turn"));
+	}
+	acp_prompt_start(as, json_incref(id ? id : json_null()), json_deep_copy(prompt));
+	return NULL;		/* answered when its turn ends */
+}
+
 static json_t *
 acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 {
@@ -553,13 +805,13 @@ acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 		return acp_invalid_params(m->id, bad);
 	if (acp_commands_match(prompt) && acp_has_nul(json_object_get(json_array_get(prompt, 0), "text")))
 		return acp_invalid_params(m->id, "prompt: a slash command must not contain \\u0000");
-	if (as->prompt_id == NULL && acp_commands_match(prompt)) {
-		char *text = acp_commands_run(as->agent, acp_commands_match(prompt));
-		char mid[SESS_ID_LEN + 1];
-		sess_ids_new(&srv->env.ids, mid);
-		acp_send_update(srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));
-		free(text);
-		return acp_result_new(m->id, json_pack("{s:s}", "stopReason", "end_turn"));
+	if (as->replays && as->prompt_id == NULL) {
+		/* The session is being loaded: the prompt runs once the replay and its response are out. */
+		if (as->wait_id || as->queued_id)
+			return acp_invalid_params(m->id, "a prompt is already in flight for this session");
+		as->wait_id = json_incref(m->id ? m->id : json_null());
+		as->wait_prompt = json_deep_copy(prompt);
+		return NULL;
 	}
 	if (as->prompt_id) {
 		if (as->cancelled && as->queued_id == NULL) {
@@ -569,8 +821,7 @@ acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 		}
 		return acp_invalid_params(m->id, "a prompt is already in flight for this session");
 	}
-	acp_prompt_start(as, json_incref(m->id ? m->id : json_null()), json_deep_copy(prompt));
-	return NULL;		/* answered when its turn ends */
+	return acp_prompt_begin(as, m->id, prompt);
 }
 
 static json_t *
@@ -579,9 +830,10 @@ acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m)
 	const char *sid = json_string_value(json_object_get(m->params, "sessionId"));
 	struct acp_session *as = sid ? map_get(&srv->sessions, sid) : NULL;
 
-	if (as && as->agent)
+	if (as && as->agent) {
+		acp_session_drop_wait(as);
 		acp_session_cancel(as);
-	else
+	} else
 		log_info("acp: session/cancel for unknown session ignored");
 	return NULL;
 }
@@ -734,7 +986,7 @@ acp_settle(void *arg)
 {
 	struct acp_server *srv = arg;
 
-	if (srv->waiters && agent_rt_idle(&srv->rt))
+	if (srv->waiters && agent_rt_idle(&srv->rt) && srv->replays == NULL)
 		while (srv->waiters)
 			acp_waiter_done(srv, srv->waiters, 1);
 	if (srv->shutting_down == 2 && acp_wq_pending(&srv->wq) == 0)
@@ -759,6 +1011,10 @@ acp_server_shutdown(struct acp_server *srv)
 		return;
 	srv->shutting_down = 1;
 	acp_reader_pause(&srv->reader);
+	/* A replay would keep the run queue busy: it stops now; waiting prompts are cancelled. */
+	acp_replays_stop(srv, NULL);
+	for (size_t i = 0; i < srv->nall; i++)
+		acp_session_drop_wait(srv->all[i]);
 	runq_push(&srv->runq, acp_shutdown_task, srv);
 }
 
@@ -792,6 +1048,11 @@ acp_on_low(void *arg)
 
 	if (!srv->shutting_down)
 		acp_reader_resume(&srv->reader);
+	for (struct acp_replay_task *t = srv->replays; t; t = t->next)
+		if (t->paused) {
+			t->paused = 0;
+			ev_idle_start(srv->loop, &t->idle);
+		}
 }
 
 static void
@@ -868,6 +1129,12 @@ acp_server_free(struct acp_server *srv)
 	}
 	while (srv->waiters)
 		acp_waiter_done(srv, srv->waiters, 0);
+	for (struct acp_replay_task *t = srv->replays, *next; t; t = next) {
+		next = t->next;
+		if (t->as)
+			t->as->replays--;
+		acp_replay_free_task(t);
+	}
 	agent_rt_shutdown(&srv->rt);
 	if (srv->model)
 		srv->model->ops->report(srv->model);
@@ -875,6 +1142,9 @@ acp_server_free(struct acp_server *srv)
 		json_decref(srv->all[i]->prompt_id);
 		json_decref(srv->all[i]->queued_id);
 		json_decref(srv->all[i]->queued_prompt);
+		json_decref(srv->all[i]->held);
+		json_decref(srv->all[i]->wait_id);
+		json_decref(srv->all[i]->wait_prompt);
 		free(srv->all[i]);
 	}
 	free(srv->all);

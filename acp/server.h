@@ -40,9 +40,14 @@ struct acp_session {
 	int cancelled;			/* session/cancel arrived while it was pending */
 	json_t *queued_id;		/* a prompt queued behind a cancelled one */
 	json_t *queued_prompt;
+	int replays;			/* session/load replays of it in flight */
+	json_t *held;			/* its messages held while replays > 0: owned array, or NULL */
+	json_t *wait_id;		/* a prompt that came during a replay: runs after it */
+	json_t *wait_prompt;
 };
 
 struct acp_waiter;
+struct acp_replay_task;
 
 struct acp_server {
 	struct ev_loop *loop;
@@ -59,6 +64,7 @@ struct acp_server {
 	struct acp_session **all;
 	size_t nall, call;
 	struct acp_waiter *waiters;
+	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
 	ev_signal sigint, sigterm;
 	int team;			/* --profile team */
 	int initialized;

@@ -1,6 +1,7 @@
 /* The one mapping from session events to ACP session updates. */
 #include "acp/updates.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,62 +161,128 @@ acp_update_live(const json_t *ev, const struct toolbox *tb)
 	return NULL;
 }
 
-static void
-acp_replay_blocks(json_t *out, const json_t *content, const char *msg_id)
+void
+acp_replay_init(struct acp_replay *r, const json_t *events, const struct toolbox *tb)
 {
-	size_t i;
-	json_t *blk;
+	r->events = events;
+	r->tb = tb;
+	r->end = json_array_size(events);
+	r->next = 0;
+	r->blk = 0;
+	r->calls = json_object();
+}
 
-	json_array_foreach(content, i, blk) {
-		const char *type = json_string_value(json_object_get(blk, "type"));
+int
+acp_replay_done(const struct acp_replay *r)
+{
+	return r->next >= r->end || r->next >= json_array_size(r->events);
+}
+
+/* The update for one block of a replayed user message (NULL when it cannot be made). */
+static json_t *
+acp_replay_user_block(const json_t *data, const json_t *blk)
+{
+	return json_pack("{s:s, s:O, s:O}", "sessionUpdate", "user_message_chunk", "content", blk,
+	    "messageId", json_object_get(data, "id"));
+}
+
+/* The update for one block of an assistant message (text, reasoning), or NULL; notes tool calls. */
+static json_t *
+acp_replay_assistant_block(struct acp_replay *r, const json_t *data, const json_t *blk)
+{
+	const char *type = json_string_value(json_object_get(blk, "type"));
+
+	if (strcmp(type, "text") == 0 || strcmp(type, "reasoning") == 0) {
 		const char *text = json_string_value(json_object_get(blk, "text"));
-		if (strcmp(type, "text") == 0 || strcmp(type, "reasoning") == 0)
-			json_array_append_new(out, acp_update_chunk(strcmp(type, "reasoning") == 0, msg_id,
-			    text, strlen(text)));
+		return acp_update_chunk(strcmp(type, "reasoning") == 0,
+		    json_string_value(json_object_get(data, "id")), text, strlen(text));
 	}
+	if (strcmp(type, "tool-call") == 0)
+		json_object_set(r->calls, json_string_value(json_object_get(blk, "callId")), (json_t *)blk);
+	return NULL;
+}
+
+static json_t *
+acp_replay_tool_result(struct acp_replay *r, const json_t *data)
+{
+	const char *cid = json_string_value(json_object_get(data, "callId"));
+	json_t *blk = json_object_get(r->calls, cid);
+	json_t *u = acp_tool_call_update(acp_event_call_id(data), json_string_value(json_object_get(data, "name")),
+	    json_string_value(json_object_get(blk, "arguments")), r->tb);
+
+	acp_tool_result_fields(u, data);
+	acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
+	return u;
+}
+
+/*
+ * The next update, or NULL once the events are done. r->blk walks the content blocks of the
+ * current event, so a message with many blocks is cut between blocks like any other.
+ */
+static json_t *
+acp_replay_step(struct acp_replay *r)
+{
+	while (!acp_replay_done(r)) {
+		const json_t *ev = json_array_get(r->events, r->next);
+		const char *type = json_string_value(json_object_get(ev, "type"));
+		const json_t *data = json_object_get(ev, "data");
+		const json_t *content = json_object_get(data, "content");
+		json_t *u = NULL;
+
+		if (strcmp(type, "user/message") == 0) {
+			const char *kind = json_string_value(json_object_get(json_object_get(data, "source"),
+			    "kind"));
+			/* Injected messages (notices, relays) were never shown: not replayed. */
+			if (kind && strcmp(kind, "user") == 0 && r->blk < json_array_size(content)) {
+				u = acp_replay_user_block(data, json_array_get(content, r->blk++));
+				if (u)
+					return u;
+				continue;	/* a block it cannot show: the next one */
+			}
+		} else if (strcmp(type, "assistant/message") == 0) {
+			while (u == NULL && r->blk < json_array_size(content))
+				u = acp_replay_assistant_block(r, data, json_array_get(content, r->blk++));
+			if (u)
+				return u;
+		} else if (strcmp(type, "tool/result") == 0 && r->blk == 0) {
+			r->blk = 1;
+			return acp_replay_tool_result(r, data);
+		}
+		r->next++;
+		r->blk = 0;
+	}
+	return NULL;
+}
+
+size_t
+acp_replay_next(struct acp_replay *r, size_t max, json_t *out)
+{
+	size_t n = 0;
+	json_t *u;
+
+	while (n < max && (u = acp_replay_step(r)) != NULL) {
+		json_array_append_new(out, u);
+		n++;
+	}
+	return n;
+}
+
+void
+acp_replay_free(struct acp_replay *r)
+{
+	json_decref(r->calls);
+	r->calls = NULL;
 }
 
 json_t *
 acp_update_replay(const json_t *events, const struct toolbox *tb)
 {
+	struct acp_replay r;
 	json_t *out = json_array();
-	json_t *calls = json_object();		/* callId -> {name, arguments} */
-	size_t i;
-	json_t *ev;
 
-	json_array_foreach(events, i, ev) {
-		const char *type = json_string_value(json_object_get(ev, "type"));
-		const json_t *data = json_object_get(ev, "data");
-		if (strcmp(type, "user/message") == 0) {
-			const char *kind = json_string_value(json_object_get(json_object_get(data, "source"),
-			    "kind"));
-			size_t k;
-			json_t *blk;
-			/* Injected messages (notices, relays) were never shown: not replayed. */
-			if (!kind || strcmp(kind, "user") != 0)
-				continue;
-			json_array_foreach(json_object_get(data, "content"), k, blk)
-				json_array_append_new(out, json_pack("{s:s, s:O, s:O}", "sessionUpdate",
-				    "user_message_chunk", "content", blk, "messageId", json_object_get(data, "id")));
-		} else if (strcmp(type, "assistant/message") == 0) {
-			size_t k;
-			json_t *blk;
-			acp_replay_blocks(out, json_object_get(data, "content"),
-			    json_string_value(json_object_get(data, "id")));
-			json_array_foreach(json_object_get(data, "content"), k, blk) {
-				if (strcmp(json_string_value(json_object_get(blk, "type")), "tool-call") == 0)
-					json_object_set(calls, json_string_value(json_object_get(blk, "callId")), blk);
-			}
-		} else if (strcmp(type, "tool/result") == 0) {
-			const char *cid = json_string_value(json_object_get(data, "callId"));
-			json_t *blk = json_object_get(calls, cid);
-			json_t *u = acp_tool_call_update(acp_event_call_id(data), json_string_value(json_object_get(data, "name")),
-			    json_string_value(json_object_get(blk, "arguments")), tb);
-			acp_tool_result_fields(u, data);
-			acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
-			json_array_append_new(out, u);
-		}
-	}
-	json_decref(calls);
+	acp_replay_init(&r, events, tb);
+	while (acp_replay_next(&r, SIZE_MAX, out) > 0)
+		;
+	acp_replay_free(&r);
 	return out;
 }

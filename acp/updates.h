@@ -22,6 +22,25 @@ char *acp_tool_call_id(long long turn, long long step, const char *call_id);
 json_t *acp_update_progress(const char *tool_call_id, const char *child_id, const char *text);
 /* The live update for one appended event, or NULL (most events show nothing); new ref. */
 json_t *acp_update_live(const json_t *ev, const struct toolbox *tb);
+/*
+ * The replay as a cursor, so a long log is sent in slices (session/load): it walks the events that
+ * were there when it was made (later ones are live updates) and keeps the tool calls it has seen.
+ * events and tb: borrowed, and must outlive the cursor (hold a reference to events).
+ */
+struct acp_replay {
+	const json_t *events;
+	const struct toolbox *tb;
+	size_t end;		/* events [0, end) are replayed */
+	size_t next;		/* the event being replayed */
+	size_t blk;		/* its next content block */
+	json_t *calls;		/* callId -> the tool-call block: owned */
+};
+
+void acp_replay_init(struct acp_replay *r, const json_t *events, const struct toolbox *tb);
+/* Appends at most max updates (new refs) to out; returns how many; 0 once done. */
+size_t acp_replay_next(struct acp_replay *r, size_t max, json_t *out);
+int acp_replay_done(const struct acp_replay *r);
+void acp_replay_free(struct acp_replay *r);
 /* The replay of a whole log as updates; returns a new array. */
 json_t *acp_update_replay(const json_t *events, const struct toolbox *tb);
 /* The title a tool call shows; returns owned. */

@@ -90,6 +90,12 @@ acp_wq_pending(const struct acp_wq *q)
 	return q->out.len - q->off;
 }
 
+int
+acp_wq_full(const struct acp_wq *q)
+{
+	return q->above_high;
+}
+
 void
 acp_wq_push(struct acp_wq *q, const json_t *msg)
 {
@@ -102,6 +108,7 @@ acp_wq_push(struct acp_wq *q, const json_t *msg)
 		return;
 	}
 	buf_append(&q->out, "\n", 1);
+	q->total += q->out.len - start;
 	if (q->trace)
 		fwrite(q->out.data + start, 1, q->out.len - start, q->trace);
 	/* Skip the watcher when the pipe takes it at once (the common case). */

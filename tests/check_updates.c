@@ -141,6 +141,109 @@ START_TEST(updates_list_agents_raw_output_is_an_object)
 }
 END_TEST
 
+/* A log with every kind of replayed event, messages of several blocks and events that show nothing. */
+static json_t *
+replay_events(void)
+{
+	json_t *events = json_array();
+
+	json_array_append_new(events, ev("turn/start", "{\"turn\":1}"));
+	json_array_append_new(events, ev("user/message", "{\"id\":\"m1\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"},{\"type\":\"resource_link\",\"uri\":\"file:///x\"}],\"source\":{\"kind\":\"user\"}}"));
+	json_array_append_new(events, ev("user/message", "{\"id\":\"m2\",\"content\":[{\"type\":\"text\",\"text\":\"notice\"}],\"source\":{\"kind\":\"subagent-settled\"}}"));
+	json_array_append_new(events, ev("assistant/message", "{\"turn\":1,\"step\":1,\"id\":\"a1\",\"content\":[{\"type\":\"reasoning\",\"text\":\"r\"},{\"type\":\"tool-call\",\"callId\":\"c1\",\"name\":\"x\",\"arguments\":\"{\\\"k\\\":2}\"},{\"type\":\"text\",\"text\":\"t\"},{\"type\":\"tool-call\",\"callId\":\"c2\",\"name\":\"list_agents\",\"arguments\":\"{}\"}]}"));
+	json_array_append_new(events, ev("tool/call", "{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"name\":\"x\",\"arguments\":\"{}\"}"));
+	json_array_append_new(events, ev("tool/result", "{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"name\":\"x\",\"content\":[{\"type\":\"text\",\"text\":\"done\"}],\"isError\":false,\"output\":{\"k\":1}}"));
+	json_array_append_new(events, ev("tool/result", "{\"turn\":1,\"step\":1,\"callId\":\"c2\",\"name\":\"list_agents\",\"content\":[{\"type\":\"text\",\"text\":\"l\"}],\"isError\":false,\"output\":[{\"id\":\"a\"}]}"));
+	json_array_append_new(events, ev("assistant/message", "{\"turn\":1,\"step\":2,\"id\":\"a2\",\"content\":[]}"));
+	json_array_append_new(events, ev("assistant/message", "{\"turn\":1,\"step\":3,\"id\":\"a3\",\"content\":[{\"type\":\"text\",\"text\":\"end\"}]}"));
+	json_array_append_new(events, ev("turn/end", "{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}"));
+	return events;
+}
+
+/* The cursor in batches of any size gives exactly acp_update_replay's array, never more than asked. */
+START_TEST(updates_replay_cursor_batches_equal_the_whole_replay)
+{
+	struct toolbox tb;
+	json_t *events = replay_events(), *whole;
+
+	toolbox_init(&tb);
+	whole = acp_update_replay(events, &tb);
+	ck_assert_uint_eq(json_array_size(whole), 8);	/* 3 user blocks, reasoning, text, 2 calls, text */
+	for (size_t max = 1; max <= json_array_size(whole) + 1; max++) {
+		struct acp_replay r;
+		json_t *all = json_array(), *batch = json_array();
+		size_t n, calls = 0;
+		acp_replay_init(&r, events, &tb);
+		while ((n = acp_replay_next(&r, max, batch)) > 0) {
+			ck_assert_uint_le(n, max);
+			ck_assert_uint_eq(json_array_size(batch), n);
+			json_array_extend(all, batch);
+			json_array_clear(batch);
+			calls++;
+		}
+		ck_assert(acp_replay_done(&r));
+		ck_assert_uint_eq(acp_replay_next(&r, max, batch), 0);	/* done stays done */
+		ck_assert_uint_eq(calls, (json_array_size(whole) + max - 1) / max);
+		ck_assert_msg(json_equal(all, whole), "batches of %zu differ from the whole replay", max);
+		acp_replay_free(&r);
+		json_decref(all);
+		json_decref(batch);
+	}
+	json_decref(whole);
+	json_decref(events);
+	toolbox_free(&tb);
+}
+END_TEST
+
+/* A cursor replays the events there were when it was made: later ones reach the client live. */
+START_TEST(updates_replay_cursor_stops_at_the_events_it_started_with)
+{
+	struct toolbox tb;
+	json_t *events = replay_events(), *whole, *out = json_array();
+	struct acp_replay r;
+
+	toolbox_init(&tb);
+	whole = acp_update_replay(events, &tb);
+	acp_replay_init(&r, events, &tb);
+	ck_assert_uint_eq(acp_replay_next(&r, 2, out), 2);
+	json_array_append_new(events, ev("assistant/message", "{\"turn\":2,\"step\":1,\"id\":\"a4\",\"content\":[{\"type\":\"text\",\"text\":\"late\"}]}"));
+	while (acp_replay_next(&r, 3, out) > 0)
+		;
+	ck_assert(json_equal(out, whole));
+	acp_replay_free(&r);
+	json_decref(out);
+	json_decref(whole);
+	json_decref(events);
+	toolbox_free(&tb);
+}
+END_TEST
+
+/* An empty log, and one whose events show nothing, are done at once. */
+START_TEST(updates_replay_cursor_empty)
+{
+	struct toolbox tb;
+	json_t *events = json_array(), *out = json_array();
+	struct acp_replay r;
+
+	toolbox_init(&tb);
+	acp_replay_init(&r, events, &tb);
+	ck_assert(acp_replay_done(&r));
+	ck_assert_uint_eq(acp_replay_next(&r, 10, out), 0);
+	acp_replay_free(&r);
+	json_array_append_new(events, ev("turn/start", "{\"turn\":1}"));
+	json_array_append_new(events, ev("user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"n\"}],\"source\":{\"kind\":\"relay\"}}"));
+	acp_replay_init(&r, events, &tb);
+	ck_assert(!acp_replay_done(&r));
+	ck_assert_uint_eq(acp_replay_next(&r, 10, out), 0);
+	ck_assert(acp_replay_done(&r));
+	ck_assert_uint_eq(json_array_size(out), 0);
+	acp_replay_free(&r);
+	json_decref(out);
+	json_decref(events);
+	toolbox_free(&tb);
+}
+END_TEST
+
 Suite *
 updates_suite(void)
 {
@@ -152,6 +255,9 @@ updates_suite(void)
 	tcase_add_test(tc, updates_chunk_repairs_invalid_utf8);
 	tcase_add_test(tc, updates_tool_call_ids_are_unique_when_the_provider_reuses_its_ids);
 	tcase_add_test(tc, updates_list_agents_raw_output_is_an_object);
+	tcase_add_test(tc, updates_replay_cursor_batches_equal_the_whole_replay);
+	tcase_add_test(tc, updates_replay_cursor_stops_at_the_events_it_started_with);
+	tcase_add_test(tc, updates_replay_cursor_empty);
 	suite_add_tcase(s, tc);
 	return s;
 }
