@@ -411,8 +411,19 @@ static void
 agent_sink_tool_call(void *arg, const char *call_id, const char *name, const char *args)
 {
 	struct agent *a = arg;
-	size_t k = json_array_size(a->calls);
-	char *id = call_id ? xstrdup(call_id) : xasprintf("call_%d_%d_%zu", a->turn, a->step, k + 1);
+	size_t k = json_array_size(a->calls), i;
+	json_t *c;
+	int taken = call_id == NULL || call_id[0] == '\0';
+	char *id;
+
+	/* Everything downstream keys on the call id (results, repair, the client's toolCallId): a
+	 * provider that gives none, an empty one or one already used in this message gets one made
+	 * here; any other id stays the provider's, since the model reads it back. */
+	json_array_foreach(a->calls, i, c) {
+		if (!taken && strcmp(json_string_value(json_object_get(c, "callId")), call_id) == 0)
+			taken = 1;
+	}
+	id = taken ? xasprintf("call_%d_%d_%zu", a->turn, a->step, k + 1) : xstrdup(call_id);
 
 	json_array_append_new(a->calls, xjson_pack("{s:s, s:s, s:s}", "callId", id, "name", name ? name : "",
 	    "arguments", args ? args : "{}"));

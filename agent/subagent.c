@@ -795,6 +795,14 @@ sub_cold_resume(struct agent *sender, const char *target, struct err *e)
 			err_set(e, "NOT_RESUMABLE", "subagent \"%s\" is unavailable", target);
 		return NULL;
 	}
+	if (sess_failure(child->sess)) {
+		/* A read-only log: the child could take the message but never record its turn, its
+		 * settlement or its notice; refuse before anything is delivered. */
+		err_set(e, "SESSION_LOG_IO", "subagent \"%s\" cannot be written: %s", target,
+		    sess_failure(child->sess));
+		agent_release(child);
+		return NULL;
+	}
 	sub_adopt(child, AGENT_MODE_CONTINUABLE);
 	child->epoch = (int)sub_settled_epochs(child->sess->events) + 1;
 	subagent_redeliver(child);

@@ -1,10 +1,13 @@
 /* The payload table and its one checker. */
 #include "session/payload.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-enum pk { PK_STR = 1, PK_INT, PK_BOOL, PK_OBJ, PK_ARR, PK_ANY };
+/* PK_COUNT: an integer from 0 below INT_MAX (turn, step, epoch, revision), so that the readers'
+ * int arithmetic (the next turn is turn + 1) cannot overflow on a lying log. */
+enum sess_pk { PK_STR = 1, PK_INT, PK_COUNT, PK_BOOL, PK_OBJ, PK_ARR, PK_ANY };
 
 #define REQ 0		/* the default: the field must be there */
 #define OPT 1		/* may be absent; when present, of its kind */
@@ -59,32 +62,32 @@ static const struct pshape p_assistant_block = { p_typed_f, p_assistant_blocks, 
 static const struct pvariant p_result_blocks[] = { { "text", &p_text }, { NULL, NULL } };
 static const struct pshape p_result_block = { p_typed_f, p_result_blocks, 0 };
 
-SHAPE(p_settlement, F("childId", PK_STR), F("epoch", PK_INT));
+SHAPE(p_settlement, F("childId", PK_STR), F("epoch", PK_COUNT));
 SHAPE(p_source, F("kind", PK_STR), FO("senderSessionId", PK_STR), FO("summary", PK_STR),
     FSO("settlement", PK_OBJ, &p_settlement), FO("senderName", PK_STR), FO("messageId", PK_STR));
 SHAPE(p_code, F("code", PK_STR));
 SHAPE(p_reason, F("kind", PK_STR), FO("cause", PK_STR), FO("message", PK_STR));
 SHAPE(p_member, F("name", PK_STR), FO("id", PK_STR), FO("description", PK_STR), FO("phase", PK_STR),
     FO("error", PK_STR));
-SHAPE(p_task, F("id", PK_STR), F("revision", PK_INT), F("subject", PK_STR), F("description", PK_STR),
+SHAPE(p_task, F("id", PK_STR), F("revision", PK_COUNT), F("subject", PK_STR), F("description", PK_STR),
     F("status", PK_STR), FA("blockedBy", PK_STR, REQ, NULL), FA("writeScopes", PK_STR, REQ, NULL),
     FO("ownerName", PK_STR));
 SHAPE(p_message, F("id", PK_STR), F("senderName", PK_STR), F("targetName", PK_STR), F("content", PK_STR));
 
 SHAPE(e_created, F("mode", PK_STR), F("model", PK_STR));
-SHAPE(e_turn, F("turn", PK_INT));
-SHAPE(e_step, F("turn", PK_INT), F("step", PK_INT));
+SHAPE(e_turn, F("turn", PK_COUNT));
+SHAPE(e_step, F("turn", PK_COUNT), F("step", PK_COUNT));
 SHAPE(e_user, F("id", PK_STR), FA("content", PK_OBJ, REQ, &p_user_block), FS("source", PK_OBJ, &p_source));
-SHAPE(e_assistant, F("turn", PK_INT), F("step", PK_INT), F("id", PK_STR),
+SHAPE(e_assistant, F("turn", PK_COUNT), F("step", PK_COUNT), F("id", PK_STR),
     FA("content", PK_OBJ, REQ, &p_assistant_block), F("finish", PK_STR), FO("usage", PK_OBJ));
-SHAPE(e_tool_call, F("turn", PK_INT), F("step", PK_INT), F("callId", PK_STR), F("name", PK_STR),
+SHAPE(e_tool_call, F("turn", PK_COUNT), F("step", PK_COUNT), F("callId", PK_STR), F("name", PK_STR),
     F("arguments", PK_STR));
-SHAPE(e_tool_result, F("turn", PK_INT), F("step", PK_INT), F("callId", PK_STR), F("name", PK_STR),
+SHAPE(e_tool_result, F("turn", PK_COUNT), F("step", PK_COUNT), F("callId", PK_STR), F("name", PK_STR),
     FA("content", PK_OBJ, NONEMPTY, &p_result_block), F("isError", PK_BOOL), FO("output", PK_ANY),
     FSO("error", PK_OBJ, &p_code), FO("agentId", PK_STR));
-SHAPE(e_turn_end, F("turn", PK_INT), FS("reason", PK_OBJ, &p_reason));
+SHAPE(e_turn_end, F("turn", PK_COUNT), FS("reason", PK_OBJ, &p_reason));
 SHAPE(e_descriptor, F("version", PK_INT), FO("label", PK_STR), FO("mode", PK_STR), FO("provider", PK_STR));
-SHAPE(e_settled, F("epoch", PK_INT), F("end", PK_STR));
+SHAPE(e_settled, F("epoch", PK_COUNT), F("end", PK_STR));
 SHAPE(e_team_member, F("version", PK_INT), FS("member", PK_OBJ, &p_member));
 SHAPE(e_team_task, F("version", PK_INT), FS("task", PK_OBJ, &p_task));
 SHAPE(e_team_queued, F("version", PK_INT), FS("message", PK_OBJ, &p_message));
@@ -120,17 +123,19 @@ sess_payload_known(const char *t, size_t n)
 	return sess_payload_shape(t, n) != NULL;
 }
 
-static const char *const pk_names[] = { "", "a string", "an integer", "a boolean", "an object", "an array",
-	"a value" };
+static const char *const sess_pk_names[] = { "", "a string", "an integer", "an integer from 0 to 2147483646",
+	"a boolean", "an object", "an array", "a value" };
 
 static int
-pk_is(unsigned kind, const json_t *v)
+sess_pk_is(unsigned kind, const json_t *v)
 {
 	switch (kind) {
 	case PK_STR:
 		return json_is_string(v);
 	case PK_INT:
 		return json_is_integer(v);
+	case PK_COUNT:
+		return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) < INT_MAX;
 	case PK_BOOL:
 		return json_is_boolean(v);
 	case PK_OBJ:
@@ -143,13 +148,13 @@ pk_is(unsigned kind, const json_t *v)
 }
 
 /* The path of the field being checked, for the message: "content[2].text". */
-struct ppath {
+struct sess_ppath {
 	char s[160];
 	size_t n;
 };
 
 static void
-ppath_fit(struct ppath *p, int w)
+sess_ppath_fit(struct sess_ppath *p, int w)
 {
 	if (w > 0)
 		p->n = p->n + (size_t)w < sizeof(p->s) ? p->n + (size_t)w : sizeof(p->s) - 1;
@@ -157,54 +162,54 @@ ppath_fit(struct ppath *p, int w)
 
 /* Appends ".name" (or "name" at the top); returns the length to pop back to. */
 static size_t
-ppath_key(struct ppath *p, const char *name)
+sess_ppath_key(struct sess_ppath *p, const char *name)
 {
 	size_t was = p->n;
 
-	ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "%s%s", p->n ? "." : "", name));
+	sess_ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "%s%s", p->n ? "." : "", name));
 	return was;
 }
 
 static size_t
-ppath_index(struct ppath *p, size_t i)
+sess_ppath_index(struct sess_ppath *p, size_t i)
 {
 	size_t was = p->n;
 
-	ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "[%zu]", i));
+	sess_ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "[%zu]", i));
 	return was;
 }
 
 static void
-ppath_pop(struct ppath *p, size_t was)
+sess_ppath_pop(struct sess_ppath *p, size_t was)
 {
 	p->n = was;
 	p->s[was] = '\0';
 }
 
-static int sess_payload_object(const struct pshape *sh, const json_t *obj, struct ppath *p,
+static int sess_payload_object(const struct pshape *sh, const json_t *obj, struct sess_ppath *p,
     const char *type, long long seq, struct err *e);
 
 static int
-sess_payload_bad(struct ppath *p, const char *type, long long seq, const char *what, struct err *e)
+sess_payload_bad(struct sess_ppath *p, const char *type, long long seq, const char *what, struct err *e)
 {
 	return err_set(e, "session_corrupt", "event %lld (%s): %s %s", seq, type, p->s, what);
 }
 
 static int
-sess_payload_fields(const struct pfield *f, const json_t *obj, struct ppath *p, const char *type,
+sess_payload_fields(const struct pfield *f, const json_t *obj, struct sess_ppath *p, const char *type,
     long long seq, struct err *e)
 {
 	for (; f && f->name; f++) {
 		const json_t *v = json_object_get(obj, f->name);
-		size_t was = ppath_key(p, f->name);
+		size_t was = sess_ppath_key(p, f->name);
 		int rc = 0;
 
 		if (v == NULL) {
 			if (!(f->flags & OPT))
 				rc = sess_payload_bad(p, type, seq, "is missing", e);
-		} else if (!pk_is(f->kind, v)) {
+		} else if (!sess_pk_is(f->kind, v)) {
 			char what[40];
-			snprintf(what, sizeof(what), "must be %s", pk_names[f->kind]);
+			snprintf(what, sizeof(what), "must be %s", sess_pk_names[f->kind]);
 			rc = sess_payload_bad(p, type, seq, what, e);
 		} else if (f->kind == PK_OBJ && f->sub) {
 			rc = sess_payload_object(f->sub, v, p, type, seq, e);
@@ -217,18 +222,18 @@ sess_payload_fields(const struct pfield *f, const json_t *obj, struct ppath *p, 
 				size_t at;
 				if (rc < 0)
 					break;
-				at = ppath_index(p, i);
-				if (!pk_is(f->elem, el)) {
+				at = sess_ppath_index(p, i);
+				if (!sess_pk_is(f->elem, el)) {
 					char what[40];
-					snprintf(what, sizeof(what), "must be %s", pk_names[f->elem]);
+					snprintf(what, sizeof(what), "must be %s", sess_pk_names[f->elem]);
 					rc = sess_payload_bad(p, type, seq, what, e);
 				} else if (f->elem == PK_OBJ && f->sub) {
 					rc = sess_payload_object(f->sub, el, p, type, seq, e);
 				}
-				ppath_pop(p, at);
+				sess_ppath_pop(p, at);
 			}
 		}
-		ppath_pop(p, was);
+		sess_ppath_pop(p, was);
 		if (rc < 0)
 			return -1;
 	}
@@ -236,7 +241,7 @@ sess_payload_fields(const struct pfield *f, const json_t *obj, struct ppath *p, 
 }
 
 static int
-sess_payload_object(const struct pshape *sh, const json_t *obj, struct ppath *p, const char *type,
+sess_payload_object(const struct pshape *sh, const json_t *obj, struct sess_ppath *p, const char *type,
     long long seq, struct err *e)
 {
 	const char *t;
@@ -251,7 +256,7 @@ sess_payload_object(const struct pshape *sh, const json_t *obj, struct ppath *p,
 			return sess_payload_fields(v->shape->fields, obj, p, type, seq, e);
 	if (sh->open)
 		return 0;
-	ppath_key(p, "type");
+	sess_ppath_key(p, "type");
 	return sess_payload_bad(p, type, seq, "names no known block", e);
 }
 
@@ -259,7 +264,7 @@ int
 sess_payload_check(const char *type, const json_t *data, long long seq, struct err *e)
 {
 	const struct pshape *sh = sess_payload_shape(type, strlen(type));
-	struct ppath p = { .s = "", .n = 0 };
+	struct sess_ppath p = { .s = "", .n = 0 };
 
 	if (sh == NULL)
 		return 0;	/* unknown types are the envelope check's business */

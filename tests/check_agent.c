@@ -324,6 +324,52 @@ START_TEST(agent_system_prompt_names_cwd_and_date)
 }
 END_TEST
 
+/* A provider that names its calls "", "x", "x" (some OpenAI-compatible servers send "" for every
+ * call): every call of the message still gets its own id, and a proper id stays the provider's. */
+static void
+dup_deliver(void *arg)
+{
+	(void)arg;
+	bad_sink.tool_call(bad_sink.arg, "", "no_such_tool", "{}");
+	bad_sink.tool_call(bad_sink.arg, "x", "no_such_tool", "{}");
+	bad_sink.tool_call(bad_sink.arg, "x", "no_such_tool", "{}");
+	bad_sink.finish(bad_sink.arg, "tool_calls", NULL);
+}
+
+static struct model_req *
+dup_start(struct model *m, const struct model_call *call, const struct model_sink *sink)
+{
+	(void)call;
+	bad_sink = *sink;
+	runq_push(m->runq, dup_deliver, NULL);
+	return (struct model_req *)&bad_sink;
+}
+
+START_TEST(agent_call_ids_are_unique_within_a_message)
+{
+	static const struct model_ops dup_ops = { "dup", dup_start, bad_cancel, NULL, NULL };
+	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 1);
+	struct model dup = { &dup_ops, &T.q, NULL, NULL };
+	struct model *replay = T.rt.model;
+
+	T.rt.model = &dup;
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	T.rt.model = replay;
+	const json_t *content = json_object_get(find(a, "assistant/message", 0), "content");
+	const char *id0 = json_string_value(json_object_get(json_array_get(content, 0), "callId"));
+	const char *id1 = json_string_value(json_object_get(json_array_get(content, 1), "callId"));
+	const char *id2 = json_string_value(json_object_get(json_array_get(content, 2), "callId"));
+	ck_assert_str_ne(id0, "");
+	ck_assert_str_eq(id1, "x");
+	ck_assert_str_ne(id2, "x");
+	ck_assert_str_ne(id0, id2);
+	/* each call has its own result */
+	ck_assert_str_eq(json_string_value(json_object_get(find(a, "tool/result", 2), "callId")), id2);
+	finish();
+}
+END_TEST
+
 Suite *
 agent_suite(void)
 {
@@ -337,6 +383,7 @@ agent_suite(void)
 	tcase_add_test(tc, agent_message_for_a_running_agent_is_steered);
 	tcase_add_test(tc, agent_model_error_and_length_map_to_turn_reasons);
 	tcase_add_test(tc, agent_system_prompt_names_cwd_and_date);
+	tcase_add_test(tc, agent_call_ids_are_unique_within_a_message);
 	tcase_add_test(tc, agent_text_that_is_not_utf8_is_repaired_not_dropped);
 	tcase_add_test(tc, agent_an_error_message_that_is_not_utf8_still_reaches_the_reason);
 	suite_add_tcase(s, tc);

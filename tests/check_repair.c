@@ -431,7 +431,10 @@ START_TEST(inspect_refuses_payloads_of_the_wrong_shape)
 		const char *type, *data, *field;
 	} bad[] = {
 		{ "turn/start", "{}", "turn is missing" },
-		{ "turn/start", "{\"turn\":\"1\"}", "turn must be an integer" },
+		{ "turn/start", "{\"turn\":\"1\"}", "turn must be an integer from 0 to 2147483646" },
+		{ "turn/start", "{\"turn\":2147483647}", "turn must be an integer from 0 to 2147483646" },
+		{ "step/start", "{\"turn\":1,\"step\":-1}", "step must be an integer from 0 to 2147483646" },
+		{ "subagent/settled", "{\"epoch\":9999999999,\"end\":\"completed\"}", "epoch must be an integer" },
 		{ "user/message", "{\"id\":\"m\",\"content\":[{\"text\":\"x\"}],\"source\":{\"kind\":\"user\"}}",
 		    "content[0].type is missing" },
 		{ "user/message", "{\"id\":\"m\",\"content\":[{\"type\":7}],\"source\":{\"kind\":\"user\"}}",
@@ -474,7 +477,7 @@ START_TEST(inspect_refuses_payloads_of_the_wrong_shape)
 	char doc[2048];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		static const char *const keep_all[] = { "turn/start", "user/message", "assistant/message",
+		static const char *const keep_all[] = { "turn/start", "step/start", "user/message", "assistant/message",
 			"tool/call", "tool/result", "turn/end", "subagent/settled", "team/task",
 			"team/message/queued", NULL };
 		struct sess_image img;

@@ -16,10 +16,14 @@
 #include "agent/agent.h"
 #include "agent/team.h"
 #include "base/runq.h"
+#include "base/xjson.h"
 #include "session/corpus.h"
 #include "session/repair.h"
 #include "session/store.h"
 #include "tools/toolsets.h"
+
+/* One answer for the prompt after the load (replay takes it whatever the agent's position). */
+#define FUZZ_RECORDING "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"text\":\"ok\"}]}]}"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -76,17 +80,25 @@ fuzz_file(const char *id, const unsigned char *data, size_t size)
 		free(sess_corpus_children(&corpus, id, &n));
 	}
 	runq_init(&q, loop);
-	agent_rt_init(&rt, &q, &env, &store, &corpus, NULL);
+	struct model *model = model_replay_new_buf(&q, FUZZ_RECORDING, sizeof(FUZZ_RECORDING) - 1, &e);
+	agent_rt_init(&rt, &q, &env, &store, &corpus, model);
 	err_clear(&e);
 	struct agent *a = agent_load(&rt, id, &sets[0], NULL, &e);
 	if (a) {
 		free(agent_final_text(a));
 		free(agent_system_prompt(a));
 		fuzz_events(a->sess->events);
+		/* And the next prompt after it: a turn on top of the loaded state (its number, the
+		 * conversation sent to the model, the answer). */
+		agent_post(a, xjson_pack("[{s:s, s:s}]", "type", "text", "text", "go on"),
+		    xjson_pack("{s:s}", "kind", "user"), NULL);
+		runq_drain(&q);
 	}
 	agent_rt_shutdown(&rt);
+	runq_drain(&q);
 	agent_rt_free(&rt);
 	runq_stop(&q);
+	model_free(model);
 	sess_corpus_free(&corpus);
 	sess_store_free(&store);
 	unlink(path);
