@@ -652,7 +652,7 @@ acp_m_session_list(struct acp_server *srv, struct acp_msg *m)
 	if (jcur && !json_is_null(jcur)) {
 		const char *c = json_string_value(jcur);
 		char *end;
-		if (c == NULL || strncmp(c, "o:", 2) != 0)
+		if (c == NULL || strncmp(c, "o:", 2) != 0 || acp_has_nul(jcur))
 			return acp_invalid_params(m->id, "cursor: not a cursor this agent returned");
 		errno = 0;
 		unsigned long long v = strtoull(c + 2, &end, 10);
@@ -830,6 +830,11 @@ acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m)
 	const char *sid = json_string_value(json_object_get(m->params, "sessionId"));
 	struct acp_session *as = sid ? map_get(&srv->sessions, sid) : NULL;
 
+	if (acp_has_nul(json_object_get(m->params, "sessionId"))) {
+		/* A notification gets no answer: a sessionId cut at its NUL must not cancel another. */
+		log_warn("acp: session/cancel with \\u0000 in its sessionId ignored");
+		return NULL;
+	}
 	if (as && as->agent) {
 		acp_session_drop_wait(as);
 		acp_session_cancel(as);
