@@ -229,7 +229,8 @@ sess_log_open(struct sess_env *env, const char *id, struct err *e)
 		free(path);
 		return NULL;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	/* A read-only log is only viewed: viewers share it; a writer excludes them and they it. */
+	if (flock(fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
 		err_set(e, errno == EWOULDBLOCK ? "session_busy" : "session_log_io",
 		    "session %s is held by another process", id);
 		close(fd);

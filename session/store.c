@@ -74,28 +74,32 @@ sess_store_create(struct sess_store *st, const struct sess_header_info *info)
 	return sess_store_add(st, h, json_array(), sess_log_new(st->env, info->id, h));
 }
 
-/* Appends to s what sess_closers_append computes for its tail, for real (load's repair, and
- * the same after a recovered write failure). 0, or -1 with e (s is then failed). */
+static const json_t *sess_put(struct sess *s, json_t *ev, struct err *e);
+
+/* Appends to s what sess_closers_append computes for its open turn, for real (load's repair, and
+ * the same after a recovered write failure); observers see them like any event. Only the open
+ * turn is looked at, never the whole history. 0, or -1 with e (s is then failed). */
 static int
 sess_store_close_tail(struct sess *s, struct err *e)
 {
-	json_t *tail = json_deep_copy(s->events);
-	size_t n = json_array_size(tail), k = sess_closers_append(tail);
+	size_t n = json_array_size(s->events), from = n, k;
+	json_t *tail = json_array();
 	int rc = 0;
 
-	for (size_t i = n; i < n + k && rc == 0; i++) {
-		json_t *c = json_array_get(tail, i);
-		struct buf *line = &s->store->line;
-
-		line->len = 0;
-		if (jenc_append(line, c) < 0) {
-			rc = err_set(e, "internal", "a closer of %s cannot be encoded", s->id);
+	while (from > 0) {
+		const char *t = json_string_value(json_object_get(json_array_get(s->events, from - 1), "type"));
+		if (strcmp(t, "turn/end") == 0)
 			break;
-		}
-		buf_append(line, "\n", 1);
-		if ((rc = sess_log_append(s->log, line->data, line->len, e)) == 0)
-			json_array_append(s->events, c);
+		from--;
+		if (strcmp(t, "turn/start") == 0)
+			break;
 	}
+	for (size_t i = from; i < n; i++)
+		json_array_append(tail, json_array_get(s->events, i));
+	k = sess_closers_append(tail);
+	for (size_t i = n - from; i < n - from + k && rc == 0; i++)
+		if (sess_put(s, json_incref(json_array_get(tail, i)), e) == NULL)
+			rc = -1;
 	if (k && rc == 0) {
 		log_info("sess: %s: repaired with %zu closers", s->id, k);
 		sess_checkpoint(s);
@@ -228,16 +232,24 @@ sess_unobserve(struct sess *s, sess_observer_fn *fn, void *arg)
 const json_t *
 sess_append(struct sess *s, const char *type, json_t *data, struct err *e)
 {
+	int64_t now = clock_now_ms(&s->store->env->clock);
+
+	return sess_put(s, sess_event_new((int64_t)json_array_size(s->events), now, type, data), e);
+}
+
+/* Writes ev (stolen; its seq the next one), keeps it and tells the observers. */
+static const json_t *
+sess_put(struct sess *s, json_t *ev, struct err *e)
+{
 	struct sess_env *env = s->store->env;
-	int64_t now = clock_now_ms(&env->clock);
-	json_t *ev = sess_event_new((int64_t)json_array_size(s->events), now, type, data);
 	struct buf *line = &s->store->line;	/* reused: no allocation on the hot path */
+	const char *type = json_string_value(json_object_get(ev, "type"));
 	int rc;
 
 	line->len = 0;
 	if (jenc_append(line, ev) < 0) {
-		json_decref(ev);
 		err_set(e, "internal", "event %s cannot be encoded", type);
+		json_decref(ev);
 		return NULL;
 	}
 	buf_append(line, "\n", 1);

@@ -237,6 +237,14 @@ START_TEST(faults_parse_names_and_rejects_unknown)
 }
 END_TEST
 
+static void
+count_observer(void *arg, struct sess *s, const json_t *ev)
+{
+	(void)s;
+	(void)ev;
+	(*(int *)arg)++;
+}
+
 /* After a write cut back to the last good line (a full disk), the failure names its cause and
  * the session writes again once recovered, with the open tail closed as a reload would close it;
  * a failed sync stays failed (what reached the disk is unknown). */
@@ -262,9 +270,12 @@ START_TEST(log_recovers_after_a_cut_back_write_but_not_after_a_failed_sync)
 	err_clear(&e);
 	ck_assert_ptr_null(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 2), &e));
 	ck_assert_ptr_nonnull(strstr(e.msg, "Input/output error"));	/* still the cause, not a generic line */
+	int told = 0;
+	sess_observe(s, count_observer, &told);
 	err_clear(&e);
 	ck_assert_int_eq(sess_recover(s, &e), 0);
 	ck_assert_ptr_null(sess_failure(s));
+	ck_assert_int_eq(told, 1);	/* the closer reaches the observers (the client's tool card, the index) */
 	/* The open turn got its closer; the next turn is written after it. */
 	ck_assert_uint_eq(json_array_size(s->events), 2);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s->events, 1), "type")), "turn/end");
@@ -337,13 +348,6 @@ START_TEST(log_unwritable_file_loads_read_only)
 }
 END_TEST
 
-static void
-count_observer(void *arg, struct sess *s, const json_t *ev)
-{
-	(void)s;
-	(void)ev;
-	(*(int *)arg)++;
-}
 
 /* Every observer is told, however many there are (a fifth was dropped silently once). */
 START_TEST(store_tells_every_observer)

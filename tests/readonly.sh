@@ -51,6 +51,24 @@ grep '"id":4,"result"' "$tmp/out" | grep -q "$sid" || fail "the session is not l
 grep -q '"id":5,' "$tmp/out" || fail "resume got no answer"
 [ "$(cksum < "$log")" = "$before" ] || fail "the read-only log changed"
 
+# Viewers of a read-only log share it: a second process loads it while the first holds it.
+mkfifo "$tmp/view"
+"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$mnt/state" < "$tmp/view" > "$tmp/view.out" 2>/dev/null &
+viewer=$!
+exec 4>"$tmp/view"
+echo "$init" >&4
+echo "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$sid\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}" >&4
+i=0
+while ! grep -q '"id":2,' "$tmp/view.out" 2>/dev/null && [ $i -lt 400 ]; do i=$((i + 1)); sleep 0.05; done
+printf '%s\n' "$init" \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$sid\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}" |
+	"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$mnt/state" > "$tmp/out" 2>"$tmp/err"
+exec 4>&-
+wait $viewer
+grep -q '"id":2,"result":{}' "$tmp/view.out" || fail "the first viewer could not load the read-only session"
+grep -q '"id":2,"result":{}' "$tmp/out" || fail "a second viewer of a read-only session was refused"
+rm -f "$tmp/view"
+
 # A child whose log cannot be written: send_message fails SESSION_LOG_IO before anything is
 # delivered (it used to say "message delivered" and lose the message, the parent waiting forever).
 if [ $mounted = 1 ]; then
@@ -117,4 +135,4 @@ grep '"id":3,' "$tmp/out" | grep -q '"stopReason":"end_turn"' || fail "the paren
 grep -q 'SESSION_LOG_IO' "$tmp/out" || fail "send_message did not fail with SESSION_LOG_IO"
 grep -q 'message delivered' "$tmp/out" && fail "send_message said the message was delivered"
 [ "$(cksum < "$child")" = "$child_before" ] || fail "the read-only child log changed"
-echo "readonly: ok (load replays, prompt fails naming the read-only file, list and resume answer, log untouched; send_message to a read-only child fails SESSION_LOG_IO)"
+echo "readonly: ok (load replays, prompt fails naming the read-only file, list and resume answer, log untouched, two viewers share it; send_message to a read-only child fails SESSION_LOG_IO)"
