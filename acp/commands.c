@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 
 json_t *
 acp_commands_update(void)
 {
-	return json_pack("{s:s, s:[{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}]}",
+	return xjson_pack("{s:s, s:[{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}]}",
 	    "sessionUpdate", "available_commands_update", "availableCommands",
 	    "name", "agents", "description", "List every subagent below this session, with status",
 	    "input", "hint", "(no arguments)",
@@ -102,7 +103,7 @@ acp_commands_run(struct agent *root, const char *text)
 
 	if (acp_commands_word(text, "/agents"))
 		return acp_commands_tool(root, "list_agents",
-		    team ? json_object() : json_pack("{s:s}", "scope", "descendants"));
+		    team ? json_object() : xjson_pack("{s:s}", "scope", "descendants"));
 	if (acp_commands_word(text, "/interrupt")) {
 		rest = text + strlen("/interrupt");
 		while (*rest == ' ')
@@ -110,7 +111,7 @@ acp_commands_run(struct agent *root, const char *text)
 		if (*rest == '\0')
 			return xstrdup("Usage: /interrupt <agent id>");
 		char *id = xstrndup(rest, strcspn(rest, " \n"));
-		char *out = acp_commands_tool(root, "interrupt_agent", json_pack("{s:s}", key, id));
+		char *out = acp_commands_tool(root, "interrupt_agent", xjson_pack("{s:s}", key, id));
 		free(id);
 		return out;
 	}
@@ -126,7 +127,7 @@ acp_commands_run(struct agent *root, const char *text)
 	if (idlen == 0 || *msg == '\0')
 		return xstrdup("Usage: /send <agent id> <text>");
 	char *id = xstrndup(rest, idlen);
-	char *out = acp_commands_tool(root, "send_message", json_pack("{s:s, s:s}", key, id, "message", msg));
+	char *out = acp_commands_tool(root, "send_message", xjson_pack("{s:s, s:s}", key, id, "message", msg));
 	free(id);
 	return out;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/utf8.h"
+#include "base/xjson.h"
 
 static const char *
 acp_code_message(int code)
@@ -28,7 +29,7 @@ acp_code_message(int code)
 json_t *
 acp_result_new(const json_t *id, json_t *result)
 {
-	json_t *r = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id ? id : json_null());
+	json_t *r = xjson_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id ? id : json_null());
 
 	json_object_set_new(r, "result", result ? result : json_object());
 	return r;
@@ -51,7 +52,7 @@ acp_error_new(const json_t *id, int code, const char *kind, const char *details,
 		}
 		json_object_set_new(d, "details", s);
 	}
-	r = json_pack("{s:s, s:O, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+	r = xjson_pack("{s:s, s:O, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
 	    "error", "code", code, "message", acp_code_message(code), "data", d);
 	return r;
 }
@@ -59,7 +60,7 @@ acp_error_new(const json_t *id, int code, const char *kind, const char *details,
 json_t *
 acp_notification_new(const char *method, json_t *params)
 {
-	return json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params",
+	return xjson_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params",
 	    params ? params : json_object());
 }
 
@@ -123,7 +124,7 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 		    "nesting deeper than 128 levels", NULL));
 	root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
 	if (root == NULL) {
-		json_t *data = json_pack("{s:i}", "position", jerr.position);
+		json_t *data = xjson_pack("{s:i}", "position", jerr.position);
 		return acp_invalid(m, reply, acp_error_new(NULL, ACP_PARSE_ERROR, "parse_error", jerr.text,
 		    data));
 	}

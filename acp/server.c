@@ -16,6 +16,7 @@
 #include "acp/updates.h"
 #include "base/log.h"
 #include "base/version.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "agent/subagent.h"
 #include "agent/team.h"
@@ -43,7 +44,7 @@ acp_send(struct acp_server *srv, json_t *msg)
 static json_t *
 acp_update_msg(const char *sid, json_t *update)
 {
-	return acp_notification_new("session/update", json_pack("{s:s, s:o}", "sessionId", sid, "update", update));
+	return acp_notification_new("session/update", xjson_pack("{s:s, s:o}", "sessionId", sid, "update", update));
 }
 
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */
@@ -77,7 +78,7 @@ static json_t *
 acp_unknown_session(const json_t *id, const char *sid)
 {
 	return acp_error_new(id, ACP_UNKNOWN_SESSION, "unknown_session", "unknown session",
-	    json_pack("{s:s}", "sessionId", sid));
+	    xjson_pack("{s:s}", "sessionId", sid));
 }
 
 /* An error from the session layer as a JSON-RPC error. */
@@ -89,7 +90,7 @@ acp_session_error(const json_t *id, const char *sid, const struct err *e)
 	if (e->code && strcmp(e->code, "invalid_params") == 0)
 		return acp_invalid_params(id, e->msg);
 	return acp_error_new(id, ACP_INTERNAL_ERROR, e->code ? e->code : "internal", e->msg,
-	    json_pack("{s:s}", "sessionId", sid));
+	    xjson_pack("{s:s}", "sessionId", sid));
 }
 
 /* ---- agent hooks ---- */
@@ -169,7 +170,7 @@ acp_prompt_reply(const json_t *id, const json_t *reason)
 		free(details);
 		return r;
 	}
-	return acp_result_new(id, json_pack("{s:s}", "stopReason", stop));
+	return acp_result_new(id, xjson_pack("{s:s}", "stopReason", stop));
 }
 
 static void
@@ -185,7 +186,7 @@ acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_
 	t->as = as;
 	/* A cancelled prompt is cancelled, whatever the turn's last state was. */
 	if (as->cancelled)
-		t->reply = acp_result_new(as->prompt_id, json_pack("{s:s}", "stopReason", "cancelled"));
+		t->reply = acp_result_new(as->prompt_id, xjson_pack("{s:s}", "stopReason", "cancelled"));
 	else
 		t->reply = acp_prompt_reply(as->prompt_id, reason);
 	json_decref(as->prompt_id);
@@ -236,7 +237,7 @@ static json_t *
 acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 {
 	srv->initialized = 1;
-	return acp_result_new(m->id, json_pack(
+	return acp_result_new(m->id, xjson_pack(
 	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
 	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
 	    "audio", 0, "embeddedContext", 1, "mcpCapabilities", "http", 0, "sse", 0,
@@ -301,7 +302,7 @@ acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 		return acp_session_error(m->id, sid, &e);
 	}
 	acp_session_attach(srv, a);
-	acp_send(srv, acp_result_new(m->id, json_pack("{s:s}", "sessionId", agent_id(a))));
+	acp_send(srv, acp_result_new(m->id, xjson_pack("{s:s}", "sessionId", agent_id(a))));
 	acp_send_update(srv, agent_id(a), acp_commands_update());
 	return NULL;
 }
@@ -499,7 +500,7 @@ acp_session_drop_wait(struct acp_session *as)
 {
 	if (as->wait_id == NULL)
 		return;
-	acp_send(as->srv, acp_result_new(as->wait_id, json_pack("{s:s}", "stopReason", "cancelled")));
+	acp_send(as->srv, acp_result_new(as->wait_id, xjson_pack("{s:s}", "stopReason", "cancelled")));
 	json_decref(as->wait_id);
 	json_decref(as->wait_prompt);
 	as->wait_id = as->wait_prompt = NULL;
@@ -582,7 +583,7 @@ acp_replays_stop(struct acp_server *srv, struct acp_session *as)
 		acp_replay_detach(t);
 		if (as)
 			acp_send(srv, acp_error_new(id, ACP_UNKNOWN_SESSION, "unknown_session",
-			    "the session was closed while it was being loaded", json_pack("{s:s}", "sessionId", as->id)));
+			    "the session was closed while it was being loaded", xjson_pack("{s:s}", "sessionId", as->id)));
 		json_decref(id);
 	}
 }
@@ -673,13 +674,13 @@ acp_m_session_list(struct acp_server *srv, struct acp_msg *m)
 	for (size_t i = offset; i < k && i < offset + ACP_PAGE; i++) {
 		char iso[32];
 		clock_iso8601(all[i]->updated_at, iso, sizeof(iso));
-		json_t *info = json_pack("{s:s, s:s, s:s}", "sessionId", all[i]->id, "cwd", all[i]->cwd,
+		json_t *info = xjson_pack("{s:s, s:s, s:s}", "sessionId", all[i]->id, "cwd", all[i]->cwd,
 		    "updatedAt", iso);
 		if (all[i]->title)
 			json_object_set_new(info, "title", json_string(all[i]->title));
 		json_array_append_new(sessions, info);
 	}
-	result = json_pack("{s:o}", "sessions", sessions);
+	result = xjson_pack("{s:o}", "sessions", sessions);
 	if (offset + ACP_PAGE < k) {
 		char cur[32];
 		snprintf(cur, sizeof(cur), "o:%zu", offset + ACP_PAGE);
@@ -700,7 +701,7 @@ acp_session_cancel(struct acp_session *as)
 		agent_cancel(a, "user");
 	} else if (as->prompt_id && agent_withdraw(a, as->prompt_msg)) {
 		/* The prompt had not started its turn: it ends here, cancelled. */
-		json_t *reason = json_pack("{s:s, s:s}", "kind", "aborted", "cause", "user");
+		json_t *reason = xjson_pack("{s:s, s:s}", "kind", "aborted", "cause", "user");
 		acp_hook_turn_end(as, a, as->prompt_msg, reason);
 		json_decref(reason);
 	}
@@ -770,7 +771,7 @@ acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt)
 {
 	as->prompt_id = id;
 	as->cancelled = 0;
-	agent_post(as->agent, prompt, json_pack("{s:s}", "kind", "user"), as->prompt_msg);
+	agent_post(as->agent, prompt, xjson_pack("{s:s}", "kind", "user"), as->prompt_msg);
 }
 
 /* Runs a checked prompt on an idle session: a slash command answers now, else a turn starts. */
@@ -785,7 +786,7 @@ acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt)
 		sess_ids_new(&srv->env.ids, mid);
 		acp_send_update(srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));
 		free(text);
-		return acp_result_new(id, json_pack("{s:s}", "stopReason", "end_turn"));
+		return acp_result_new(id, xjson_pack("{s:s}", "stopReason", "end_turn"));
 	}
 	acp_prompt_start(as, json_incref(id ? id : json_null()), json_deep_copy(prompt));
 	return NULL;		/* answered when its turn ends */
@@ -854,7 +855,7 @@ acp_waiter_done(struct acp_server *srv, struct acp_waiter *w, int idle)
 			break;
 		}
 	ev_timer_stop(srv->loop, &w->timer);
-	acp_send(srv, acp_result_new(w->id, json_pack("{s:b}", "idle", idle)));
+	acp_send(srv, acp_result_new(w->id, xjson_pack("{s:b}", "idle", idle)));
 	json_decref(w->id);
 	free(w);
 }
@@ -947,7 +948,7 @@ acp_server_line(void *arg, const char *line, size_t len)
 		meth = acp_method_find(m.method);
 		if (meth == NULL || meth->notification) {
 			reply = acp_error_new(m.id, ACP_METHOD_NOT_FOUND, "method_not_found", "unknown method",
-			    json_pack("{s:s}", "method", m.method));
+			    xjson_pack("{s:s}", "method", m.method));
 		} else if (!srv->initialized && meth->fn != acp_m_initialize) {
 			reply = acp_error_new(m.id, ACP_INVALID_REQUEST, "not_initialized",
 			    "initialize must come first", NULL);

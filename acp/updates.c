@@ -5,24 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/utf8.h"
 #include "session/id.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 
 json_t *
 acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len)
 {
-	json_t *t;
+	json_t *t = xjson_text(text, len);
 
-	if (utf8_valid(text, len)) {
-		t = json_stringn_nocheck(text, len);
-	} else {
-		size_t n;
-		char *fixed = utf8_repair(text, len, &n);
-		t = json_stringn_nocheck(fixed, n);
-		free(fixed);
-	}
-	return json_pack("{s:s, s:{s:s, s:o}, s:s}", "sessionUpdate",
+	return xjson_pack("{s:s, s:{s:s, s:o}, s:s}", "sessionUpdate",
 	    reasoning ? "agent_thought_chunk" : "agent_message_chunk", "content", "type", "text", "text",
 	    t, "messageId", msg_id);
 }
@@ -98,16 +90,16 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 	int is_error = json_is_true(json_object_get(data, "isError"));
 
 	json_object_set_new(u, "status", json_string(is_error ? "failed" : "completed"));
-	json_object_set_new(u, "content", json_pack("[{s:s, s:{s:s, s:O}}]", "type", "content",
+	json_object_set_new(u, "content", xjson_pack("[{s:s, s:{s:s, s:O}}]", "type", "content",
 	    "content", "type", "text", "text", json_object_get(first, "text")));
 	/* rawOutput is an object: older clients drop an update whose rawOutput is an array, so
 	 * list_agents' listing goes inside {"agents": [...]} (SPEC §20), from old logs too. */
 	if (json_is_array(out) && strcmp(json_string_value(json_object_get(data, "name")), "list_agents") == 0)
-		json_object_set_new(u, "rawOutput", json_pack("{s:O}", "agents", out));
+		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "agents", out));
 	else if (out)
 		json_object_set(u, "rawOutput", (json_t *)out);
 	else if (is_error && json_object_get(data, "error"))
-		json_object_set_new(u, "rawOutput", json_pack("{s:O}", "error", json_object_get(data, "error")));
+		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "error", json_object_get(data, "error")));
 }
 
 /* _meta.acpAgent.agentId on updates about a delegation (SPEC §3.4). */
@@ -115,7 +107,7 @@ static void
 acp_set_agent_meta(json_t *u, const char *agent_id)
 {
 	if (agent_id && sess_id_valid(agent_id))
-		json_object_set_new(u, "_meta", json_pack("{s:{s:s}}", "acpAgent", "agentId", agent_id));
+		json_object_set_new(u, "_meta", xjson_pack("{s:{s:s}}", "acpAgent", "agentId", agent_id));
 }
 
 /* The agent a call's arguments name (send_message, interrupt_agent), or NULL. */
@@ -128,9 +120,9 @@ acp_args_agent(const json_t *input)
 json_t *
 acp_update_progress(const char *tool_call_id, const char *child_id, const char *text)
 {
-	json_t *u = json_pack("{s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}}]}", "sessionUpdate",
+	json_t *u = xjson_pack("{s:s, s:s, s:s, s:[{s:s, s:{s:s, s:o}}]}", "sessionUpdate",
 	    "tool_call_update", "toolCallId", tool_call_id, "status", "in_progress", "content", "type",
-	    "content", "content", "type", "text", "text", text);
+	    "content", "content", "type", "text", "text", xjson_text(text, strlen(text)));
 
 	acp_set_agent_meta(u, child_id);
 	return u;
@@ -182,7 +174,7 @@ acp_replay_done(const struct acp_replay *r)
 static json_t *
 acp_replay_user_block(const json_t *data, const json_t *blk)
 {
-	return json_pack("{s:s, s:O, s:O}", "sessionUpdate", "user_message_chunk", "content", blk,
+	return xjson_pack("{s:s, s:O, s:O}", "sessionUpdate", "user_message_chunk", "content", blk,
 	    "messageId", json_object_get(data, "id"));
 }
 
