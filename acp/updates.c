@@ -15,8 +15,8 @@ acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len
 	json_t *t = xjson_text(text, len);
 
 	return xjson_pack("{s:s, s:{s:s, s:o}, s:s}", "sessionUpdate",
-	    reasoning ? "agent_thought_chunk" : "agent_message_chunk", "content", "type", "text", "text",
-	    t, "messageId", msg_id);
+	    reasoning ? "agent_thought_chunk" : "agent_message_chunk", "content", "type", "text",
+	    "text", t, "messageId", msg_id);
 }
 
 char *
@@ -59,7 +59,8 @@ static char *
 acp_event_call_id(const json_t *data)
 {
 	return acp_tool_call_id(json_integer_value(json_object_get(data, "turn")),
-	    json_integer_value(json_object_get(data, "step")), json_string_value(json_object_get(data, "callId")));
+	    json_integer_value(json_object_get(data, "step")),
+	    json_string_value(json_object_get(data, "callId")));
 }
 
 /* Takes tcid (owned). */
@@ -87,6 +88,8 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 {
 	const json_t *first = json_array_get(json_object_get(data, "content"), 0);
 	const json_t *out = json_object_get(data, "output");
+	const json_t *error = json_object_get(data, "error");
+	const char *name = json_string_value(json_object_get(data, "name"));
 	int is_error = json_is_true(json_object_get(data, "isError"));
 
 	json_object_set_new(u, "status", json_string(is_error ? "failed" : "completed"));
@@ -94,12 +97,12 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 	    "content", "type", "text", "text", json_object_get(first, "text")));
 	/* rawOutput is an object: older clients drop an update whose rawOutput is an array, so
 	 * list_agents' listing goes inside {"agents": [...]} (SPEC §20), from old logs too. */
-	if (json_is_array(out) && strcmp(json_string_value(json_object_get(data, "name")), "list_agents") == 0)
+	if (json_is_array(out) && strcmp(name, "list_agents") == 0)
 		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "agents", out));
 	else if (out)
 		json_object_set(u, "rawOutput", (json_t *)out);
-	else if (is_error && json_object_get(data, "error"))
-		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "error", json_object_get(data, "error")));
+	else if (is_error && error)
+		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "error", error));
 }
 
 /* _meta.acpAgent.agentId on updates about a delegation (SPEC §3.4). */
@@ -107,7 +110,8 @@ static void
 acp_set_agent_meta(json_t *u, const char *agent_id)
 {
 	if (agent_id && sess_id_valid(agent_id))
-		json_object_set_new(u, "_meta", xjson_pack("{s:{s:s}}", "acpAgent", "agentId", agent_id));
+		json_object_set_new(u, "_meta",
+		    xjson_pack("{s:{s:s}}", "acpAgent", "agentId", agent_id));
 }
 
 /* The agent a call's arguments name (send_message, interrupt_agent), or NULL. */
@@ -121,7 +125,8 @@ json_t *
 acp_update_progress(const char *tool_call_id, const char *child_id, const char *text)
 {
 	json_t *u = xjson_pack("{s:s, s:s, s:s, s:[{s:s, s:{s:s, s:o}}]}", "sessionUpdate",
-	    "tool_call_update", "toolCallId", tool_call_id, "status", "in_progress", "content", "type",
+	    "tool_call_update", "toolCallId", tool_call_id, "status", "in_progress", "content",
+	    "type",
 	    "content", "content", "type", "text", "text", xjson_text(text, strlen(text)));
 
 	acp_set_agent_meta(u, child_id);
@@ -135,7 +140,8 @@ acp_update_live(const json_t *ev, const struct toolbox *tb)
 	const json_t *data = json_object_get(ev, "data");
 
 	if (strcmp(type, "tool/call") == 0) {
-		json_t *u = acp_tool_call_update(acp_event_call_id(data), json_string_value(json_object_get(data, "name")),
+		json_t *u = acp_tool_call_update(acp_event_call_id(data),
+		    json_string_value(json_object_get(data, "name")),
 		    json_string_value(json_object_get(data, "arguments")), tb);
 		acp_set_agent_meta(u, acp_args_agent(json_object_get(u, "rawInput")));
 		return u;
@@ -190,7 +196,8 @@ acp_replay_assistant_block(struct acp_replay *r, const json_t *data, const json_
 		    json_string_value(json_object_get(data, "id")), text, strlen(text));
 	}
 	if (strcmp(type, "tool-call") == 0)
-		json_object_set(r->calls, json_string_value(json_object_get(blk, "callId")), (json_t *)blk);
+		json_object_set(r->calls, json_string_value(json_object_get(blk, "callId")),
+		    (json_t *)blk);
 	return NULL;
 }
 
@@ -199,7 +206,8 @@ acp_replay_tool_result(struct acp_replay *r, const json_t *data)
 {
 	const char *cid = json_string_value(json_object_get(data, "callId"));
 	json_t *blk = json_object_get(r->calls, cid);
-	json_t *u = acp_tool_call_update(acp_event_call_id(data), json_string_value(json_object_get(data, "name")),
+	json_t *u = acp_tool_call_update(acp_event_call_id(data),
+		    json_string_value(json_object_get(data, "name")),
 	    json_string_value(json_object_get(blk, "arguments")), r->tb);
 
 	acp_tool_result_fields(u, data);
