@@ -470,6 +470,7 @@ agent_step_reset(struct agent *a)
 	free(a->invs);
 	a->invs = NULL;
 	a->ninv = a->nstarted = a->ncommitted = 0;
+	a->request_queued = 0;
 	buf_free(&a->text);
 	buf_free(&a->reasoning);
 	json_decref(a->calls);
@@ -764,19 +765,18 @@ agent_request(void *arg)
 		agent_sink_tool_call, agent_sink_finish, agent_sink_error, NULL };
 	struct model_sink sink = sink_proto;
 	struct model_call call = { 0 };
+
+	/* The step this was queued for may have been cancelled meanwhile (the loop serves I/O
+	 * between run-queue slices), and a later step queued its own request. */
+	if (!a->request_queued || a->released || a->status != AGENT_RUNNING || a->cancelling)
+		return;
+	a->request_queued = 0;
 	const char *label = agent_parent(a) ? agent_label(a) : NULL;
 	char *script = label ? xasprintf("label:%s", label) : xstrdup("root");
 	char *system = agent_system_prompt(a);
 	json_t *messages = agent_conversation(a->sess->events);
 	json_t *tools = toolbox_describe(a->tools);
 
-	if (a->released || a->status != AGENT_RUNNING || a->cancelling) {
-		free(script);
-		free(system);
-		json_decref(messages);
-		json_decref(tools);
-		return;
-	}
 	sink.arg = a;
 	call.agent_id = agent_id(a);
 	call.parent_id = agent_parent(a);
@@ -814,6 +814,7 @@ agent_step_begin(struct agent *a)
 		return;
 	}
 	sess_checkpoint(a->sess);
+	a->request_queued = 1;
 	runq_push_after_sync(a->rt->runq, agent_request, a);
 }
 
@@ -872,6 +873,11 @@ agent_cancel(struct agent *a, const char *cause)
 			"step", a->step, "id", a->msg_id, "content", agent_assistant_content(a, 0),
 			"finish", "cancelled")) < 0)
 			goto out;
+		if (agent_log_step_end(a) < 0)
+			goto out;
+	} else if (a->request_queued) {
+		/* The step began and its request had not left yet: the step still closes. */
+		a->request_queued = 0;
 		if (agent_log_step_end(a) < 0)
 			goto out;
 	} else if (a->invs) {

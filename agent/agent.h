@@ -93,6 +93,7 @@ struct agent {
 	struct tool_inv **invs;
 	size_t ninv, nstarted, ncommitted;
 	int progress_queued;
+	int request_queued;		/* a step began; its model request waits for the sync pass */
 	int sequential;
 	int cancelling;
 	/* delegation (agent/subagent.c) */

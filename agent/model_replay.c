@@ -38,7 +38,8 @@ struct model_req {
 	json_t *reply;		/* owned */
 	json_t *calls;		/* owned: [{name, arguments text}] after placeholders */
 	int cancelled;
-	int hang;
+	int hang;		/* never finishes; freed by its cancel */
+	int streaming;		/* a hang whose text is still queued: the task frees it if cancelled */
 };
 
 /* Texts may hold U+0000 (SPEC §3.2 lets clients send it too); names and codes may not. */
@@ -164,6 +165,33 @@ replay_chunks(void (*fn)(void *, const char *, size_t), void *arg, const json_t 
 	}
 }
 
+static void replay_req_free(struct model_req *r);
+
+/* A hang's text and reasoning, then nothing: the request stays open until cancelled. */
+static void
+replay_stream_then_hang(void *arg)
+{
+	struct model_req *r = arg;
+
+	r->streaming = 0;
+	if (r->cancelled) {
+		replay_req_free(r);
+		return;
+	}
+	if (json_is_string(json_object_get(r->reply, "reasoning")))
+		replay_chunks(r->sink.reasoning, r->sink.arg, json_object_get(r->reply, "reasoning"));
+	if (json_is_string(json_object_get(r->reply, "text")))
+		replay_chunks(r->sink.text, r->sink.arg, json_object_get(r->reply, "text"));
+}
+
+static void
+replay_req_free(struct model_req *r)
+{
+	json_decref(r->reply);
+	json_decref(r->calls);
+	free(r);
+}
+
 static void
 replay_deliver(void *arg)
 {
@@ -193,9 +221,7 @@ replay_deliver(void *arg)
 		finish = json_array_size(r->calls) ? "tool_calls" : "stop";
 	r->sink.finish(r->sink.arg, finish, NULL);
 out:
-	json_decref(r->reply);
-	json_decref(r->calls);
-	free(r);
+	replay_req_free(r);
 }
 
 /* Appends s[0..len) to b with {{agent:<label>}}, {{parent}} and {{self}} replaced. */
@@ -347,10 +373,17 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 		    "arguments", text));
 		free(text);
 	}
-	if (json_is_true(json_object_get(reply, "hang")))
-		r->hang = 1;	/* never answers until cancelled */
-	else
+	if (json_is_true(json_object_get(reply, "hang"))) {
+		/* Never answers until cancelled; its text and reasoning, if any, stream first, so a
+		 * script can wait for them and know the request is in flight. */
+		r->hang = 1;
+		if (json_object_get(reply, "text") || json_object_get(reply, "reasoning")) {
+			r->streaming = 1;
+			runq_push(m->runq, replay_stream_then_hang, r);
+		}
+	} else {
 		runq_push(m->runq, replay_deliver, r);
+	}
 	return r;
 }
 
@@ -358,10 +391,8 @@ static void
 replay_cancel(struct model *m, struct model_req *r)
 {
 	(void)m;
-	if (r->hang) {
-		json_decref(r->reply);
-		json_decref(r->calls);
-		free(r);
+	if (r->hang && !r->streaming) {
+		replay_req_free(r);
 		return;
 	}
 	r->cancelled = 1;	/* the queued delivery frees it */

@@ -370,6 +370,45 @@ START_TEST(agent_call_ids_are_unique_within_a_message)
 }
 END_TEST
 
+/* A cancel that lands between a step's start and its model request (the loop reads stdin between
+ * run-queue slices): the step still closes, no request leaves for the dead step, and the next
+ * turn makes exactly one. */
+static struct agent *cancel_target;
+
+static void
+cancel_at_sync(void *arg)
+{
+	(void)arg;
+	if (cancel_target)
+		agent_cancel(cancel_target, "user");
+	cancel_target = NULL;
+}
+
+START_TEST(agent_cancel_before_the_request_leaves_closes_the_step)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"text\":\"never asked\"},{\"text\":\"the next turn\"}]}]}", 50);
+
+	runq_set_sync(&T.q, cancel_at_sync, NULL);	/* the sync pass comes before the request */
+	cancel_target = a;
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "aborted");
+	ck_assert_ptr_nonnull(find(a, "step/start", 0));
+	ck_assert_ptr_nonnull(find(a, "step/end", 0));
+	ck_assert_ptr_null(find(a, "assistant/message", 0));
+	prompt(a, "again", NULL);
+	runq_drain(&T.q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
+	/* the replay position counts step/starts: the dead step took "never asked", one request here */
+	const json_t *m = find(a, "assistant/message", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(m, "content"), 0),
+	    "text")), "the next turn");
+	ck_assert_ptr_null(find(a, "assistant/message", 1));
+	finish();
+}
+END_TEST
+
 Suite *
 agent_suite(void)
 {
@@ -384,6 +423,7 @@ agent_suite(void)
 	tcase_add_test(tc, agent_model_error_and_length_map_to_turn_reasons);
 	tcase_add_test(tc, agent_system_prompt_names_cwd_and_date);
 	tcase_add_test(tc, agent_call_ids_are_unique_within_a_message);
+	tcase_add_test(tc, agent_cancel_before_the_request_leaves_closes_the_step);
 	tcase_add_test(tc, agent_text_that_is_not_utf8_is_repaired_not_dropped);
 	tcase_add_test(tc, agent_an_error_message_that_is_not_utf8_still_reaches_the_reason);
 	suite_add_tcase(s, tc);
