@@ -13,7 +13,7 @@ STD := -std=c11 -D_GNU_SOURCE
 WARN := -Wall -Wextra $(WERROR) -pedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wwrite-strings -Wundef -Wpointer-arith -Wvla -fno-common
 OPT ?= -O2 -g
-# libcurl's headers are used at build time; the library itself is dlopen()ed by agent/curl_dl.c.
+# libcurl's headers are used at build time; the library itself is dlopen()ed by model/curl_dl.c.
 PKG_CFLAGS = $(shell pkg-config --cflags jansson libcurl 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs jansson 2>/dev/null) -lev -ldl
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
@@ -39,7 +39,7 @@ Q :=
 say :=
 endif
 
-LIB_SRC := $(wildcard base/*.c session/*.c agent/*.c tools/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
+LIB_SRC := $(wildcard base/*.c session/*.c model/*.c agent/*.c tools/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/acp/main.o
 TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
@@ -54,7 +54,7 @@ CHECKS := $(BUILD)/bin/check_all
 RUNNER := $(BUILD)/bin/scenario-runner
 
 FUZZ_TARGETS := line inspect replay toolargs delta scan consumers
-FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c agent/*.c tools/*.c acp/*.c))
+FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c model/*.c agent/*.c tools/*.c acp/*.c))
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)
 

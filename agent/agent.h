@@ -9,12 +9,12 @@
 
 #include <jansson.h>
 
-#include "agent/model.h"
 #include "agent/toolbox.h"
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/map.h"
 #include "base/runq.h"
+#include "model/model.h"
 #include "session/corpus.h"
 #include "session/store.h"
 

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/jsonscan.h"
 #include "base/xmalloc.h"
 #include "session/event.h"
-#include "session/jsonscan.h"
 
 void
 sess_image_free(struct sess_image *img)

@@ -9,9 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent/model.h"
-#include "agent/sse.h"
 #include "base/log.h"
+#include "model/model.h"
+#include "model/sse.h"
 #include "tests/helpers.h"
 
 static char code[64], msg[700];
@@ -119,7 +119,7 @@ START_TEST(openai_refused_connection_is_a_clear_error)
 	struct oa_run r;
 	struct openai_config cfg = { "http://127.0.0.1:1", "sk-secret-key", "m", 2000, 5000, 3, 5 };
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi");
-	struct model_call call = { .agent_id = "a", .script = "root", .system = "s", .messages = msgs };
+	struct model_call call = { .agent_id = "a", .system = "s", .messages = msgs };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
 	oa_run_start(&r, loop, &cfg, &call, &sink);
@@ -210,7 +210,7 @@ START_TEST(openai_an_endless_line_fails_the_turn_at_the_limit)
 	int lfd = loopback_listen(url, sizeof(url), 1);
 	struct oa_run r;
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi");
-	struct model_call call = { .agent_id = "a", .script = "root", .system = "s", .messages = msgs };
+	struct model_call call = { .agent_id = "a", .system = "s", .messages = msgs };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
 	memset(&S, 0, sizeof(S));
@@ -311,7 +311,7 @@ START_TEST(openai_a_huge_retry_base_waits_at_most_a_minute)
 	ev_io lio;
 	ev_timer watch;
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi");
-	struct model_call call = { .agent_id = "a", .script = "root", .system = "s", .messages = msgs };
+	struct model_call call = { .agent_id = "a", .system = "s", .messages = msgs };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
 	ev_io_init(&lio, err500_accept_cb, lfd, EV_READ);
@@ -373,8 +373,7 @@ START_TEST(openai_a_request_that_cannot_be_built_fails_without_being_sent)
 	struct openai_config cfg = { "http://127.0.0.1:1", "sk-secret-key", "m", 2000, 5000, 3, 5 };
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi");
 	json_t *tools = json_pack("[{s:s}]", "description", "a tool without a name");
-	struct model_call call = { .agent_id = "a", .script = "root", .system = "s", .messages = msgs,
-		.tools = tools };
+	struct model_call call = { .agent_id = "a", .system = "s", .messages = msgs, .tools = tools };
 	struct model_sink sink = { s_text, s_text, s_call, s_finish, s_error, loop };
 
 	oa_run_start(&r, loop, &cfg, &call, &sink);

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/jsonscan.h"
 #include "base/xmalloc.h"
-#include "session/jsonscan.h"
 #include "session/repair.h"
 #include "session/store.h"
 #include "tests/helpers.h"

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "agent/model.h"
 #include "base/buf.h"
+#include "model/model.h"
 #include "tests/helpers.h"
 
 struct got {
@@ -90,9 +90,9 @@ request(struct model *m, struct runq *q, const char *script, size_t ordinal, siz
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", last);
 	json_t *tools = json_array();
 	struct model_call call = { .agent_id = "00000000-0000-4000-8000-000000000001",
-		.parent_id = "00000000-0000-4000-8000-000000000009", .script = script,
-		.ordinal = ordinal, .position = position, .system = "sys", .messages = msgs,
-		.tools = tools, .resolve_child = resolve };
+		.parent_id = "00000000-0000-4000-8000-000000000009", .system = "sys",
+		.messages = msgs, .tools = tools, .script = { .key = script, .ordinal = ordinal,
+		.position = position, .resolve_child = resolve } };
 
 	memset(g, 0, sizeof(*g));
 	g->calls = json_array();
@@ -195,7 +195,7 @@ START_TEST(replay_hang_answers_nothing_until_cancelled)
 	    &q, &e);
 	struct model_sink sink = { g_text, g_reasoning, g_call, g_finish, g_error, &g };
 	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "x");
-	struct model_call call = { .agent_id = "a", .script = "root", .messages = msgs };
+	struct model_call call = { .agent_id = "a", .messages = msgs, .script.key = "root" };
 
 	ck_assert_ptr_nonnull(m);
 	struct model_req *r = m->ops->start(m, &call, &sink);
@@ -258,8 +258,8 @@ START_TEST(replay_keeps_nul_in_texts)
 	got_free(&g);
 	json_t *msgs = json_pack("[{s:s, s:s%}]", "role", "user", "content", "a x\0y b", (size_t)7);
 	struct model_sink sink = { g_text, g_reasoning, g_call, g_finish, g_error, &g };
-	struct model_call call = { .agent_id = "A", .parent_id = "P", .script = "root", .position = 1,
-		.messages = msgs };
+	struct model_call call = { .agent_id = "A", .parent_id = "P", .messages = msgs,
+		.script = { .key = "root", .position = 1 } };
 	memset(&g, 0, sizeof(g));
 	g.calls = json_array();
 	m->ops->start(m, &call, &sink);

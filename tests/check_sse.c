@@ -1,8 +1,8 @@
 /* The SSE parser (SPEC §7.3): any byte split, comments, CRLF, multi-line data. */
 #include <string.h>
 
-#include "agent/sse.h"
-#include "agent/sse_delta.h"
+#include "model/sse.h"
+#include "model/sse_delta.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "agent/sse_delta.h"
+#include "model/sse_delta.h"
 
 static void
 check_one(struct sse_delta *d, const char *data, size_t size)

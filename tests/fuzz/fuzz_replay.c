@@ -1,5 +1,5 @@
 /* The replay recording parser over arbitrary bytes. */
-#include "agent/model.h"
+#include "model/model.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

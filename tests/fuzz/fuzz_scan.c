@@ -1,6 +1,6 @@
 /*
  * Differential: the allocation-free validator says yes only where jansson, with the same flags,
- * parses the bytes too (session/jsonscan.h's contract); and a text that matches a shape learnt
+ * parses the bytes too (base/jsonscan.h's contract); and a text that matches a shape learnt
  * from the first line of the input is one the validator takes. Input: "learnt\nother".
  */
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "session/jsonscan.h"
+#include "base/jsonscan.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -13,11 +13,11 @@
 #include <strings.h>
 #include <time.h>
 
-#include "agent/curl_dl.h"
+#include "model/curl_dl.h"
 
-#include "agent/model.h"
-#include "agent/sse.h"
-#include "agent/sse_delta.h"
+#include "model/model.h"
+#include "model/sse.h"
+#include "model/sse_delta.h"
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/utf8.h"
@@ -232,7 +232,7 @@ oa_on_event(void *arg, const char *data, size_t len)
 		r->done_seen = 1;
 		return 0;
 	}
-	/* Most events are one text delta: decoded without a JSON tree (agent/sse_delta.c). */
+	/* Most events are one text delta: decoded without a JSON tree (model/sse_delta.c). */
 	if (sse_delta_fast(&r->fast, data, len, &r->fast_text, &r->fast_reasoning)) {
 		oa_relay_bytes(r, 1, &r->fast_reasoning);
 		oa_relay_bytes(r, 0, &r->fast_text);

@@ -3,8 +3,8 @@
  * directly costs every start-up ~30 shared libraries (TLS, HTTP/2, LDAP, ...): milliseconds
  * and megabytes that the replay and builtin providers never use.
  */
-#ifndef AGENT_CURL_DL_H
-#define AGENT_CURL_DL_H
+#ifndef MODEL_CURL_DL_H
+#define MODEL_CURL_DL_H
 
 #include <curl/curl.h>
 

@@ -3,8 +3,8 @@
  * provider delivers through the run queue or its own watchers. After cancel
  * no callback arrives and the request handle is gone.
  */
-#ifndef AGENT_MODEL_H
-#define AGENT_MODEL_H
+#ifndef MODEL_MODEL_H
+#define MODEL_MODEL_H
 
 #include <stddef.h>
 
@@ -28,19 +28,28 @@ struct model_sink {
 	void *arg;
 };
 
+/*
+ * What a provider that scripts its replies per agent needs (the replay provider): which script,
+ * which reply in it, and how to name a child in a reply. The agent fills it on every request;
+ * every other provider ignores it.
+ */
+struct model_script_ref {
+	const char *key;		/* "root" or "label:<label>" */
+	size_t ordinal;			/* rank among the agents with that key */
+	size_t position;		/* model requests this agent made before */
+	/* Resolves {{agent:<label>}}: the caller's most recent child with label; owned or NULL. */
+	char *(*resolve_child)(void *arg, const char *label);
+	void *resolve_arg;
+};
+
 /* What the agent asks. Everything is borrowed for the duration of start. */
 struct model_call {
 	const char *agent_id;
 	const char *parent_id;		/* NULL for a root */
-	const char *script;		/* replay: "root" or "label:<label>" */
-	size_t ordinal;			/* replay: rank among agents with that script key */
-	size_t position;		/* replay: model requests this agent made before */
 	const char *system;
 	const json_t *messages;		/* [{role, content, ...}] chat messages */
 	const json_t *tools;		/* [{name, description, parameters}] */
-	/* Resolves {{agent:<label>}}: the caller's most recent child with label; owned or NULL. */
-	char *(*resolve_child)(void *arg, const char *label);
-	void *resolve_arg;
+	struct model_script_ref script;	/* for a scripted provider only */
 };
 
 struct model_ops {

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/model.h"
+#include "model/model.h"
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/utf8.h"
@@ -244,8 +244,8 @@ replay_fill(struct buf *b, const char *s, size_t len, const struct model_call *c
 			val = xstrdup(call->agent_id);
 		else if (strcmp(name, "parent") == 0 && call->parent_id)
 			val = xstrdup(call->parent_id);
-		else if (strncmp(name, "agent:", 6) == 0 && call->resolve_child)
-			val = call->resolve_child(call->resolve_arg, name + 6);
+		else if (strncmp(name, "agent:", 6) == 0 && call->script.resolve_child)
+			val = call->script.resolve_child(call->script.resolve_arg, name + 6);
 		if (val)
 			buf_puts(b, val);
 		else
@@ -322,6 +322,7 @@ replay_fail(struct model *m, const struct model_sink *sink, const char *code, co
 static struct model_req *
 replay_start(struct model *m, const struct model_call *call, const struct model_sink *sink)
 {
+	const struct model_script_ref *ref = &call->script;
 	struct replay *rp = m->impl;
 	struct replay_script *sc = NULL;
 	size_t seen = 0;
@@ -331,26 +332,26 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 	json_t *c;
 
 	for (i = 0; i < rp->n; i++)
-		if (strcmp(rp->scripts[i].key, call->script) == 0 && seen++ == call->ordinal) {
+		if (strcmp(rp->scripts[i].key, ref->key) == 0 && seen++ == ref->ordinal) {
 			sc = &rp->scripts[i];
 			break;
 		}
 	if (sc == NULL)
 		return replay_fail(m, sink, "REPLAY_EXHAUSTED",
-		    "replay: no script for agent \"%s\" #%zu (REPLAY_EXHAUSTED)", call->script,
-		    call->ordinal + 1);
-	if (call->position >= json_array_size(sc->replies))
+		    "replay: no script for agent \"%s\" #%zu (REPLAY_EXHAUSTED)", ref->key,
+		    ref->ordinal + 1);
+	if (ref->position >= json_array_size(sc->replies))
 		return replay_fail(m, sink, "REPLAY_EXHAUSTED",
 		    "replay: script \"%s\" #%zu has no reply left for request %zu (REPLAY_EXHAUSTED)",
-		    call->script, call->ordinal + 1, call->position + 1);
-	if (sc->used < call->position + 1)
-		sc->used = call->position + 1;
-	reply = json_array_get(sc->replies, call->position);
+		    ref->key, ref->ordinal + 1, ref->position + 1);
+	if (sc->used < ref->position + 1)
+		sc->used = ref->position + 1;
+	reply = json_array_get(sc->replies, ref->position);
 	expect = json_object_get(reply, "expect");
 	if (expect && !replay_expect_ok(call->messages, expect))
 		return replay_fail(m, sink, "REPLAY_MISMATCH",
 		    "replay: request %zu of \"%s\" expected the last message to contain \"%s\" "
-		    "(REPLAY_MISMATCH)", call->position + 1, call->script, json_string_value(expect));
+		    "(REPLAY_MISMATCH)", ref->position + 1, ref->key, json_string_value(expect));
 	r = xcalloc(1, sizeof(*r));
 	r->sink = *sink;
 	r->reply = json_incref((json_t *)reply);

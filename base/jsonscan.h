@@ -7,8 +7,8 @@
  * JSON_REJECT_DUPLICATES, more than JSON_SCAN_MAX_KEYS keys open at once, nesting deeper than
  * JSON_SCAN_MAX_DEPTH): callers then take jansson's full path, which decides.
  */
-#ifndef SESSION_JSONSCAN_H
-#define SESSION_JSONSCAN_H
+#ifndef BASE_JSONSCAN_H
+#define BASE_JSONSCAN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* dlopen of libcurl. The table is filled once and never changes afterwards. */
-#include "agent/curl_dl.h"
+#include "model/curl_dl.h"
 
 #include <dlfcn.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * Bytes may be split anywhere (inside UTF-8 characters and "data:" prefixes); the
  * parser hands each complete event's data to the caller. Pure: no I/O.
  */
-#ifndef AGENT_SSE_H
-#define AGENT_SSE_H
+#ifndef MODEL_SSE_H
+#define MODEL_SSE_H
 
 #include <stddef.h>
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/model.h"
+#include "model/model.h"
 #include "base/utf8.h"
 #include "base/xmalloc.h"
 
@@ -73,17 +73,4 @@ model_builtin_new(struct runq *q)
 	m->ops = &builtin_ops;
 	m->runq = q;
 	return m;
-}
-
-void
-model_free(struct model *m)
-{
-	if (m)
-		m->ops->free(m);
-}
-
-const char *
-model_id(const struct model *m)
-{
-	return m->id ? m->id : m->ops->name;
 }

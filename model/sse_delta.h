@@ -3,8 +3,8 @@
  * only text (content / reasoning_content) and no finish. Such an event is decoded without
  * building a JSON tree; anything else is left to the full parser.
  */
-#ifndef AGENT_SSE_DELTA_H
-#define AGENT_SSE_DELTA_H
+#ifndef MODEL_SSE_DELTA_H
+#define MODEL_SSE_DELTA_H
 
 #include <stddef.h>
 

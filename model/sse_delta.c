@@ -1,11 +1,11 @@
 /* A cursor over one event; every helper returns the new position or NULL (fall back). */
-#include "agent/sse_delta.h"
+#include "model/sse_delta.h"
 
 #include <string.h>
 
 #include "base/jenc.h"
+#include "base/jsonscan.h"
 #include "base/utf8.h"
-#include "session/jsonscan.h"
 
 static inline const char *
 d_ws(const char *p, const char *end)

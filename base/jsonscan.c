@@ -3,7 +3,7 @@
  * Strings go sixteen bytes at a time (base/jenc.h's plain run); the structure goes byte by byte
  * through a handful of gotos, so the cursor stays in a register.
  */
-#include "session/jsonscan.h"
+#include "base/jsonscan.h"
 
 #include <jansson.h>
 #include <stdint.h>

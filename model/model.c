@@ -1,0 +1,15 @@
+/* What every provider shares: the calls that go through its ops table. */
+#include "model/model.h"
+
+void
+model_free(struct model *m)
+{
+	if (m)
+		m->ops->free(m);
+}
+
+const char *
+model_id(const struct model *m)
+{
+	return m->id ? m->id : m->ops->name;
+}
