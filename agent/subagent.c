@@ -694,42 +694,6 @@ subagent_list(struct agent *caller, int descendants, struct err *e)
 	return sub_list(caller->rt, agent_id(caller), descendants, 1);
 }
 
-char *
-subagent_render_list(const json_t *entries, int descendants)
-{
-	struct buf b;
-	size_t i;
-	json_t *en;
-
-	if (json_array_size(entries) == 0)
-		return xstrdup("(no subagents)");
-	buf_init(&b);
-	buf_reserve(&b, json_array_size(entries) * 80);
-	json_array_foreach(entries, i, en) {
-		int child = strcmp(json_string_value(json_object_get(en, "kind")), "child") == 0;
-		if (i)
-			buf_append(&b, "\n", 1);
-		buf_puts(&b, json_string_value(json_object_get(en, "id")));
-		if (child) {
-			buf_puts(&b, " [");
-			buf_puts(&b, json_string_value(json_object_get(en, "status")));
-			buf_puts(&b, "]");
-		} else {
-			buf_puts(&b, " [diagnostic: ");
-			buf_puts(&b, json_string_value(json_object_get(en, "reason")));
-			buf_puts(&b, "]");
-		}
-		if (descendants)
-			buf_printf(&b, " parent=%s depth=%lld", json_string_value(json_object_get(en, "parent")),
-			    (long long)json_integer_value(json_object_get(en, "depth")));
-		if (child) {
-			buf_puts(&b, " \xe2\x80\x94 ");
-			buf_puts(&b, json_string_value(json_object_get(en, "label")));
-		}
-	}
-	return buf_steal(&b);
-}
-
 /* ---- send_message ---- */
 
 static void

@@ -24,15 +24,13 @@ struct agent *subagent_spawn(struct agent *parent, const char *label, json_t *co
 struct agent *subagent_resume(struct agent *parent, const char *child_id, struct err *e);
 
 /*
- * Listing (§6.4) as the model sees it (§6.5): returns a new array of
+ * Listing (§6.4) as the model sees it (§6.5; tools/list_agents.c renders it): returns a new array of
  * {kind:"child", id, label, status[, parent, depth]} | {kind:"diagnostic", id, reason[, parent, depth]}.
  * NULL with e when the state directory cannot be listed.
  */
 json_t *subagent_list(struct agent *caller, int descendants, struct err *e);
 /* The service-level listing (§6.4) with mode and activity, for tests and the projection. */
 json_t *subagent_list_raw(struct agent_rt *rt, const char *parent, int descendants, struct err *e);
-/* Renders a listing (§6.5); returns owned text. */
-char *subagent_render_list(const json_t *entries, int descendants);
 
 /* send_message routing (§6.6). On success fills message_id (37 bytes). */
 int subagent_send(struct agent *sender, const char *target, const char *message, char *message_id,

@@ -24,6 +24,7 @@ struct team_waiter {
 	ev_timer timer;		/* first member */
 	struct team *team;
 	struct tool_inv *inv;
+	void (*finish)(struct tool_inv *inv, json_t *result);	/* the tool's: renders, completes */
 	long version;
 	struct team_waiter *next;
 };
@@ -964,9 +965,6 @@ team_waiter_done(struct team_waiter *w, int timed_out)
 {
 	struct team *t = w->team;
 	struct team_waiter **pp;
-	struct tool_result r = { 0 };
-	json_t *out = xjson_pack("{s:b}", "timedOut", timed_out);
-	char *text = json_dumps(out, JSON_COMPACT);
 
 	/* Unlinked by the caller (a change) or still linked (its timeout). */
 	for (pp = &t->waiters; *pp; pp = &(*pp)->next)
@@ -977,9 +975,7 @@ team_waiter_done(struct team_waiter *w, int timed_out)
 	if (t->lead && t->lead->rt->loop)
 		ev_timer_stop(t->lead->rt->loop, &w->timer);
 	w->inv->state = NULL;
-	tool_result_set(&r, text, out);
-	free(text);
-	tool_inv_complete(w->inv, &r);
+	w->finish(w->inv, xjson_pack("{s:b}", "timedOut", timed_out));
 	free(w);
 }
 
@@ -1010,7 +1006,8 @@ team_waiter_cancel(struct tool_inv *inv)
 }
 
 int
-team_wait(struct tool_inv *inv, long timeout_ms, struct tool_result *out)
+team_wait(struct tool_inv *inv, long timeout_ms, void (*finish)(struct tool_inv *inv, json_t *result),
+    json_t **result, struct err *e)
 {
 	struct agent *caller = inv->agent;
 	struct team *t = team_of(caller);
@@ -1018,11 +1015,11 @@ team_wait(struct tool_inv *inv, long timeout_ms, struct tool_result *out)
 	int active = 0;
 
 	if (timeout_ms < 10000 || timeout_ms > 3600000) {
-		tool_result_error(out, "TEAM_INVALID_TIMEOUT", "timeout_ms must be between 10000 and 3600000");
+		err_set(e, "TEAM_INVALID_TIMEOUT", "timeout_ms must be between 10000 and 3600000");
 		return TOOL_DONE;
 	}
 	if (t == NULL || me == NULL) {
-		tool_result_error(out, "TEAM_MEMBER_NOT_FOUND", "this agent is not a member of a live team");
+		err_set(e, "TEAM_MEMBER_NOT_FOUND", "this agent is not a member of a live team");
 		return TOOL_DONE;
 	}
 	if (strcmp(me, "lead") != 0 && t->lead->status == AGENT_RUNNING)
@@ -1033,16 +1030,13 @@ team_wait(struct tool_inv *inv, long timeout_ms, struct tool_result *out)
 			active = 1;
 	}
 	if (!active) {
-		json_t *o = xjson_pack("{s:b, s:{s:s, s:s}}", "timedOut", 0, "noProgress", "reason", "no-active-peer",
-		    "message", TEAM_NO_PROGRESS_TEXT);
-		char *text = json_dumps(o, JSON_COMPACT);
-		tool_result_set(out, text, o);
-		free(text);
+		*result = xjson_pack("{s:b, s:{s:s}}", "timedOut", 0, "noProgress", "reason", "no-active-peer");
 		return TOOL_DONE;
 	}
 	struct team_waiter *w = xcalloc(1, sizeof(*w));
 	w->team = t;
 	w->inv = inv;
+	w->finish = finish;
 	w->version = t->version;
 	w->next = t->waiters;
 	t->waiters = w;

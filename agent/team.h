@@ -17,11 +17,6 @@
 #define TEAM_MAX_PENDING 64
 #define TEAM_MAX_MESSAGE 65536
 
-#define TEAM_NO_PROGRESS_TEXT                                                                     \
-	"No other Team member is running or provisioning. wait_agent cannot make progress or wake "  \
-	"inactive teammates. Re-list with list_agents and team_task_list, then use send_message to " \
-	"wake each required inactive teammate before waiting again."
-
 enum team_phase { TEAM_PROVISIONING, TEAM_ACTIVE, TEAM_FAILED };
 enum team_status { TASK_PENDING, TASK_IN_PROGRESS, TASK_COMPLETED, TASK_DELETED };
 
@@ -83,7 +78,12 @@ json_t *team_spawn(struct agent *caller, const char *name, const char *descripti
 json_t *team_send(struct agent *caller, const char *target, const char *message, struct err *e);
 json_t *team_list(struct agent *caller);
 json_t *team_interrupt(struct agent *caller, const char *target, struct err *e);
-/* wait_agent: TOOL_DONE with out filled, or TOOL_PENDING (completes on a change or the timeout). */
-int team_wait(struct tool_inv *inv, long timeout_ms, struct tool_result *out);
+/*
+ * wait_agent: TOOL_DONE with *result (new; noProgress names only its reason) or NULL with e, or
+ * TOOL_PENDING: on a change or the timeout, finish gets the call and {timedOut} (stolen), unless
+ * the call is cancelled first.
+ */
+int team_wait(struct tool_inv *inv, long timeout_ms, void (*finish)(struct tool_inv *inv, json_t *result),
+    json_t **result, struct err *e);
 
 #endif

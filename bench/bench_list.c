@@ -11,6 +11,7 @@
 
 #include "agent/subagent.h"
 #include "bench/util.h"
+#include "tools/tools.h"
 #include "tools/toolsets.h"
 
 static long
@@ -100,7 +101,7 @@ bench(int n, int events)
 		t0 = bench_now_ms();
 		json_t *l = subagent_list(&fake, 0, &e);
 		double t1 = bench_now_ms();
-		char *text = subagent_render_list(l, 0);
+		char *text = list_agents_render(l, 0);
 		double t2 = bench_now_ms();
 		/* The call ends with the rendered text; freeing the output is not on its path. */
 		t[r % 21] = t2 - t0;
@@ -116,7 +117,7 @@ bench(int n, int events)
 	for (int r = 0; r < 21; r++) {
 		t0 = bench_now_ms();
 		json_t *l = subagent_list(&fake, 1, &e);
-		char *text = subagent_render_list(l, 1);
+		char *text = list_agents_render(l, 1);
 		td[r] = bench_now_ms() - t0;
 		free(text);
 		json_decref(l);

@@ -7,6 +7,7 @@
 
 #include "agent/subagent.h"
 #include "tests/helpers.h"
+#include "tools/tools.h"
 #include "tools/toolsets.h"
 
 static struct test_runtime T;
@@ -102,13 +103,13 @@ START_TEST(render_forms)
 	json_t *none = json_array();
 	char *t;
 
-	t = subagent_render_list(c, 0);
+	t = list_agents_render(c, 0);
 	ck_assert_str_eq(t, "A [running] \xe2\x80\x94 lbl\nB [diagnostic: corrupt]");
 	free(t);
-	t = subagent_render_list(d, 1);
+	t = list_agents_render(d, 1);
 	ck_assert_str_eq(t, "A [inactive] parent=P depth=2 \xe2\x80\x94 lbl\nB [diagnostic: unavailable] parent=P depth=1");
 	free(t);
-	t = subagent_render_list(none, 0);
+	t = list_agents_render(none, 0);
 	ck_assert_str_eq(t, "(no subagents)");
 	free(t);
 	json_decref(c);

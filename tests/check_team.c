@@ -303,8 +303,9 @@ START_TEST(team_tools_report_a_broken_lead_log_as_session_log_io)
 	struct agent *lead = agent_new_root(&T.rt, "/w", &tb, NULL);
 	T.env.faults.short_write = 1;		/* the Lead's next write fails half-way (EIO) */
 	inv.agent = lead;
+	inv.tool = toolbox_find(&tb, "team_task_create");
 	inv.call_id = (char *)"c";
-	ck_assert_int_eq(tool_team_task_create.run(&inv, args, &out), TOOL_DONE);
+	ck_assert_int_eq(inv.tool->run(&inv, args, &out), TOOL_DONE);
 	ck_assert_ptr_nonnull(out.error_code);
 	ck_assert_str_eq(out.error_code, "SESSION_LOG_IO");
 	/* The cause comes with it. */

@@ -3,8 +3,45 @@
 #include <string.h>
 
 #include "agent/subagent.h"
+#include "base/buf.h"
 #include "base/xmalloc.h"
 #include "tools/tools.h"
+
+char *
+list_agents_render(const json_t *entries, int descendants)
+{
+	struct buf b;
+	size_t i;
+	json_t *en;
+
+	if (json_array_size(entries) == 0)
+		return xstrdup("(no subagents)");
+	buf_init(&b);
+	buf_reserve(&b, json_array_size(entries) * 80);
+	json_array_foreach(entries, i, en) {
+		int child = strcmp(json_string_value(json_object_get(en, "kind")), "child") == 0;
+		if (i)
+			buf_append(&b, "\n", 1);
+		buf_puts(&b, json_string_value(json_object_get(en, "id")));
+		if (child) {
+			buf_puts(&b, " [");
+			buf_puts(&b, json_string_value(json_object_get(en, "status")));
+			buf_puts(&b, "]");
+		} else {
+			buf_puts(&b, " [diagnostic: ");
+			buf_puts(&b, json_string_value(json_object_get(en, "reason")));
+			buf_puts(&b, "]");
+		}
+		if (descendants)
+			buf_printf(&b, " parent=%s depth=%lld", json_string_value(json_object_get(en, "parent")),
+			    (long long)json_integer_value(json_object_get(en, "depth")));
+		if (child) {
+			buf_puts(&b, " \xe2\x80\x94 ");
+			buf_puts(&b, json_string_value(json_object_get(en, "label")));
+		}
+	}
+	return buf_steal(&b);
+}
 
 static char *
 list_agents_title(const struct tool *t, const json_t *args)
@@ -29,7 +66,7 @@ list_agents_run(struct tool_inv *inv, const json_t *args, struct tool_result *ou
 		tool_result_error(out, e.code ? e.code : "SESSION_LOG_IO", "%s", e.msg);
 		return TOOL_DONE;
 	}
-	text = subagent_render_list(entries, descendants);
+	text = list_agents_render(entries, descendants);
 	tool_result_set(out, text, entries);
 	free(text);
 	return TOOL_DONE;

@@ -1,5 +1,8 @@
 /*
- * The Team profile's nine tools (SPEC §9.2). Results are compact JSON, the same
+ * The Team profile's nine tools (SPEC §9.2) as one table, in the manner of
+ * tmux's cmd_entry: each entry is the tool the runtime sees, its title, whether
+ * the caller must belong to a live team, and the call into agent/team.c. One
+ * title and one run function serve them all. Results are compact JSON, the same
  * value as the structured output; failures are "Error: <message>" with the code.
  * The rules live in agent/team.c; these only parse, call and render.
  */
@@ -10,21 +13,14 @@
 #include "base/xmalloc.h"
 #include "tools/tools.h"
 
-/* Renders result (stolen) or the error into out. */
-static int
-team_tool_result(struct tool_result *out, json_t *result, const struct err *e)
-{
-	char *text;
-
-	if (result == NULL) {
-		tool_result_error(out, e->code ? e->code : "TEAM_INVALID_ARGUMENT", "%s", e->msg);
-		return TOOL_DONE;
-	}
-	text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
-	tool_result_set(out, text, result);
-	free(text);
-	return TOOL_DONE;
-}
+struct team_tool {
+	struct tool tool;		/* first: inv->tool and the title's t point at it */
+	const char *title;		/* the call's title, then the title_arg argument if any */
+	const char *title_arg;
+	int member_only;		/* fails unless the caller belongs to a live team (t is then set) */
+	/* TOOL_DONE with *result (new) or NULL with e, or TOOL_PENDING. */
+	int (*call)(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e);
+};
 
 static const char *
 arg(const json_t *args, const char *k)
@@ -32,309 +28,290 @@ arg(const json_t *args, const char *k)
 	return json_string_value(json_object_get(args, k));
 }
 
-static char *
-title_with(const char *what, const json_t *args, const char *k)
+/* Renders result (stolen) or the error into out. */
+static void
+team_tool_render(struct tool_result *out, json_t *result, const struct err *e)
 {
-	const char *v = arg(args, k);
+	char *text;
 
-	return xasprintf("%s %s", what, v ? v : "");
+	if (result == NULL) {
+		tool_result_error(out, e->code ? e->code : "TEAM_INVALID_ARGUMENT", "%s", e->msg);
+		return;
+	}
+	text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
+	tool_result_set(out, text, result);
+	free(text);
 }
 
-/* The caller's team or an error result. */
-static struct team *
-team_or_error(struct tool_inv *inv, struct tool_result *out)
+static char *
+team_tool_title(const struct tool *t, const json_t *args)
 {
-	struct team *t = team_of(inv->agent);
+	const struct team_tool *tt = (const struct team_tool *)t;
+	const char *v;
 
-	if (t == NULL)
+	if (tt->title_arg == NULL)
+		return xstrdup(tt->title);
+	v = arg(args, tt->title_arg);
+	return xasprintf("%s %s", tt->title, v ? v : "");
+}
+
+static int
+team_tool_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+{
+	const struct team_tool *tt = (const struct team_tool *)inv->tool;
+	struct team *t = NULL;
+	json_t *result = NULL;
+	struct err e;
+
+	if (tt->member_only && (t = team_of(inv->agent)) == NULL) {
 		tool_result_error(out, "TEAM_MEMBER_NOT_FOUND", "this agent is not a member of a live team");
-	return t;
-}
-
-static char *
-spawn_title(const struct tool *t, const json_t *args)
-{
-	(void)t;
-	return title_with("Spawn teammate", args, "name");
-}
-
-static int
-spawn_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
-{
-	struct err e;
-
-	err_clear(&e);
-	return team_tool_result(out, team_spawn(inv->agent, arg(args, "name"), arg(args, "description"),
-	    arg(args, "prompt"), &e), &e);
-}
-
-static char *
-send_title(const struct tool *t, const json_t *args)
-{
-	(void)t;
-	return title_with("Message", args, "target");
-}
-
-static int
-send_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
-{
-	struct err e;
-
-	err_clear(&e);
-	return team_tool_result(out, team_send(inv->agent, arg(args, "target"), arg(args, "message"), &e), &e);
-}
-
-static char *
-list_title(const struct tool *t, const json_t *args)
-{
-	(void)t;
-	(void)args;
-	return xstrdup("List team");
-}
-
-static int
-list_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
-{
-	struct err e;
-
-	(void)args;
-	if (team_or_error(inv, out) == NULL)
 		return TOOL_DONE;
+	}
 	err_clear(&e);
-	return team_tool_result(out, team_list(inv->agent), &e);
+	if (tt->call(inv, t, args, &result, &e) == TOOL_PENDING)
+		return TOOL_PENDING;
+	team_tool_render(out, result, &e);
+	return TOOL_DONE;
 }
 
-static char *
-wait_title(const struct tool *t, const json_t *args)
+/* A pending wait_agent ends. */
+static void
+wait_finish(struct tool_inv *inv, json_t *result)
 {
-	(void)t;
-	(void)args;
-	return xstrdup("Wait for teammates");
+	struct tool_result r = { 0 };
+	struct err e;
+
+	err_clear(&e);
+	team_tool_render(&r, result, &e);
+	tool_inv_complete(inv, &r);
 }
 
 static int
-wait_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+call_spawn(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
+{
+	(void)t;
+	*result = team_spawn(inv->agent, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), e);
+	return TOOL_DONE;
+}
+
+static int
+call_send(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
+{
+	(void)t;
+	*result = team_send(inv->agent, arg(args, "target"), arg(args, "message"), e);
+	return TOOL_DONE;
+}
+
+static int
+call_list(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
+{
+	(void)t;
+	(void)args;
+	(void)e;
+	*result = team_list(inv->agent);
+	return TOOL_DONE;
+}
+
+static int
+call_wait(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
 	const json_t *tm = json_object_get(args, "timeout_ms");
+	json_t *np;
+	int rc;
 
-	return team_wait(inv, tm ? (long)json_integer_value(tm) : 30000, out);
-}
-
-static char *
-interrupt_title(const struct tool *t, const json_t *args)
-{
 	(void)t;
-	return title_with("Interrupt", args, "target");
+	rc = team_wait(inv, tm ? (long)json_integer_value(tm) : 30000, wait_finish, result, e);
+	if ((np = json_object_get(*result, "noProgress")) != NULL)
+		json_object_set_new_nocheck(np, "message", json_string_nocheck(TEAM_NO_PROGRESS_TEXT));
+	return rc;
 }
 
 static int
-interrupt_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
-{
-	struct err e;
-
-	err_clear(&e);
-	return team_tool_result(out, team_interrupt(inv->agent, arg(args, "target"), &e), &e);
-}
-
-static char *
-create_title(const struct tool *t, const json_t *args)
+call_interrupt(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
 	(void)t;
-	return title_with("Create task:", args, "subject");
+	*result = team_interrupt(inv->agent, arg(args, "target"), e);
+	return TOOL_DONE;
 }
 
 static int
-create_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+call_create(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
-	struct team *t = team_or_error(inv, out);
-	struct err e;
-
-	if (t == NULL)
-		return TOOL_DONE;
-	err_clear(&e);
-	return team_tool_result(out, team_task_create(t, team_caller_name(inv->agent), arg(args, "subject"),
-	    arg(args, "description"), json_object_get(args, "blocked_by"), json_object_get(args, "write_scopes"),
-	    &e), &e);
-}
-
-static char *
-tlist_title(const struct tool *t, const json_t *args)
-{
-	(void)t;
-	(void)args;
-	return xstrdup("List tasks");
+	*result = team_task_create(t, team_caller_name(inv->agent), arg(args, "subject"), arg(args, "description"),
+	    json_object_get(args, "blocked_by"), json_object_get(args, "write_scopes"), e);
+	return TOOL_DONE;
 }
 
 static int
-tlist_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+call_tlist(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
-	struct team *t = team_or_error(inv, out);
-	struct err e;
-
-	if (t == NULL)
-		return TOOL_DONE;
-	err_clear(&e);
-	return team_tool_result(out, team_task_list(t, args, &e), &e);
-}
-
-static char *
-get_title(const struct tool *t, const json_t *args)
-{
-	(void)t;
-	return title_with("Get", args, "task_id");
+	(void)inv;
+	*result = team_task_list(t, args, e);
+	return TOOL_DONE;
 }
 
 static int
-get_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+call_get(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
-	struct team *t = team_or_error(inv, out);
-	struct err e;
-
-	if (t == NULL)
-		return TOOL_DONE;
-	err_clear(&e);
-	return team_tool_result(out, team_task_get(t, arg(args, "task_id"), &e), &e);
-}
-
-static char *
-update_title(const struct tool *t, const json_t *args)
-{
-	(void)t;
-	return title_with("Update", args, "task_id");
+	(void)inv;
+	*result = team_task_get(t, arg(args, "task_id"), e);
+	return TOOL_DONE;
 }
 
 static int
-update_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+call_update(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
-	struct team *t = team_or_error(inv, out);
-	struct err e;
-
-	if (t == NULL)
-		return TOOL_DONE;
-	err_clear(&e);
-	return team_tool_result(out, team_task_update(t, team_caller_name(inv->agent), args, &e), &e);
+	*result = team_task_update(t, team_caller_name(inv->agent), args, e);
+	return TOOL_DONE;
 }
 
 #define STR(d) "{\"type\":\"string\",\"description\":\"" d "\"}"
 #define STRS(d) "{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"" d "\"}"
 
-const struct tool tool_spawn_teammate = {
-	.name = "spawn_teammate",
-	.description = "Start a named teammate (Lead only). It works in the background on its prompt, shares the "
-		       "task board and mailbox, and is addressed by its name. Names are lower-kebab-case and "
-		       "never reused.",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"name\",\"description\","
-		  "\"prompt\"],\"properties\":{\"name\":" STR("The teammate's name: lower-kebab-case, 1-64 characters, not lead.")
-		  ",\"description\":" STR("What this teammate is for, as the roster shows it.")
-		  ",\"prompt\":" STR("The teammate's complete first task.")
-		  ",\"context\":{\"type\":\"string\",\"enum\":[\"fresh\"],\"description\":\"fresh (the default): "
-		  "the teammate starts with an empty context.\"}}}",
-	.kind = "other",
-	.concurrency_safe = 0,
-	.title = spawn_title,
-	.run = spawn_run,
-};
+static const struct team_tool team_tools[] = { {
+	.tool.name = "spawn_teammate",
+	.tool.description = "Start a named teammate (Lead only). It works in the background on its prompt, shares the "
+		            "task board and mailbox, and is addressed by its name. Names are lower-kebab-case and "
+		            "never reused.",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"name\",\"description\","
+		       "\"prompt\"],\"properties\":{\"name\":" STR("The teammate's name: lower-kebab-case, 1-64 characters, not lead.")
+		       ",\"description\":" STR("What this teammate is for, as the roster shows it.")
+		       ",\"prompt\":" STR("The teammate's complete first task.")
+		       ",\"context\":{\"type\":\"string\",\"enum\":[\"fresh\"],\"description\":\"fresh (the default): "
+		       "the teammate starts with an empty context.\"}}}",
+	.tool.kind = "other",
+	.tool.concurrency_safe = 0,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "Spawn teammate",
+	.title_arg = "name",
+	.member_only = 0,
+	.call = call_spawn,
+}, {
+	.tool.name = "send_message",
+	.tool.description = "Send a message to a Team member by name (the Lead is lead). A working member receives it at "
+		            "its next step; an idle one starts a turn; a stored one is resumed. Returns the message id "
+		            "and whether it was accepted or queued.",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"target\",\"message\"],"
+		       "\"properties\":{\"target\":" STR("The member's name, or lead.") ",\"message\":"
+		       STR("The message to deliver.") "}}",
+	.tool.kind = "other",
+	.tool.concurrency_safe = 0,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "Message",
+	.title_arg = "target",
+	.member_only = 0,
+	.call = call_send,
+}, {
+	.tool.name = "list_agents",
+	.tool.description = "List the Team: the Lead first, then every teammate with its status (running, inactive, "
+		            "provisioning or failed).",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}",
+	.tool.kind = "search",
+	.tool.concurrency_safe = 1,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "List team",
+	.title_arg = NULL,
+	.member_only = 1,
+	.call = call_list,
+}, {
+	.tool.name = "wait_agent",
+	.tool.description = "Wait until something changes in the Team (roster, tasks, mailbox or a member's status) or "
+		            "the timeout passes. Returns at once when no other member is running or provisioning.",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"timeout_ms\":{\"type\":"
+		       "\"integer\",\"description\":\"How long to wait, 10000-3600000 ms (default 30000).\"}}}",
+	.tool.kind = "other",
+	.tool.concurrency_safe = 0,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "Wait for teammates",
+	.title_arg = NULL,
+	.member_only = 0,
+	.call = call_wait,
+}, {
+	.tool.name = "interrupt_agent",
+	.tool.description = "Stop a teammate's current turn (Lead only). Returns its status before the interrupt.",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"target\"],\"properties\":"
+		       "{\"target\":" STR("The teammate's name.") "}}",
+	.tool.kind = "other",
+	.tool.concurrency_safe = 0,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "Interrupt",
+	.title_arg = "target",
+	.member_only = 0,
+	.call = call_interrupt,
+}, {
+	.tool.name = "team_task_create",
+	.tool.description = "Add a task to the Team's board. blocked_by lists tasks that must be completed first; "
+		            "write_scopes are advisory paths the task will change.",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"subject\",\"description\"],"
+		       "\"properties\":{\"subject\":" STR("A short title.") ",\"description\":" STR("What done means.")
+		       ",\"blocked_by\":" STRS("Task ids (task-<n>) that must be completed first.")
+		       ",\"write_scopes\":" STRS("Paths this task expects to change.") "}}",
+	.tool.kind = "other",
+	.tool.concurrency_safe = 0,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "Create task:",
+	.title_arg = "subject",
+	.member_only = 1,
+	.call = call_create,
+}, {
+	.tool.name = "team_task_list",
+	.tool.description = "List the Team's tasks, optionally filtered by status, owner or readiness, in pages.",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"status\":{\"type\":\"string\","
+		       "\"enum\":[\"pending\",\"in_progress\",\"completed\",\"deleted\"]},\"owner\":" STR("A member's name.")
+		       ",\"ready\":{\"type\":\"boolean\",\"description\":\"Only tasks whose blockers are all completed.\"},"
+		       "\"cursor\":" STR("The nextCursor of the previous page.") ",\"limit\":{\"type\":\"integer\","
+		       "\"description\":\"1-100, default 50.\"}}}",
+	.tool.kind = "search",
+	.tool.concurrency_safe = 1,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "List tasks",
+	.title_arg = NULL,
+	.member_only = 1,
+	.call = call_tlist,
+}, {
+	.tool.name = "team_task_get",
+	.tool.description = "Read one task, with its revision (pass it as expected_revision when updating).",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"task_id\"],\"properties\":"
+		       "{\"task_id\":" STR("task-<n>") "}}",
+	.tool.kind = "search",
+	.tool.concurrency_safe = 1,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "Get",
+	.title_arg = "task_id",
+	.member_only = 1,
+	.call = call_get,
+}, {
+	.tool.name = "team_task_update",
+	.tool.description = "Change a task by compare-and-swap on its revision: claim (a ready, unowned task), release, "
+		            "edit, set_dependencies, complete, reopen, reassign (Lead only) or delete.",
+	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"task_id\",\"expected_revision\","
+		       "\"action\"],\"properties\":{\"task_id\":" STR("task-<n>") ",\"expected_revision\":{\"type\":"
+		       "\"integer\",\"description\":\"The revision you read.\"},\"action\":{\"type\":\"string\",\"enum\":"
+		       "[\"claim\",\"release\",\"edit\",\"set_dependencies\",\"complete\",\"reopen\",\"reassign\",\"delete\"]},"
+		       "\"subject\":" STR("edit: the new subject.") ",\"description\":" STR("edit: the new description.")
+		       ",\"blocked_by\":" STRS("set_dependencies: the new blockers.") ",\"write_scopes\":"
+		       STRS("edit: the new write scopes.") ",\"owner\":" STR("reassign: the new owner's name.") "}}",
+	.tool.kind = "other",
+	.tool.concurrency_safe = 0,
+	.tool.title = team_tool_title,
+	.tool.run = team_tool_run,
+	.title = "Update",
+	.title_arg = "task_id",
+	.member_only = 1,
+	.call = call_update,
+} };
 
-const struct tool tool_team_send_message = {
-	.name = "send_message",
-	.description = "Send a message to a Team member by name (the Lead is lead). A working member receives it at "
-		       "its next step; an idle one starts a turn; a stored one is resumed. Returns the message id "
-		       "and whether it was accepted or queued.",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"target\",\"message\"],"
-		  "\"properties\":{\"target\":" STR("The member's name, or lead.") ",\"message\":"
-		  STR("The message to deliver.") "}}",
-	.kind = "other",
-	.concurrency_safe = 0,
-	.title = send_title,
-	.run = send_run,
-};
-
-const struct tool tool_team_list_agents = {
-	.name = "list_agents",
-	.description = "List the Team: the Lead first, then every teammate with its status (running, inactive, "
-		       "provisioning or failed).",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}",
-	.kind = "search",
-	.concurrency_safe = 1,
-	.title = list_title,
-	.run = list_run,
-};
-
-const struct tool tool_wait_agent = {
-	.name = "wait_agent",
-	.description = "Wait until something changes in the Team (roster, tasks, mailbox or a member's status) or "
-		       "the timeout passes. Returns at once when no other member is running or provisioning.",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"timeout_ms\":{\"type\":"
-		  "\"integer\",\"description\":\"How long to wait, 10000-3600000 ms (default 30000).\"}}}",
-	.kind = "other",
-	.concurrency_safe = 0,
-	.title = wait_title,
-	.run = wait_run,
-};
-
-const struct tool tool_team_interrupt_agent = {
-	.name = "interrupt_agent",
-	.description = "Stop a teammate's current turn (Lead only). Returns its status before the interrupt.",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"target\"],\"properties\":"
-		  "{\"target\":" STR("The teammate's name.") "}}",
-	.kind = "other",
-	.concurrency_safe = 0,
-	.title = interrupt_title,
-	.run = interrupt_run,
-};
-
-const struct tool tool_team_task_create = {
-	.name = "team_task_create",
-	.description = "Add a task to the Team's board. blocked_by lists tasks that must be completed first; "
-		       "write_scopes are advisory paths the task will change.",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"subject\",\"description\"],"
-		  "\"properties\":{\"subject\":" STR("A short title.") ",\"description\":" STR("What done means.")
-		  ",\"blocked_by\":" STRS("Task ids (task-<n>) that must be completed first.")
-		  ",\"write_scopes\":" STRS("Paths this task expects to change.") "}}",
-	.kind = "other",
-	.concurrency_safe = 0,
-	.title = create_title,
-	.run = create_run,
-};
-
-const struct tool tool_team_task_list = {
-	.name = "team_task_list",
-	.description = "List the Team's tasks, optionally filtered by status, owner or readiness, in pages.",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{\"status\":{\"type\":\"string\","
-		  "\"enum\":[\"pending\",\"in_progress\",\"completed\",\"deleted\"]},\"owner\":" STR("A member's name.")
-		  ",\"ready\":{\"type\":\"boolean\",\"description\":\"Only tasks whose blockers are all completed.\"},"
-		  "\"cursor\":" STR("The nextCursor of the previous page.") ",\"limit\":{\"type\":\"integer\","
-		  "\"description\":\"1-100, default 50.\"}}}",
-	.kind = "search",
-	.concurrency_safe = 1,
-	.title = tlist_title,
-	.run = tlist_run,
-};
-
-const struct tool tool_team_task_get = {
-	.name = "team_task_get",
-	.description = "Read one task, with its revision (pass it as expected_revision when updating).",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"task_id\"],\"properties\":"
-		  "{\"task_id\":" STR("task-<n>") "}}",
-	.kind = "search",
-	.concurrency_safe = 1,
-	.title = get_title,
-	.run = get_run,
-};
-
-const struct tool tool_team_task_update = {
-	.name = "team_task_update",
-	.description = "Change a task by compare-and-swap on its revision: claim (a ready, unowned task), release, "
-		       "edit, set_dependencies, complete, reopen, reassign (Lead only) or delete.",
-	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"task_id\",\"expected_revision\","
-		  "\"action\"],\"properties\":{\"task_id\":" STR("task-<n>") ",\"expected_revision\":{\"type\":"
-		  "\"integer\",\"description\":\"The revision you read.\"},\"action\":{\"type\":\"string\",\"enum\":"
-		  "[\"claim\",\"release\",\"edit\",\"set_dependencies\",\"complete\",\"reopen\",\"reassign\",\"delete\"]},"
-		  "\"subject\":" STR("edit: the new subject.") ",\"description\":" STR("edit: the new description.")
-		  ",\"blocked_by\":" STRS("set_dependencies: the new blockers.") ",\"write_scopes\":"
-		  STRS("edit: the new write scopes.") ",\"owner\":" STR("reassign: the new owner's name.") "}}",
-	.kind = "other",
-	.concurrency_safe = 0,
-	.title = update_title,
-	.run = update_run,
-};
+void
+team_tools_add(struct toolbox *tb)
+{
+	for (size_t i = 0; i < sizeof(team_tools) / sizeof(team_tools[0]); i++)
+		toolbox_add(tb, &team_tools[i].tool);
+}

@@ -1,4 +1,4 @@
-/* The model-facing tools of the default profile (SPEC §6, §8). Strings live in each tool's file. */
+/* The model-facing tools (SPEC §6, §8, §9.2) and their rendering. Strings live in each tool's file. */
 #ifndef TOOLS_TOOLS_H
 #define TOOLS_TOOLS_H
 
@@ -9,15 +9,15 @@ extern const struct tool tool_list_agents;
 extern const struct tool tool_send_message;
 extern const struct tool tool_interrupt_agent;
 
-/* The Team profile (tools/team_tools.c). */
-extern const struct tool tool_spawn_teammate;
-extern const struct tool tool_team_send_message;
-extern const struct tool tool_team_list_agents;
-extern const struct tool tool_wait_agent;
-extern const struct tool tool_team_interrupt_agent;
-extern const struct tool tool_team_task_create;
-extern const struct tool tool_team_task_list;
-extern const struct tool tool_team_task_get;
-extern const struct tool tool_team_task_update;
+/* The Team profile (tools/team_tools.c): adds its nine tools to tb in table order. */
+void team_tools_add(struct toolbox *tb);
+/* What wait_agent says when no other member can make progress (SPEC §9.2). */
+#define TEAM_NO_PROGRESS_TEXT                                                                     \
+	"No other Team member is running or provisioning. wait_agent cannot make progress or wake "  \
+	"inactive teammates. Re-list with list_agents and team_task_list, then use send_message to " \
+	"wake each required inactive teammate before waiting again."
+
+/* list_agents' text for a listing (agent/subagent.h's subagent_list); returns owned. */
+char *list_agents_render(const json_t *entries, int descendants);
 
 #endif

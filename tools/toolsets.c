@@ -22,15 +22,7 @@ void
 toolsets_build(struct toolbox *tb, enum toolset_profile profile)
 {
 	if (profile == TOOLSET_TEAM) {
-		toolbox_add(tb, &tool_spawn_teammate);
-		toolbox_add(tb, &tool_team_send_message);
-		toolbox_add(tb, &tool_team_list_agents);
-		toolbox_add(tb, &tool_wait_agent);
-		toolbox_add(tb, &tool_team_interrupt_agent);
-		toolbox_add(tb, &tool_team_task_create);
-		toolbox_add(tb, &tool_team_task_list);
-		toolbox_add(tb, &tool_team_task_get);
-		toolbox_add(tb, &tool_team_task_update);
+		team_tools_add(tb);
 		return;
 	}
 	toolbox_add(tb, &tool_subagent);
