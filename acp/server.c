@@ -117,8 +117,10 @@ acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const ch
 
 static void acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt);
 
+/* By id: the session may be closed and reaped, or opened again, before it runs. */
 struct acp_reply_task {
-	struct acp_session *as;
+	struct acp_server *srv;
+	char sid[SESS_ID_LEN + 1];
 	json_t *reply;
 };
 
@@ -127,17 +129,17 @@ static void
 acp_reply_task_run(void *arg)
 {
 	struct acp_reply_task *t = arg;
-	struct acp_session *as = t->as;
+	struct acp_session *as = map_get(&t->srv->sessions, t->sid);
 
-	if (as->replays) {
+	if (as && as->replays) {
 		/* The turn's updates are held behind a replay: so is its answer, and what it queued. */
 		acp_hold(as, t->reply);
 		free(t);
 		return;
 	}
-	acp_send(as->srv, t->reply);
+	acp_send(t->srv, t->reply);
 	free(t);
-	if (as->queued_id && as->agent && !as->prompt_id) {
+	if (as && as->queued_id && as->agent && !as->prompt_id) {
 		json_t *id = as->queued_id, *prompt = as->queued_prompt;
 		as->queued_id = as->queued_prompt = NULL;
 		acp_prompt_start(as, id, prompt);
@@ -183,7 +185,8 @@ acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_
 	if (as->prompt_id == NULL || strcmp(first_msg, as->prompt_msg) != 0)
 		return;		/* a turn the runtime started on its own */
 	t = xmalloc(sizeof(*t));
-	t->as = as;
+	t->srv = as->srv;
+	memcpy(t->sid, as->id, sizeof(t->sid));
 	/* A cancelled prompt is cancelled, whatever the turn's last state was. */
 	if (as->cancelled)
 		t->reply = acp_result_new(as->prompt_id, xjson_pack("{s:s}", "stopReason", "cancelled"));
@@ -229,6 +232,47 @@ acp_session_attach(struct acp_server *srv, struct agent *a)
 	a->hooks.arg = as;
 	sess_observe(a->sess, acp_observe_event, as);
 	return as;
+}
+
+static void
+acp_session_free(struct acp_session *as)
+{
+	json_decref(as->prompt_id);
+	json_decref(as->queued_id);
+	json_decref(as->queued_prompt);
+	json_decref(as->held);
+	json_decref(as->wait_id);
+	json_decref(as->wait_prompt);
+	free(as);
+}
+
+/* Frees a closed session from the run queue; one a load opened again meanwhile stays. */
+static void
+acp_session_reap(void *arg)
+{
+	struct acp_session *as = arg;
+	struct acp_server *srv = as->srv;
+
+	as->reap_queued = 0;
+	if (as->agent || as->replays)
+		return;
+	map_del(&srv->sessions, as->id);
+	for (size_t i = srv->nall; i-- > 0;)
+		if (srv->all[i] == as) {
+			memmove(srv->all + i, srv->all + i + 1, (srv->nall - i - 1) * sizeof(*srv->all));
+			srv->nall--;
+			break;
+		}
+	acp_session_free(as);
+}
+
+static void
+acp_session_reap_later(struct acp_session *as)
+{
+	if (as->reap_queued)
+		return;
+	as->reap_queued = 1;
+	runq_push(&as->srv->runq, acp_session_reap, as);
 }
 
 /* ---- methods ---- */
@@ -723,7 +767,9 @@ acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
 	as->queued_id = as->queued_prompt = NULL;
 	sess_unobserve(as->agent->sess, acp_observe_event, as);
 	agent_release(as->agent);
+	memset(&as->agent->hooks, 0, sizeof(as->agent->hooks));	/* its struct waits for its reap */
 	as->agent = NULL;
+	acp_session_reap_later(as);
 	return acp_result_new(m->id, json_object());
 }
 
@@ -1144,15 +1190,8 @@ acp_server_free(struct acp_server *srv)
 	agent_rt_shutdown(&srv->rt);
 	if (srv->model)
 		srv->model->ops->report(srv->model);
-	for (size_t i = 0; i < srv->nall; i++) {
-		json_decref(srv->all[i]->prompt_id);
-		json_decref(srv->all[i]->queued_id);
-		json_decref(srv->all[i]->queued_prompt);
-		json_decref(srv->all[i]->held);
-		json_decref(srv->all[i]->wait_id);
-		json_decref(srv->all[i]->wait_prompt);
-		free(srv->all[i]);
-	}
+	for (size_t i = 0; i < srv->nall; i++)
+		acp_session_free(srv->all[i]);
 	free(srv->all);
 	map_free(&srv->sessions);
 	runq_stop(&srv->runq);

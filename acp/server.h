@@ -30,11 +30,15 @@ struct acp_options {
 	struct openai_config openai;
 };
 
-/* One ACP session; never freed before shutdown (closed ones keep agent NULL). */
+/*
+ * One ACP session. A closed one (agent NULL) is freed by a reap task on the run queue, unless a
+ * load opened it again meanwhile; queued work names it by id, never by pointer.
+ */
 struct acp_session {
 	char id[SESS_ID_LEN + 1];
 	struct acp_server *srv;
 	struct agent *agent;		/* NULL once closed */
+	int reap_queued;
 	json_t *prompt_id;		/* the pending session/prompt request id, owned */
 	char prompt_msg[SESS_ID_LEN + 1];	/* its inbox message id */
 	int cancelled;			/* session/cancel arrived while it was pending */
@@ -61,7 +65,7 @@ struct acp_server {
 	struct model *model;
 	struct toolbox tools;
 	struct map sessions;		/* id -> struct acp_session * */
-	struct acp_session **all;
+	struct acp_session **all;	/* every session not yet reaped, in creation order */
 	size_t nall, call;
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */

@@ -78,20 +78,78 @@ agent_rt_shutdown(struct agent_rt *rt)
 			agent_release(rt->all[i]);
 }
 
+static void
+agent_destroy(struct agent *a)
+{
+	agent_inbox_free(a);
+	buf_free(&a->text);
+	buf_free(&a->reasoning);
+	buf_free(&a->fg_progress);
+	json_decref(a->calls);
+	if (a->team && a->rt->team_free)
+		a->rt->team_free(a->team);
+	free(a);
+}
+
+/* Frees a released agent nothing points at any more: the last unpin queued it. */
+static void
+agent_reap(void *arg)
+{
+	struct agent *a = arg;
+	struct agent_rt *rt = a->rt;
+
+	for (size_t i = rt->nall; i-- > 0;)
+		if (rt->all[i] == a) {
+			memmove(rt->all + i, rt->all + i + 1, (rt->nall - i - 1) * sizeof(*rt->all));
+			rt->nall--;
+			break;
+		}
+	agent_destroy(a);
+}
+
+static void
+agent_reap_later(struct agent *a)
+{
+	if (!a->released || a->pins > 0 || a->reap_queued)
+		return;
+	a->reap_queued = 1;
+	runq_push(a->rt->runq, agent_reap, a);
+}
+
+void
+agent_push(struct agent *a, runq_fn *fn)
+{
+	a->pins++;
+	runq_push(a->rt->runq, fn, a);
+}
+
+void
+agent_push_after_sync(struct agent *a, runq_fn *fn)
+{
+	a->pins++;
+	runq_push_after_sync(a->rt->runq, fn, a);
+}
+
+void
+agent_push_next(struct agent *a, runq_fn *fn)
+{
+	a->pins++;
+	runq_push_next(a->rt->runq, fn, a);
+}
+
+void
+agent_unpin(struct agent *a)
+{
+	a->pins--;
+	agent_reap_later(a);
+}
+
+/* Agents whose reap is still queued (a shutdown that stops the queue) go here. */
 void
 agent_rt_free(struct agent_rt *rt)
 {
-	for (size_t i = 0; i < rt->nall; i++) {
-		struct agent *a = rt->all[i];
-		agent_inbox_free(a);
-		buf_free(&a->text);
-		buf_free(&a->reasoning);
-		buf_free(&a->fg_progress);
-		json_decref(a->calls);
-		if (a->team && rt->team_free)
-			rt->team_free(a->team);
-		free(a);
-	}
+	for (size_t i = 0; i < rt->nall; i++)
+		agent_destroy(rt->all[i]);
 	free(rt->all);
 	map_free(&rt->agents);
 	memset(rt, 0, sizeof(*rt));
@@ -306,6 +364,7 @@ agent_kick(void *arg)
 	struct agent_msg *m;
 	struct err e;
 
+	agent_unpin(a);
 	a->kick_queued = 0;
 	if (a->released || a->status == AGENT_RUNNING || a->inbox == NULL)
 		return;
@@ -342,7 +401,7 @@ agent_schedule(struct agent *a)
 	if (a->kick_queued || a->released)
 		return;
 	a->kick_queued = 1;
-	runq_push(a->rt->runq, agent_kick, a);
+	agent_push(a, agent_kick);
 }
 
 void
@@ -494,7 +553,7 @@ agent_tool_done(struct tool_inv *inv)
 
 	if (!a->progress_queued) {
 		a->progress_queued = 1;
-		runq_push(a->rt->runq, agent_tools_progress, a);
+		agent_push(a, agent_tools_progress);
 	}
 }
 
@@ -575,8 +634,9 @@ agent_tools_progress(void *arg)
 {
 	struct agent *a = arg;
 
+	agent_unpin(a);
 	a->progress_queued = 0;
-	if (a->invs == NULL || a->cancelling)
+	if (a->released || a->invs == NULL || a->cancelling)
 		return;
 	for (;;) {
 		while (a->ncommitted < a->ninv && a->invs[a->ncommitted]->done) {
@@ -768,6 +828,7 @@ agent_request(void *arg)
 
 	/* The step this was queued for may have been cancelled meanwhile (the loop serves I/O
 	 * between run-queue slices), and a later step queued its own request. */
+	agent_unpin(a);
 	if (!a->request_queued || a->released || a->status != AGENT_RUNNING || a->cancelling)
 		return;
 	a->request_queued = 0;
@@ -815,7 +876,7 @@ agent_step_begin(struct agent *a)
 	}
 	sess_checkpoint(a->sess);
 	a->request_queued = 1;
-	runq_push_after_sync(a->rt->runq, agent_request, a);
+	agent_push_after_sync(a, agent_request);
 }
 
 /* ---- turn end and cancel ---- */
@@ -920,4 +981,5 @@ agent_release(struct agent *a)
 	sess_store_release(a->rt->store, a->sess);
 	a->sess = NULL;
 	sess_corpus_note_released(a->rt->corpus, id);
+	agent_reap_later(a);
 }

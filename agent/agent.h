@@ -56,7 +56,7 @@ struct agent_rt {
 	void *status_arg;
 	void (*team_free)(struct team *t);
 	struct map agents;		/* id -> live struct agent * */
-	struct agent **all;		/* every agent ever made, reaped at shutdown */
+	struct agent **all;		/* every agent not yet reaped, in creation order */
 	size_t nall, call;
 };
 
@@ -77,6 +77,8 @@ struct agent {
 	struct agent_hooks hooks;
 	enum agent_status status;
 	int released;
+	int pins;			/* queued run-queue work that points at it (agent_push) */
+	int reap_queued;		/* released, unpinned: the reap task is queued */
 	int kick_queued;
 	struct agent_msg *inbox, *inbox_tail;
 	int turn;			/* current or last turn number */
@@ -101,7 +103,7 @@ struct agent {
 	int epoch;			/* residencies of a continuable child: 1, 2, ... */
 	int delivered;			/* a delivery was accepted since it became resident */
 	struct tool_inv *fg_inv;	/* one-shot: the parent's call waiting for it */
-	struct buf fg_progress;		/* one-shot: what the parent's call shows */
+	struct buf fg_progress;		/* one-shot: what the parent's call shows; freed when it ends */
 	struct team *team;		/* a Lead's team (agent/team.c), owned */
 };
 
@@ -129,8 +131,21 @@ void agent_post(struct agent *a, json_t *content, json_t *source, char *out_id);
 int agent_withdraw(struct agent *a, const char *msg_id);
 /* Cancels the current turn with cause (user, parent, disposed); a no-op when idle. */
 void agent_cancel(struct agent *a, const char *cause);
-/* Disposes: cancels (disposed), syncs and releases the session. The struct lives until shutdown. */
+/*
+ * Disposes: cancels (disposed), syncs and releases the session. The struct is freed later, by a
+ * reap task on the run queue that runs once no queued work points at it any more.
+ */
 void agent_release(struct agent *a);
+/*
+ * Lifetime of the struct: run-queue work that takes an agent pins it (agent_push*), and its task
+ * unpins it first thing (agent_unpin), before it looks at anything; after the last unpin a released
+ * agent is reaped from the run queue, never from inside a callback of its own. A task that finds
+ * its agent released does nothing.
+ */
+void agent_push(struct agent *a, runq_fn *fn);
+void agent_push_after_sync(struct agent *a, runq_fn *fn);
+void agent_push_next(struct agent *a, runq_fn *fn);	/* runq_push_next */
+void agent_unpin(struct agent *a);
 const char *agent_id(const struct agent *a);
 const char *agent_parent(const struct agent *a);
 

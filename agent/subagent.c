@@ -257,6 +257,7 @@ sub_child_event(void *arg, struct sess *s, const json_t *ev)
 static void
 sub_release_task(void *arg)
 {
+	agent_unpin(arg);
 	agent_release(arg);
 }
 
@@ -316,10 +317,11 @@ sub_child_turn_end(void *arg, struct agent *a, const char *first, const json_t *
 			sub_foreground_result(a, reason, &r);
 			tool_inv_complete(inv, &r);
 		}
-		runq_push(a->rt->runq, sub_release_task, a);
+		buf_free(&a->fg_progress);	/* its one run is over: nothing shows it any more */
+		agent_push(a, sub_release_task);
 		return;
 	}
-	runq_push(a->rt->runq, sub_settle_check, a);
+	agent_push(a, sub_settle_check);
 }
 
 static void
@@ -384,6 +386,7 @@ sub_settle_check(void *arg)
 	int delivered = a->delivered;
 	long epoch = a->epoch;
 
+	agent_unpin(a);
 	if (a->released || rt->shutting_down || a->status == AGENT_RUNNING || a->inbox || a->kick_queued ||
 	    a->mode != AGENT_MODE_CONTINUABLE || sub_owns_resident_children(rt, agent_id(a)))
 		return;
@@ -413,7 +416,7 @@ sub_settle_check(void *arg)
 			log_info("subagent %s: parent %s not live; the notice waits for its next load", child_id,
 			    parent_id);
 		if (parent && parent->mode == AGENT_MODE_CONTINUABLE)
-			runq_push(rt->runq, sub_settle_check, parent);
+			agent_push(parent, sub_settle_check);
 	}
 	free(final);
 }

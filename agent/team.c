@@ -1051,6 +1051,22 @@ team_wait(struct tool_inv *inv, long timeout_ms, void (*finish)(struct tool_inv 
 
 /* ---- status and recovery ---- */
 
+/*
+ * Queued mail retried once a teammate's release has freed a slot: right after the task that
+ * released it, from the run queue, so a resume loads from disk outside that release.
+ */
+static void
+team_pump_task(void *arg)
+{
+	struct agent *lead = arg;
+
+	agent_unpin(lead);
+	if (lead->released || lead->team == NULL || lead->rt->shutting_down)
+		return;
+	if (json_array_size(lead->team->queued))
+		team_pump(lead->team);
+}
+
 static void
 team_status_hook(void *arg, struct agent *a)
 {
@@ -1071,7 +1087,7 @@ team_status_hook(void *arg, struct agent *a)
 		return;
 	team_changed(t);
 	if (json_array_size(t->queued) && a->mode != AGENT_MODE_ROOT && a->released)
-		team_pump(t);	/* a slot may have freed */
+		agent_push_next(t->lead, team_pump_task);	/* a slot may have freed */
 }
 
 static void

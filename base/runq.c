@@ -47,6 +47,7 @@ runq_init(struct runq *q, struct ev_loop *loop)
 	q->head = q->tail = NULL;
 	q->shead = q->stail = NULL;
 	q->lhead = q->ltail = NULL;
+	q->next_at = NULL;
 	q->running = 0;
 	q->cut = 0;
 	q->slice_tasks = RUNQ_SLICE_TASKS;
@@ -115,6 +116,31 @@ runq_push_after_sync(struct runq *q, runq_fn *fn, void *arg)
 	runq_add(q, fn, arg, 1);
 }
 
+void
+runq_push_next(struct runq *q, runq_fn *fn, void *arg)
+{
+	struct runq_task *t;
+
+	if (!q->running) {
+		runq_add(q, fn, arg, 0);
+		return;
+	}
+	t = xmalloc(sizeof(*t));
+	t->fn = fn;
+	t->arg = arg;
+	t->after_sync = 0;
+	if (q->next_at) {
+		t->next = q->next_at->next;
+		q->next_at->next = t;
+	} else {
+		t->next = q->head;
+		q->head = t;
+	}
+	if (t->next == NULL)
+		q->tail = t;
+	q->next_at = t;
+}
+
 int
 runq_empty(const struct runq *q)
 {
@@ -173,7 +199,9 @@ runq_run(struct runq *q, unsigned max, double budget)
 			q->head = t->next;
 			if (q->head == NULL)
 				q->tail = NULL;
+			q->next_at = NULL;
 			t->fn(t->arg);
+			q->next_at = NULL;
 			free(t);
 			n++;
 		}
@@ -230,5 +258,6 @@ runq_stop(struct runq *q)
 	runq_free_list(&q->head, &q->tail);
 	runq_free_list(&q->shead, &q->stail);
 	runq_free_list(&q->lhead, &q->ltail);
+	q->next_at = NULL;
 	q->cut = 0;
 }

@@ -32,6 +32,7 @@ struct runq {
 	struct runq_task *head, *tail;		/* run now */
 	struct runq_task *shead, *stail;	/* run after the next sync pass */
 	struct runq_task *lhead, *ltail;	/* queued from outside a cut-short drain: after it */
+	struct runq_task *next_at;		/* the last runq_push_next of the running task */
 	int running;				/* inside a drain: pushes join the current one */
 	int cut;				/* a drain from the loop ran out of budget */
 	unsigned slice_tasks;			/* per slice from the loop; 0: no limit */
@@ -47,6 +48,12 @@ void runq_set_sync(struct runq *q, runq_fn *fn, void *arg);
 void runq_set_settle(struct runq *q, runq_fn *fn, void *arg);
 void runq_push(struct runq *q, runq_fn *fn, void *arg);		/* arg: borrowed by the task */
 void runq_push_after_sync(struct runq *q, runq_fn *fn, void *arg);
+/*
+ * From inside a task: runs right after it, before work queued earlier (in push order when it
+ * pushes several). What a task defers this way runs as if the task had done it last, but outside
+ * whatever callback it is in. Outside a drain it is runq_push.
+ */
+void runq_push_next(struct runq *q, runq_fn *fn, void *arg);
 /* Runs everything queued, syncs, runs the after-sync work, until all is empty; no budget. */
 void runq_drain(struct runq *q);
 int runq_empty(const struct runq *q);

@@ -409,6 +409,34 @@ START_TEST(agent_cancel_before_the_request_leaves_closes_the_step)
 }
 END_TEST
 
+/* Released agents are freed from the run queue, after the work queued for them (issue 12 item 5). */
+START_TEST(agent_released_agents_are_reaped_after_their_queued_work)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"text\":\"one\"}]},{\"agent\":\"root\",\"replies\":[{\"text\":\"two\"}]}]}", 50);
+	struct agent_hooks hooks = { .turn_end = on_turn_end };
+	struct agent *b;
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
+	ck_assert_uint_eq(T.rt.nall, 1);
+	agent_release(a);
+	ck_assert_uint_eq(T.rt.nall, 1);	/* marked: the reap is queued */
+	runq_drain(&T.q);
+	ck_assert_uint_eq(T.rt.nall, 0);
+	/* Released with its kick queued: the kick finds it released, the reap follows it. */
+	b = agent_new_root(&T.rt, "/w", &tb, &hooks);
+	prompt(b, "go", NULL);
+	ck_assert_int_eq(b->pins, 1);
+	agent_release(b);
+	ck_assert_uint_eq(T.rt.nall, 1);
+	runq_drain(&T.q);
+	ck_assert_uint_eq(T.rt.nall, 0);
+	finish();
+}
+END_TEST
+
 Suite *
 agent_suite(void)
 {
@@ -424,6 +452,7 @@ agent_suite(void)
 	tcase_add_test(tc, agent_system_prompt_names_cwd_and_date);
 	tcase_add_test(tc, agent_call_ids_are_unique_within_a_message);
 	tcase_add_test(tc, agent_cancel_before_the_request_leaves_closes_the_step);
+	tcase_add_test(tc, agent_released_agents_are_reaped_after_their_queued_work);
 	tcase_add_test(tc, agent_text_that_is_not_utf8_is_repaired_not_dropped);
 	tcase_add_test(tc, agent_an_error_message_that_is_not_utf8_still_reaches_the_reason);
 	suite_add_tcase(s, tc);

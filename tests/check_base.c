@@ -109,6 +109,30 @@ START_TEST(runq_fifo_then_sync_then_after_sync)
 }
 END_TEST
 
+static void
+task_next(void *arg)
+{
+	order_add(arg);
+	runq_push_next(q_under_test, task_b, lc);	/* right after this task, in push order */
+	runq_push_next(q_under_test, task_b, lz);
+}
+
+START_TEST(runq_push_next_runs_right_after_its_task)
+{
+	struct runq q;
+
+	runq_init(&q, NULL);
+	q_under_test = &q;
+	order[0] = '\0';
+	runq_push(&q, task_next, la);
+	runq_push(&q, task_b, lb);
+	runq_push_next(&q, task_b, lz);		/* outside a drain: a plain push */
+	runq_drain(&q);
+	ck_assert_str_eq(order, "aczbz");
+	runq_stop(&q);
+}
+END_TEST
+
 /* ---- the run queue on a real loop: slices, I/O between them, the same order ---- */
 
 static struct {
@@ -373,6 +397,7 @@ base_suite(void)
 	tcase_add_test(tc, utf8_boundary_never_splits_a_character);
 	tcase_add_test(tc, map_put_get_delete_and_grow);
 	tcase_add_test(tc, runq_fifo_then_sync_then_after_sync);
+	tcase_add_test(tc, runq_push_next_runs_right_after_its_task);
 	tcase_add_test(tc, runq_endless_work_does_not_starve_io);
 	tcase_add_test(tc, runq_slices_keep_the_order_and_settle_once_drained);
 	tcase_add_test(tc, buf_append_file_appends_or_leaves_the_buffer_alone);
