@@ -8,6 +8,8 @@ CC ?= cc
 V ?= 0
 WERROR ?= -Werror
 DEPS_PKGS := build-essential pkg-config libjansson-dev libev-dev check libcurl4-openssl-dev
+# make lint's tools: cppcheck, clang-tidy, scan-build (clang-tools) and the clang it drives.
+LINT_PKGS := cppcheck clang-tidy clang-tools clang
 
 STD := -std=c11 -D_GNU_SOURCE
 WARN := -Wall -Wextra $(WERROR) -pedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -58,7 +60,7 @@ FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c model/*.c ag
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)
 
-.PHONY: all deps fuzz fuzz-deps fuzz-smoke crash-loop test check-unit scenarios schema-check asan valgrind lint demo run docs clean install help bench
+.PHONY: all deps lint-deps check asan-unit fuzz fuzz-deps fuzz-smoke crash-loop test check-unit scenarios schema-check asan valgrind lint demo run docs clean install help bench
 
 all: bin/acp-agent
 
@@ -101,9 +103,8 @@ $(RUNNER): $(RUNNER_OBJ) $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o $(BUILD)/ba
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
 
-# Installs the Debian packages the build needs, only when one is missing.
-deps:
-	@missing=""; for p in $(DEPS_PKGS); do \
+# $(call apt_need,PKGS): installs those of the Debian packages PKGS that are missing.
+apt_need = missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -111,6 +112,14 @@ deps:
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+# Installs the Debian packages the build needs, only when one is missing.
+deps:
+	@$(call apt_need,$(DEPS_PKGS))
+
+# Installs make lint's tools, only when one is missing (a skipped lint would hide problems).
+lint-deps:
+	@$(call apt_need,$(LINT_PKGS))
 
 check-unit: $(CHECKS)
 	$(Q)$(CHECKS)
@@ -143,6 +152,18 @@ crash-loop: $(AGENT) $(BUILD)/bin/state-check
 asan:
 	$(Q)SCENARIO_NO_RSS_LIMIT=1 $(MAKE) --no-print-directory VARIANT=asan check-unit scenarios
 
+# The Check suites alone under ASan+UBSan (build/asan), run once.
+asan-unit:
+	$(Q)$(MAKE) --no-print-directory VARIANT=asan check-unit
+
+# The one gate (CI's .ci/run): every test, the lint, and ASan+UBSan over the unit suites and
+# every scenario. About 5 minutes on 2 cores (docs/architecture.md, "The gate").
+check: deps lint-deps
+	$(Q)$(MAKE) --no-print-directory test
+	$(Q)$(MAKE) --no-print-directory lint
+	$(Q)$(MAKE) --no-print-directory asan
+	@echo "check: ok (test, lint, asan)"
+
 valgrind:
 	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/scenario-runner build/valgrind/bin/mock-openai
 	$(Q)CK_FORK=no CK_DEFAULT_TIMEOUT=120 valgrind -q --error-exitcode=1 --leak-check=full \
@@ -150,7 +171,7 @@ valgrind:
 	$(Q)SCENARIO_NO_RSS_LIMIT=1 VALGRIND=1 build/valgrind/bin/scenario-runner --agent build/valgrind/bin/acp-agent \
 		--mock build/valgrind/bin/mock-openai scenarios/*/
 
-lint:
+lint: deps lint-deps
 	$(Q)sh tests/lint.sh
 
 demo: deps
@@ -190,6 +211,6 @@ fuzz-smoke: fuzz
 	$(Q)sh tests/fuzz/run.sh
 
 help:
-	@echo "targets: all deps test asan valgrind lint demo run docs bench install clean"
+	@echo "targets: all deps check test asan asan-unit valgrind lint demo run docs bench fuzz-smoke install clean"
 
 -include $(shell find build -name '*.d' 2>/dev/null)
