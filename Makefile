@@ -143,6 +143,7 @@ test: deps
 	$(Q)sh tests/readonly.sh $(AGENT)
 	$(Q)sh tests/load_race.sh $(AGENT)
 	$(Q)sh tests/load_replay.sh $(AGENT)
+	$(Q)sh tests/churn.sh $(AGENT)
 	$(Q)sh tests/clients.sh $(AGENT)
 	$(Q)$(MAKE) --no-print-directory crash-loop
 

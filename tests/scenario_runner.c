@@ -206,6 +206,11 @@ agent_start(struct run *r)
 			dup2(logfd, 2);
 		close(in[1]);
 		close(out[0]);
+		/* The agent starts with the signals an editor gives it, however the runner was started
+		 * (a background job of sh ignores INT and QUIT, and an ignored one stays ignored). */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		if (chdir(r->cwd) < 0)
 			_exit(126);
 		json_object_foreach(env, k, v) setenv(k, json_string_value(v), 1);
