@@ -273,12 +273,15 @@ bad_deliver(void *arg)
 	bad_sink.error(bad_sink.arg, "MODEL_STREAM", "malformed data line: \"\xe2\x82");
 }
 
+/* A scripted provider: start keeps the sink and queues stub_deliver, which plays the answer. */
+static runq_fn *stub_deliver;
+
 static struct model_req *
 bad_start(struct model *m, const struct model_call *call, const struct model_sink *sink)
 {
 	(void)call;
 	bad_sink = *sink;
-	runq_push(m->runq, bad_deliver, NULL);
+	runq_push(m->runq, stub_deliver, NULL);
 	return (struct model_req *)&bad_sink;
 }
 
@@ -297,6 +300,7 @@ START_TEST(agent_an_error_message_that_is_not_utf8_still_reaches_the_reason)
 	struct model *replay = T.rt.model;
 
 	T.rt.model = &bad;
+	stub_deliver = bad_deliver;
 	prompt(a, "go", NULL);
 	runq_drain(&T.q);
 	T.rt.model = replay;
@@ -336,23 +340,16 @@ dup_deliver(void *arg)
 	bad_sink.finish(bad_sink.arg, "tool_calls", NULL);
 }
 
-static struct model_req *
-dup_start(struct model *m, const struct model_call *call, const struct model_sink *sink)
-{
-	(void)call;
-	bad_sink = *sink;
-	runq_push(m->runq, dup_deliver, NULL);
-	return (struct model_req *)&bad_sink;
-}
 
 START_TEST(agent_call_ids_are_unique_within_a_message)
 {
-	static const struct model_ops dup_ops = { "dup", dup_start, bad_cancel, NULL, NULL };
+	static const struct model_ops dup_ops = { "dup", bad_start, bad_cancel, NULL, NULL };
 	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 1);
 	struct model dup = { &dup_ops, &T.q, NULL, NULL };
 	struct model *replay = T.rt.model;
 
 	T.rt.model = &dup;
+	stub_deliver = dup_deliver;
 	prompt(a, "go", NULL);
 	runq_drain(&T.q);
 	T.rt.model = replay;

@@ -4,6 +4,7 @@
 # works once there is room again, without a reload. Skipped, saying so, where no tmpfs
 # can be mounted.  Usage: tests/enospc.sh AGENT
 set -u
+. "$(dirname "$0")/lib.sh"
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d /tmp/acp-enospc-XXXXXX)
 mnt="$tmp/fs"
@@ -22,21 +23,14 @@ mkfifo "$tmp/in"
 "$agent" --deterministic --model replay --recording "$tmp/rec.json" --state-dir "$mnt/state" < "$tmp/in" > "$tmp/out" 2>"$tmp/err" &
 pid=$!
 exec 3>"$tmp/in"
-wait_for() {	# PATTERN: up to 20 s
-	i=0
-	while ! grep -q "$1" "$tmp/out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -gt 400 ] && return 1
-		sleep 0.05
-	done
-}
 prompt() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"$2\"}]}}" >&3; }
 echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' >&3
 echo '{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}' >&3
 prompt 3 "a big answer"
-wait_for '"id":3,' || true
+wait_for "$tmp/out" '"id":3,' || true
 echo '{"jsonrpc":"2.0","id":4,"method":"session/list","params":{}}' >&3
 prompt 5 "now a small one"
-wait_for '"id":5,' || true
+wait_for "$tmp/out" '"id":5,' || true
 exec 3>&-
 wait $pid
 rc=$?

@@ -4,18 +4,12 @@
 # until after the replay, and stdin EOF, SIGTERM or session/close stop the replay at once.
 # Usage: tests/load_replay.sh AGENT
 set -u
+. "$(dirname "$0")/lib.sh"
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d /tmp/acp-replay-XXXXXX)
 pid=
 trap 'kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "load-replay: FAILED: $*"; echo "--- out (ids):"; grep -n '"id":' "$tmp/out" | cut -c1-200 | tail -n 5; echo "--- err:"; tail -n 3 "$tmp/err" | cut -c1-300; exit 1; }
-wait_for() {	# FILE PATTERN: up to 60 s
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); [ $i -gt 1200 ] && return 1
-		sleep 0.05
-	done
-}
 # exited_within TENTHS: the agent ended within that many tenths of a second; its status in $status
 exited_within() {
 	i=0
@@ -32,19 +26,7 @@ turns=3000
 updates=$((turns * 5))
 mkdir -p "$tmp/state/sessions"
 # About 30 MB of finished turns, five updates each: a replay that takes a good part of a second.
-awk -v sid="$sid" -v turns=$turns 'BEGIN {
-	printf "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":1,\"cwd\":\"/tmp\",\"delegationDepth\":0}\n", sid
-	pad = sprintf("%2000s", ""); gsub(/ /, "x", pad)
-	seq = 0
-	for (t = 1; t <= turns; t++) {
-		printf "{\"seq\":%d,\"time\":%d,\"type\":\"turn/start\",\"data\":{\"turn\":%d}}\n", seq, seq + 10, t; seq++
-		printf "{\"seq\":%d,\"time\":%d,\"type\":\"user/message\",\"data\":{\"id\":\"m%d\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"source\":{\"kind\":\"user\"}}}\n", seq, seq + 10, t, pad; seq++
-		for (k = 0; k < 4; k++) {
-			printf "{\"seq\":%d,\"time\":%d,\"type\":\"assistant/message\",\"data\":{\"turn\":%d,\"step\":1,\"id\":\"a%d\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"finish\":\"stop\"}}\n", seq, seq + 10, t, k, pad; seq++
-		}
-		printf "{\"seq\":%d,\"time\":%d,\"type\":\"turn/end\",\"data\":{\"turn\":%d,\"reason\":{\"kind\":\"completed\"}}}\n", seq, seq + 10, t; seq++
-	}
-}' > "$tmp/log.jsonl"
+big_log "$sid" $turns > "$tmp/log.jsonl"
 printf '{"version":1,"scripts":[{"agent":"root","replies":[{"text":"after the replay"}]}]}' > "$tmp/rec.json"
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
 load() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$sid\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}"; }
@@ -56,7 +38,7 @@ start() {
 	"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$tmp/state" < "$tmp/in" > "$tmp/out" 2>"$tmp/err" & pid=$!
 	exec 3>"$tmp/in"
 	echo "$init" >&3
-	wait_for "$tmp/out" '"id":1,"result"' || fail "no initialize answer"
+	wait_for "$tmp/out" '"id":1,"result"' 60 || fail "no initialize answer"
 }
 
 # 1. A list and a prompt sent right behind the load: the list is answered during the replay, the
@@ -64,7 +46,7 @@ start() {
 start
 { load 2; echo '{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}'
   echo "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"more\"}]}}"; } >&3
-wait_for "$tmp/out" '"id":4,' || fail "the prompt got no answer"
+wait_for "$tmp/out" '"id":4,' 60 || fail "the prompt got no answer"
 l2=$(line_of '"id":2,"result":{}'); l3=$(line_of '"id":3,"result"'); l4=$(line_of '"id":4,"result"')
 [ -n "$l2" ] || fail "the load was not answered {}"
 [ -n "$l3" ] || fail "the list was not answered"
@@ -83,7 +65,7 @@ exited_within 50 || fail "no exit after stdin EOF"
 # 2. stdin EOF during the replay: the replay stops, the process exits 0 promptly.
 start
 load 2 >&3
-wait_for "$tmp/out" '"sessionUpdate"' || fail "the replay did not start"
+wait_for "$tmp/out" '"sessionUpdate"' 60 || fail "the replay did not start"
 exec 3>&-
 exited_within 30 || fail "still running 3 s after stdin EOF during a replay"
 [ "$status" -eq 0 ] || fail "exit status $status after stdin EOF"
@@ -92,7 +74,7 @@ exited_within 30 || fail "still running 3 s after stdin EOF during a replay"
 # 3. SIGTERM during the replay: the same.
 start
 load 2 >&3
-wait_for "$tmp/out" '"sessionUpdate"' || fail "the replay did not start"
+wait_for "$tmp/out" '"sessionUpdate"' 60 || fail "the replay did not start"
 kill -TERM $pid
 exited_within 30 || fail "still running 3 s after SIGTERM during a replay"
 exec 3>&-
@@ -102,7 +84,7 @@ exec 3>&-
 # 4. session/close during the replay stops it: the load fails before the close is answered.
 start
 { load 2; echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/close\",\"params\":{\"sessionId\":\"$sid\"}}"; } >&3
-wait_for "$tmp/out" '"id":3,' || fail "the close got no answer"
+wait_for "$tmp/out" '"id":3,' 60 || fail "the close got no answer"
 l2=$(line_of '"id":2,"error"'); l3=$(line_of '"id":3,"result":{}')
 [ -n "$l2" ] && [ -n "$l3" ] && [ "$l2" -lt "$l3" ] || fail "the load was not failed before the close's answer"
 n=$(head -n "$l2" "$tmp/out" | grep -c '"sessionUpdate"')

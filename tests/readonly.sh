@@ -4,6 +4,7 @@
 # naming the read-only file; nothing on disk changes. Uses a tmpfs remounted read-only (root), else
 # file modes; skipped, saying so, where neither can make a file unwritable.  Usage: tests/readonly.sh AGENT
 set -u
+. "$(dirname "$0")/lib.sh"
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d /tmp/acp-readonly-XXXXXX)
 mnt="$tmp/fs"
@@ -94,24 +95,17 @@ run_fifo() {	# runs the agent on the fifo; the caller writes to fd 3
 	pid=$!
 	exec 3>"$tmp/in"
 }
-wait_for() {	# PATTERN: up to 20 s
-	i=0
-	while ! grep -q "$1" "$tmp/out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -gt 400 ] && return 1
-		sleep 0.05
-	done
-}
 finish() { exec 3>&-; wait $pid || fail "the agent exited with $?"; pid=; }
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ -n "${child_log:-}" ] && umount "$child_log" 2>/dev/null; [ $mounted = 1 ] && umount "$mnt" 2>/dev/null; chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 run_fifo
 echo "$init" >&3
 echo '{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}' >&3
-wait_for '"id":2,"result"' || fail "no second session"
+wait_for "$tmp/out" '"id":2,"result"' || fail "no second session"
 root=$(sed -n 's/.*"id":2,"result":{"sessionId":"\([0-9a-f-]*\)".*/\1/p' "$tmp/out")
 echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$root\",\"prompt\":[{\"type\":\"text\",\"text\":\"Start a helper.\"}]}}" >&3
 echo '{"jsonrpc":"2.0","id":4,"method":"_acp_agent/wait_idle","params":{}}' >&3
-wait_for '"id":4,"result":{"idle":true}' || fail "the helper did not finish"
+wait_for "$tmp/out" '"id":4,"result":{"idle":true}' || fail "the helper did not finish"
 finish
 child=
 for f in "$mnt/state/sessions"/*.jsonl; do
@@ -129,7 +123,7 @@ run_fifo
 echo "$init" >&3
 echo "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$root\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}" >&3
 echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$root\",\"prompt\":[{\"type\":\"text\",\"text\":\"Ask it after the restart.\"}]}}" >&3
-wait_for '"id":3,' || fail "the prompt to the parent got no answer"
+wait_for "$tmp/out" '"id":3,' || fail "the prompt to the parent got no answer"
 finish
 grep '"id":3,' "$tmp/out" | grep -q '"stopReason":"end_turn"' || fail "the parent's turn did not end normally" # its recording expects the failure in the tool result
 grep -q 'SESSION_LOG_IO' "$tmp/out" || fail "send_message did not fail with SESSION_LOG_IO"

@@ -3,18 +3,11 @@
 # session, the other gets session_busy for it; killing the holder releases the lease.
 # Usage: tests/two_process.sh AGENT
 set -u
+. "$(dirname "$0")/lib.sh"
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d /tmp/acp-two-XXXXXX)
 trap 'kill -9 $pa $pb 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "two-process: FAILED: $*"; echo "--- A:"; cat "$tmp/a.out"; echo "--- B:"; cat "$tmp/b.out"; exit 1; }
-# wait_for FILE PATTERN: up to 10 s for a line matching PATTERN
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); [ $i -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
 printf '{"version":1,"scripts":[{"agent":"root","replies":[{"text":"held by A"},{"hang":true}]},{"agent":"root","replies":[{"text":"B"}]}]}' > "$tmp/rec.json"
 mkfifo "$tmp/a.in" "$tmp/b.in"
 "$agent" --model replay --recording "$tmp/rec.json" --state-dir "$tmp/state" < "$tmp/a.in" > "$tmp/a.out" 2>"$tmp/a.err" & pa=$!
