@@ -1,0 +1,83 @@
+/*
+ * What the three files of the ACP server share (not an API: acp/ only). server.c holds
+ * the dispatch, the wait_idle waiters and the loop plumbing; session.c the session methods
+ * (new, load and its sliced replay, resume, list, close); prompt.c the prompt flow (the
+ * agent's hooks, held replies, prompt and cancel).
+ */
+#ifndef ACP_INTERNAL_H
+#define ACP_INTERNAL_H
+
+#include <jansson.h>
+
+#include "acp/rpc.h"
+#include "acp/server.h"
+#include "acp/updates.h"
+#include "base/err.h"
+
+/* One session/load replay in flight (session.c); the server's list of them is srv->replays. */
+struct acp_replay_task {
+	ev_idle idle;			/* first member: active while the next slice waits for the loop */
+	struct acp_server *srv;
+	struct acp_session *as;		/* NULL once stopped */
+	json_t *id;			/* the session/load request's id: owned */
+	json_t *events;			/* a reference: the cursor reads it, even after a close */
+	struct acp_replay cur;
+	int busy;			/* queued, or a slice is being sent: only that code frees it */
+	int paused;			/* waits for acp_on_low */
+	struct acp_replay_task *next;
+};
+
+/* ---- server.c: sending, errors, the write queue's low mark ---- */
+
+/* Queues one message for stdout; steals msg. */
+void acp_send(struct acp_server *srv, json_t *msg);
+/* A session/update notification; steals update. */
+json_t *acp_update_msg(const char *sid, json_t *update);
+/* A message about a session that is being replayed waits until the replay is out (steals msg). */
+void acp_hold(struct acp_session *as, json_t *msg);
+/* Sends (or holds, during its replay) an update of session sid; steals update. */
+void acp_send_update(struct acp_server *srv, const char *sid, json_t *update);
+/* The -32602 and -32002 replies, and an error of the session layer as a JSON-RPC error: new refs. */
+json_t *acp_invalid_params(const json_t *id, const char *details);
+json_t *acp_unknown_session(const json_t *id, const char *sid);
+json_t *acp_session_error(const json_t *id, const char *sid, const struct err *e);
+/* The write queue drained below its low mark: stdin and paused replays go on. */
+void acp_on_low(void *arg);
+
+/* ---- session.c: the session methods and the replay ---- */
+
+/* A string whose C text would stop short at a \u0000 (an id, a path, a command): refused, never cut. */
+int acp_has_nul(const json_t *s);
+/* The live ACP session for sid, or NULL with *reply (-32002). */
+struct acp_session *acp_live_session(struct acp_server *srv, struct acp_msg *m, json_t **reply);
+void acp_session_free(struct acp_session *as);
+/* Cancels the session's current turn (session/cancel, close). */
+void acp_session_cancel(struct acp_session *as);
+/* A prompt that waited for a replay that will not end well is answered cancelled. */
+void acp_session_drop_wait(struct acp_session *as);
+/* Stops the replays of as (session/close: each load is answered), or of every session (shutdown). */
+void acp_replays_stop(struct acp_server *srv, struct acp_session *as);
+void acp_replay_free_task(struct acp_replay_task *t);
+json_t *acp_m_session_new(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_session_load(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_session_resume(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_session_list(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_session_close(struct acp_server *srv, struct acp_msg *m);
+
+/* ---- prompt.c: the prompt flow and the agent's hooks ---- */
+
+void acp_hook_delta(void *arg, struct agent *a, int reasoning, const char *msg_id, const char *s,
+    size_t n);
+void acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const char *child_id,
+    const char *text);
+void acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_t *reason);
+/* ev: borrowed. */
+void acp_observe_event(void *arg, struct sess *s, const json_t *ev);
+/* Posts a prompt to the session's agent; steals id and prompt. */
+void acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt);
+/* Runs a checked prompt on an idle session: a slash command answers now, else a turn starts. */
+json_t *acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt);
+json_t *acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m);
+
+#endif

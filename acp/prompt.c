@@ -1,0 +1,246 @@
+/*
+ * The prompt flow: session/prompt and session/cancel, the hooks a root agent calls (deltas,
+ * progress, turn ends), and the held session/prompt responses that leave after the sync.
+ */
+#include "acp/server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp/commands.h"
+#include "acp/internal.h"
+#include "acp/rpc.h"
+#include "acp/updates.h"
+#include "base/log.h"
+#include "base/xjson.h"
+#include "base/xmalloc.h"
+
+void
+acp_hook_delta(void *arg, struct agent *a, int reasoning, const char *msg_id, const char *s, size_t n)
+{
+	struct acp_session *as = arg;
+
+	(void)a;
+	acp_send_update(as->srv, as->id, acp_update_chunk(reasoning, msg_id, s, n));
+}
+
+void
+acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const char *child_id,
+    const char *text)
+{
+	struct acp_session *as = arg;
+	char *tcid = acp_tool_call_id(a->turn, a->step, call_id);	/* the call is in a's current step */
+
+	acp_send_update(as->srv, as->id, acp_update_progress(tcid, child_id, text));
+	free(tcid);
+}
+
+/* By id: the session may be closed and reaped, or opened again, before it runs. */
+struct acp_reply_task {
+	struct acp_server *srv;
+	char sid[SESS_ID_LEN + 1];
+	json_t *reply;
+};
+
+/* Sends a held session/prompt response (after the sync) and starts a queued prompt. */
+static void
+acp_reply_task_run(void *arg)
+{
+	struct acp_reply_task *t = arg;
+	struct acp_session *as = map_get(&t->srv->sessions, t->sid);
+
+	if (as && as->replays) {
+		/* The turn's updates are held behind a replay: so is its answer, and what it queued. */
+		acp_hold(as, t->reply);
+		free(t);
+		return;
+	}
+	acp_send(t->srv, t->reply);
+	free(t);
+	if (as && as->queued_id && as->agent && !as->prompt_id) {
+		json_t *id = as->queued_id, *prompt = as->queued_prompt;
+		as->queued_id = as->queued_prompt = NULL;
+		acp_prompt_start(as, id, prompt);
+	}
+}
+
+static json_t *
+acp_prompt_reply(const json_t *id, const json_t *reason)
+{
+	const char *kind = json_string_value(json_object_get(reason, "kind"));
+	const char *stop;
+
+	if (strcmp(kind, "completed") == 0)
+		stop = "end_turn";
+	else if (strcmp(kind, "max-tokens") == 0)
+		stop = "max_tokens";
+	else if (strcmp(kind, "max-steps") == 0)
+		stop = "max_turn_requests";
+	else if (strcmp(kind, "refusal") == 0)
+		stop = "refusal";
+	else if (strcmp(kind, "aborted") == 0 || strcmp(kind, "interrupted") == 0)
+		stop = "cancelled";
+	else {
+		const char *msg = json_string_value(json_object_get(reason, "message"));
+		const char *code = json_string_value(json_object_get(reason, "code"));
+		char *details = xasprintf("turn failed: %s", msg ? msg : "unknown error");
+		json_t *r = acp_error_new(id, ACP_INTERNAL_ERROR,
+		    code && strcmp(code, "session_log_io") == 0 ? "session_log_io" : "turn_failed", details,
+		    NULL);
+		free(details);
+		return r;
+	}
+	return acp_result_new(id, xjson_pack("{s:s}", "stopReason", stop));
+}
+
+void
+acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_t *reason)
+{
+	struct acp_session *as = arg;
+	struct acp_reply_task *t;
+
+	(void)a;
+	if (as->prompt_id == NULL || strcmp(first_msg, as->prompt_msg) != 0)
+		return;		/* a turn the runtime started on its own */
+	t = xmalloc(sizeof(*t));
+	t->srv = as->srv;
+	memcpy(t->sid, as->id, sizeof(t->sid));
+	/* A cancelled prompt is cancelled, whatever the turn's last state was. */
+	if (as->cancelled)
+		t->reply = acp_result_new(as->prompt_id, xjson_pack("{s:s}", "stopReason", "cancelled"));
+	else
+		t->reply = acp_prompt_reply(as->prompt_id, reason);
+	json_decref(as->prompt_id);
+	as->prompt_id = NULL;
+	as->cancelled = 0;
+	runq_push_after_sync(&as->srv->runq, acp_reply_task_run, t);
+}
+
+void
+acp_observe_event(void *arg, struct sess *s, const json_t *ev)
+{
+	struct acp_session *as = arg;
+	json_t *u = acp_update_live(ev, &as->srv->tools);
+
+	(void)s;
+	if (u)
+		acp_send_update(as->srv, as->id, u);
+}
+
+/* Checks a prompt's content blocks; returns an error text or NULL. */
+static const char *
+acp_check_prompt(const json_t *prompt, char *buf, size_t size)
+{
+	size_t i;
+	json_t *blk;
+
+	if (!json_is_array(prompt))
+		return "prompt: expected an array of content blocks";
+	json_array_foreach(prompt, i, blk) {
+		const char *type = json_string_value(json_object_get(blk, "type"));
+		if (type == NULL) {
+			snprintf(buf, size, "prompt[%zu]: expected a content block with a type", i);
+			return buf;
+		}
+		if (strcmp(type, "text") == 0) {
+			if (!json_is_string(json_object_get(blk, "text"))) {
+				snprintf(buf, size, "prompt[%zu].text: expected a string", i);
+				return buf;
+			}
+		} else if (strcmp(type, "resource") == 0) {
+			if (!json_is_object(json_object_get(blk, "resource"))) {
+				snprintf(buf, size, "prompt[%zu].resource: expected an object", i);
+				return buf;
+			}
+		} else if (strcmp(type, "resource_link") == 0) {
+			if (!json_is_string(json_object_get(blk, "uri"))) {
+				snprintf(buf, size, "prompt[%zu].uri: expected a string", i);
+				return buf;
+			}
+		} else {
+			snprintf(buf, size, "prompt[%zu]: content type \"%.20s\" is not supported", i, type);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Posts a prompt to the session's agent; steals id and prompt. */
+void
+acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt)
+{
+	as->prompt_id = id;
+	as->cancelled = 0;
+	agent_post(as->agent, prompt, xjson_pack("{s:s}", "kind", "user"), as->prompt_msg);
+}
+
+/* Runs a checked prompt on an idle session: a slash command answers now, else a turn starts. */
+json_t *
+acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt)
+{
+	struct acp_server *srv = as->srv;
+
+	if (acp_commands_match(prompt)) {
+		char *text = acp_commands_run(as->agent, acp_commands_match(prompt));
+		char mid[SESS_ID_LEN + 1];
+		sess_ids_new(&srv->env.ids, mid);
+		acp_send_update(srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));
+		free(text);
+		return acp_result_new(id, xjson_pack("{s:s}", "stopReason", "end_turn"));
+	}
+	acp_prompt_start(as, json_incref(id ? id : json_null()), json_deep_copy(prompt));
+	return NULL;		/* answered when its turn ends */
+}
+
+json_t *
+acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL, *prompt = json_object_get(m->params, "prompt");
+	struct acp_session *as = acp_live_session(srv, m, &reply);
+	char buf[160];
+	const char *bad;
+
+	if (as == NULL)
+		return reply;
+	if ((bad = acp_check_prompt(prompt, buf, sizeof(buf))) != NULL)
+		return acp_invalid_params(m->id, bad);
+	if (acp_commands_match(prompt) && acp_has_nul(json_object_get(json_array_get(prompt, 0), "text")))
+		return acp_invalid_params(m->id, "prompt: a slash command must not contain \\u0000");
+	if (as->replays && as->prompt_id == NULL) {
+		/* The session is being loaded: the prompt runs once the replay and its response are out. */
+		if (as->wait_id || as->queued_id)
+			return acp_invalid_params(m->id, "a prompt is already in flight for this session");
+		as->wait_id = json_incref(m->id ? m->id : json_null());
+		as->wait_prompt = json_deep_copy(prompt);
+		return NULL;
+	}
+	if (as->prompt_id) {
+		if (as->cancelled && as->queued_id == NULL) {
+			as->queued_id = json_incref(m->id ? m->id : json_null());
+			as->queued_prompt = json_deep_copy(prompt);
+			return NULL;
+		}
+		return acp_invalid_params(m->id, "a prompt is already in flight for this session");
+	}
+	return acp_prompt_begin(as, m->id, prompt);
+}
+
+json_t *
+acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m)
+{
+	const char *sid = json_string_value(json_object_get(m->params, "sessionId"));
+	struct acp_session *as = sid ? map_get(&srv->sessions, sid) : NULL;
+
+	if (acp_has_nul(json_object_get(m->params, "sessionId"))) {
+		/* A notification gets no answer: a sessionId cut at its NUL must not cancel another. */
+		log_warn("acp: session/cancel with \\u0000 in its sessionId ignored");
+		return NULL;
+	}
+	if (as && as->agent) {
+		acp_session_drop_wait(as);
+		acp_session_cancel(as);
+	} else
+		log_info("acp: session/cancel for unknown session ignored");
+	return NULL;
+}

@@ -1,0 +1,549 @@
+/* The ACP session methods (SPEC §3.3): new, load with its sliced replay, resume, list, close. */
+#include "acp/server.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp/commands.h"
+#include "acp/internal.h"
+#include "acp/rpc.h"
+#include "acp/updates.h"
+#include "base/log.h"
+#include "base/xjson.h"
+#include "base/xmalloc.h"
+#include "agent/subagent.h"
+#include "agent/team.h"
+
+#define ACP_PAGE 50
+
+/*
+ * The session/load replay is sent in slices (at most ACP_REPLAY_UPDATES updates or about
+ * ACP_REPLAY_BYTES each), one per loop iteration: stdin is read between slices, so other requests
+ * are answered, and EOF, a signal or a session/close stop it. The first slice goes out at once, so a
+ * short replay is whole before the next request is read. It pauses while the write queue is above
+ * its high mark and goes on from acp_on_low. While it runs, everything else about the session
+ * (live updates, a turn's answer) is held and follows the load's response; a prompt waits for it.
+ */
+#define ACP_REPLAY_UPDATES 256
+#define ACP_REPLAY_BYTES (256ull * 1024)
+
+static struct acp_session *
+acp_session_attach(struct acp_server *srv, struct agent *a)
+{
+	struct acp_session *as = map_get(&srv->sessions, agent_id(a));
+
+	if (as == NULL) {
+		as = xcalloc(1, sizeof(*as));
+		snprintf(as->id, sizeof(as->id), "%s", agent_id(a));
+		as->srv = srv;
+		map_put(&srv->sessions, as->id, as);
+		if (srv->nall == srv->call) {
+			srv->call = srv->call ? srv->call * 2 : 16;
+			srv->all = xrealloc(srv->all, srv->call * sizeof(*srv->all));
+		}
+		srv->all[srv->nall++] = as;
+	}
+	as->agent = a;
+	a->hooks.delta = acp_hook_delta;
+	a->hooks.turn_end = acp_hook_turn_end;
+	a->hooks.tool_progress = acp_hook_tool_progress;
+	a->hooks.arg = as;
+	sess_observe(a->sess, acp_observe_event, as);
+	return as;
+}
+
+void
+acp_session_free(struct acp_session *as)
+{
+	json_decref(as->prompt_id);
+	json_decref(as->queued_id);
+	json_decref(as->queued_prompt);
+	json_decref(as->held);
+	json_decref(as->wait_id);
+	json_decref(as->wait_prompt);
+	free(as);
+}
+
+/* Frees a closed session from the run queue; one a load opened again meanwhile stays. */
+static void
+acp_session_reap(void *arg)
+{
+	struct acp_session *as = arg;
+	struct acp_server *srv = as->srv;
+
+	as->reap_queued = 0;
+	if (as->agent || as->replays)
+		return;
+	map_del(&srv->sessions, as->id);
+	for (size_t i = srv->nall; i-- > 0;)
+		if (srv->all[i] == as) {
+			memmove(srv->all + i, srv->all + i + 1, (srv->nall - i - 1) * sizeof(*srv->all));
+			srv->nall--;
+			break;
+		}
+	acp_session_free(as);
+}
+
+static void
+acp_session_reap_later(struct acp_session *as)
+{
+	if (as->reap_queued)
+		return;
+	as->reap_queued = 1;
+	runq_push(&as->srv->runq, acp_session_reap, as);
+}
+
+/* A string whose C text would stop short at a \u0000 (an id, a path, a command): refused, never cut. */
+int
+acp_has_nul(const json_t *s)
+{
+	return json_is_string(s) && strlen(json_string_value(s)) != json_string_length(s);
+}
+
+/* Checks cwd and mcpServers of new/load/resume; returns an error reply or NULL. */
+static json_t *
+acp_check_cwd_mcp(struct acp_msg *m, int cwd_required)
+{
+	json_t *cwd = json_object_get(m->params, "cwd");
+	json_t *mcp = json_object_get(m->params, "mcpServers");
+
+	if (cwd == NULL && !cwd_required)
+		return NULL;
+	if (!json_is_string(cwd))
+		return acp_invalid_params(m->id, "cwd: expected an absolute path string");
+	if (acp_has_nul(cwd))
+		return acp_invalid_params(m->id, "cwd: must not contain \\u0000");
+	if (json_string_value(cwd)[0] != '/')
+		return acp_invalid_params(m->id, "cwd: must be an absolute path");
+	if (mcp && !json_is_array(mcp))
+		return acp_invalid_params(m->id, "mcpServers: expected an array");
+	if (json_array_size(mcp))
+		log_warn("acp: %zu MCP server(s) ignored: MCP servers are not supported yet",
+		    json_array_size(mcp));
+	return NULL;
+}
+
+json_t *
+acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *bad = acp_check_cwd_mcp(m, 1);
+	struct agent *a;
+	struct err e;
+
+	if (bad)
+		return bad;
+	a = agent_new_root(&srv->rt, json_string_value(json_object_get(m->params, "cwd")), &srv->tools,
+	    NULL);
+	/* Durable from the response on: a client that reconnects later finds it (SPEC §20). */
+	err_clear(&e);
+	if (agent_publish_root(a, "default", model_id(srv->rt.model), &e) < 0) {
+		char sid[SESS_ID_LEN + 1];
+		snprintf(sid, sizeof(sid), "%s", agent_id(a));
+		agent_release(a);
+		return acp_session_error(m->id, sid, &e);
+	}
+	acp_session_attach(srv, a);
+	acp_send(srv, acp_result_new(m->id, xjson_pack("{s:s}", "sessionId", agent_id(a))));
+	acp_send_update(srv, agent_id(a), acp_commands_update());
+	return NULL;
+}
+
+/* Validates params.sessionId; returns it or NULL with *reply set. */
+static const char *
+acp_session_id_param(struct acp_msg *m, json_t **reply)
+{
+	const char *sid = json_string_value(json_object_get(m->params, "sessionId"));
+
+	if (sid == NULL) {
+		*reply = acp_invalid_params(m->id, "sessionId: expected a string");
+		return NULL;
+	}
+	if (acp_has_nul(json_object_get(m->params, "sessionId"))) {
+		*reply = acp_invalid_params(m->id, "sessionId: must not contain \\u0000");
+		return NULL;
+	}
+	if (!sess_id_valid(sid)) {
+		*reply = acp_invalid_params(m->id, "sessionId: malformed session id");
+		return NULL;
+	}
+	return sid;
+}
+
+/* The live ACP session for sid, or NULL with *reply (-32002). */
+struct acp_session *
+acp_live_session(struct acp_server *srv, struct acp_msg *m, json_t **reply)
+{
+	const char *sid = acp_session_id_param(m, reply);
+	struct acp_session *as;
+
+	if (sid == NULL)
+		return NULL;
+	as = map_get(&srv->sessions, sid);
+	if (as == NULL || as->agent == NULL) {
+		*reply = acp_unknown_session(m->id, sid);
+		return NULL;
+	}
+	return as;
+}
+
+/* Opens a stored root session (load/resume); returns the ACP session or NULL with *reply. */
+static struct acp_session *
+acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
+{
+	const char *sid = acp_session_id_param(m, reply);
+	struct acp_session *as;
+	struct sess_entry *en;
+	struct agent *a;
+	struct err e;
+
+	if (sid == NULL)
+		return NULL;
+	if ((*reply = acp_check_cwd_mcp(m, 0)) != NULL)
+		return NULL;
+	as = map_get(&srv->sessions, sid);
+	if (as && as->agent)
+		return as;		/* already live here */
+	en = sess_corpus_get(&srv->corpus, sid);
+	if (en == NULL || en->gone) {
+		*reply = acp_unknown_session(m->id, sid);
+		return NULL;
+	}
+	if (en->parent) {
+		*reply = acp_invalid_params(m->id, "sessionId: a subagent session cannot be loaded as an ACP session");
+		return NULL;
+	}
+	err_clear(&e);
+	a = agent_load(&srv->rt, sid, &srv->tools, NULL, &e);
+	if (a == NULL) {
+		*reply = acp_session_error(m->id, sid, &e);
+		return NULL;
+	}
+	if (agent_parent(a)) {
+		agent_release(a);
+		*reply = acp_invalid_params(m->id, "sessionId: a subagent session cannot be loaded as an ACP session");
+		return NULL;
+	}
+	as = acp_session_attach(srv, a);
+	/* Children that settled while it was not live: their notices arrive now (SPEC §6.6). */
+	subagent_redeliver(a);
+	if (srv->team)
+		team_recover(a);	/* roster, tasks and undelivered mail come back from the log */
+	return as;
+}
+
+
+void
+acp_replay_free_task(struct acp_replay_task *t)
+{
+	struct acp_replay_task **pp;
+
+	for (pp = &t->srv->replays; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	ev_idle_stop(t->srv->loop, &t->idle);
+	acp_replay_free(&t->cur);
+	json_decref(t->events);
+	json_decref(t->id);
+	free(t);
+}
+
+/* Lets go of the session; the last replay of it sends what was held meanwhile. May free t. */
+static void
+acp_replay_detach(struct acp_replay_task *t)
+{
+	struct acp_session *as = t->as;
+
+	t->as = NULL;
+	t->paused = 0;
+	ev_idle_stop(t->srv->loop, &t->idle);
+	if (--as->replays == 0 && as->held) {
+		json_t *held = as->held, *msg;
+		size_t i;
+		as->held = NULL;
+		json_array_foreach(held, i, msg) acp_wq_push(&t->srv->wq, msg);
+		json_decref(held);
+	}
+	if (!t->busy)
+		acp_replay_free_task(t);
+}
+
+/* Sends one slice; returns 1 once every update is out. */
+static int
+acp_replay_slice(struct acp_replay_task *t)
+{
+	struct acp_server *srv = t->srv;
+	unsigned long long start = srv->wq.total;
+	json_t *one = json_array();
+	size_t n = 0;
+
+	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
+	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
+	    && !acp_wq_full(&srv->wq) && acp_replay_next(&t->cur, 1, one) == 1) {
+		acp_send(srv, acp_update_msg(t->as->id, json_incref(json_array_get(one, 0))));
+		json_array_clear(one);
+		n++;
+	}
+	json_decref(one);
+	return acp_replay_done(&t->cur);
+}
+
+/* A prompt that came during the replay (or was queued behind a cancelled one) runs now. */
+static void
+acp_session_after_replay(struct acp_session *as)
+{
+	json_t *id, *prompt, *reply;
+
+	if (as->replays || as->agent == NULL || as->prompt_id || as->srv->shutting_down)
+		return;
+	if (as->queued_id) {
+		id = as->queued_id, prompt = as->queued_prompt;
+		as->queued_id = as->queued_prompt = NULL;
+		acp_prompt_start(as, id, prompt);
+	} else if (as->wait_id) {
+		id = as->wait_id, prompt = as->wait_prompt;
+		as->wait_id = as->wait_prompt = NULL;
+		if ((reply = acp_prompt_begin(as, id, prompt)) != NULL)
+			acp_send(as->srv, reply);
+		json_decref(id);
+		json_decref(prompt);
+	}
+}
+
+/* A prompt that waited for a replay that will not end well is answered cancelled. */
+void
+acp_session_drop_wait(struct acp_session *as)
+{
+	if (as->wait_id == NULL)
+		return;
+	acp_send(as->srv, acp_result_new(as->wait_id, xjson_pack("{s:s}", "stopReason", "cancelled")));
+	json_decref(as->wait_id);
+	json_decref(as->wait_prompt);
+	as->wait_id = as->wait_prompt = NULL;
+}
+
+/* The replay is out: its response, then the commands (SPEC §3.1, §3.6), then what was held. */
+static void
+acp_replay_finish(struct acp_replay_task *t)
+{
+	struct acp_server *srv = t->srv;
+	struct acp_session *as = t->as;
+
+	t->busy = 1;		/* a write error in acp_send stops it: it is freed here */
+	acp_send(srv, acp_result_new(t->id, json_object()));
+	acp_send(srv, acp_update_msg(as->id, acp_commands_update()));
+	t->busy = 0;
+	if (t->as == NULL) {
+		acp_replay_free_task(t);
+		return;
+	}
+	acp_replay_detach(t);
+	acp_session_after_replay(as);
+}
+
+static void
+acp_replay_continue(struct acp_replay_task *t)
+{
+	if (acp_wq_full(&t->srv->wq))
+		t->paused = 1;
+	else
+		ev_idle_start(t->srv->loop, &t->idle);
+}
+
+/* One slice, then the response or the next slice; t->busy is set by the caller. */
+static void
+acp_replay_go(struct acp_replay_task *t)
+{
+	int done = t->as ? acp_replay_slice(t) : 0;
+
+	t->busy = 0;
+	if (t->as == NULL)
+		acp_replay_free_task(t);	/* stopped while it was queued or sending */
+	else if (done)
+		acp_replay_finish(t);
+	else
+		acp_replay_continue(t);
+}
+
+static void
+acp_replay_task_run(void *arg)
+{
+	acp_replay_go(arg);
+}
+
+/* The next slice is queued from the loop, so work that arrived meanwhile runs before it. */
+static void
+acp_replay_idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct acp_replay_task *t = (struct acp_replay_task *)w;
+
+	(void)revents;
+	ev_idle_stop(loop, w);
+	t->busy = 1;
+	runq_push(&t->srv->runq, acp_replay_task_run, t);
+}
+
+/* Stops the replays of as (session/close: each load is answered), or of every session (shutdown). */
+void
+acp_replays_stop(struct acp_server *srv, struct acp_session *as)
+{
+	for (;;) {
+		struct acp_replay_task *t;
+		json_t *id;
+		/* From the head each time: a write error below can shut down and stop the others. */
+		for (t = srv->replays; t && (t->as == NULL || (as && t->as != as)); t = t->next)
+			;
+		if (t == NULL)
+			break;
+		id = json_incref(t->id);
+		acp_replay_detach(t);
+		if (as)
+			acp_send(srv, acp_error_new(id, ACP_UNKNOWN_SESSION, "unknown_session",
+			    "the session was closed while it was being loaded", xjson_pack("{s:s}", "sessionId", as->id)));
+		json_decref(id);
+	}
+}
+
+json_t *
+acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL;
+	struct acp_session *as = acp_open_stored(srv, m, &reply);
+	struct acp_replay_task *t, **pp;
+
+	if (as == NULL)
+		return reply;
+	t = xcalloc(1, sizeof(*t));
+	ev_idle_init(&t->idle, acp_replay_idle_cb);
+	t->srv = srv;
+	t->as = as;
+	t->id = json_incref(m->id);
+	t->events = json_incref(as->agent->sess->events);
+	acp_replay_init(&t->cur, t->events, &srv->tools);
+	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
+		;
+	*pp = t;
+	as->replays++;
+	t->busy = 1;
+	acp_replay_go(t);
+	return NULL;
+}
+
+json_t *
+acp_m_session_resume(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL;
+	struct acp_session *as = acp_open_stored(srv, m, &reply);
+
+	if (as == NULL)
+		return reply;
+	acp_send(srv, acp_result_new(m->id, json_object()));
+	/* Clients that only ever resume learn the commands too (SPEC §20). */
+	acp_send_update(srv, as->id, acp_commands_update());
+	return NULL;
+}
+
+static int
+acp_entry_cmp(const void *pa, const void *pb)
+{
+	const struct sess_entry *a = *(struct sess_entry *const *)pa, *b = *(struct sess_entry *const *)pb;
+
+	if (a->updated_at != b->updated_at)
+		return a->updated_at > b->updated_at ? -1 : 1;
+	return strcmp(b->id, a->id);
+}
+
+json_t *
+acp_m_session_list(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *jcwd = json_object_get(m->params, "cwd"), *jcur = json_object_get(m->params, "cursor");
+	const char *cwd = json_string_value(jcwd);
+	size_t n, k = 0, offset = 0;
+	struct sess_entry **all;
+	json_t *sessions, *result;
+
+	if (jcwd && !json_is_null(jcwd) && (!cwd || cwd[0] != '/'))
+		return acp_invalid_params(m->id, "cwd: must be an absolute path");
+	if (acp_has_nul(jcwd))
+		return acp_invalid_params(m->id, "cwd: must not contain \\u0000");
+	if (jcur && !json_is_null(jcur)) {
+		const char *c = json_string_value(jcur);
+		char *end;
+		if (c == NULL || strncmp(c, "o:", 2) != 0 || acp_has_nul(jcur))
+			return acp_invalid_params(m->id, "cursor: not a cursor this agent returned");
+		errno = 0;
+		unsigned long long v = strtoull(c + 2, &end, 10);
+		if (*end || errno || c[2] == '\0')
+			return acp_invalid_params(m->id, "cursor: not a cursor this agent returned");
+		offset = (size_t)v;
+	}
+	all = sess_corpus_list(&srv->corpus, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct sess_entry *en = all[i];
+		if (en->gone || en->state != SESS_ENTRY_OK || en->parent || (cwd && strcmp(en->cwd, cwd) != 0))
+			continue;
+		/* A live session that was never published and is not open here is nothing. */
+		all[k++] = en;
+	}
+	qsort(all, k, sizeof(*all), acp_entry_cmp);
+	sessions = json_array();
+	for (size_t i = offset; i < k && i < offset + ACP_PAGE; i++) {
+		char iso[32];
+		clock_iso8601(all[i]->updated_at, iso, sizeof(iso));
+		json_t *info = xjson_pack("{s:s, s:s, s:s}", "sessionId", all[i]->id, "cwd", all[i]->cwd,
+		    "updatedAt", iso);
+		if (all[i]->title)
+			json_object_set_new(info, "title", json_string(all[i]->title));
+		json_array_append_new(sessions, info);
+	}
+	result = xjson_pack("{s:o}", "sessions", sessions);
+	if (offset + ACP_PAGE < k) {
+		char cur[32];
+		snprintf(cur, sizeof(cur), "o:%zu", offset + ACP_PAGE);
+		json_object_set_new(result, "nextCursor", json_string(cur));
+	}
+	free(all);
+	return acp_result_new(m->id, result);
+}
+
+void
+acp_session_cancel(struct acp_session *as)
+{
+	struct agent *a = as->agent;
+
+	if (as->prompt_id)
+		as->cancelled = 1;
+	if (a->status == AGENT_RUNNING) {
+		agent_cancel(a, "user");
+	} else if (as->prompt_id && agent_withdraw(a, as->prompt_msg)) {
+		/* The prompt had not started its turn: it ends here, cancelled. */
+		json_t *reason = xjson_pack("{s:s, s:s}", "kind", "aborted", "cause", "user");
+		acp_hook_turn_end(as, a, as->prompt_msg, reason);
+		json_decref(reason);
+	}
+}
+
+json_t *
+acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL;
+	struct acp_session *as = acp_live_session(srv, m, &reply);
+
+	if (as == NULL)
+		return reply;
+	acp_replays_stop(srv, as);
+	acp_session_drop_wait(as);
+	acp_session_cancel(as);
+	json_decref(as->queued_id);
+	json_decref(as->queued_prompt);
+	as->queued_id = as->queued_prompt = NULL;
+	sess_unobserve(as->agent->sess, acp_observe_event, as);
+	agent_release(as->agent);
+	memset(&as->agent->hooks, 0, sizeof(as->agent->hooks));	/* its struct waits for its reap */
+	as->agent = NULL;
+	acp_session_reap_later(as);
+	return acp_result_new(m->id, json_object());
+}
