@@ -1,9 +1,11 @@
 /*
- * Agent Teams. The team of a Lead is derived from the Lead's log and kept in
- * memory while the Lead is live; every change is first written to that log.
- * Teammates are continuable children of the Lead labelled with their names.
+ * Agent Teams: the state, the roster and recovery. The team of a Lead is derived from the Lead's
+ * log and kept in memory while the Lead is live; every change is first written to that log.
+ * Teammates are continuable children of the Lead labelled with their names. The task board is in
+ * team_tasks.c, the mailbox in team_mail.c, wait_agent in team_wait.c (team_int.h: what they share).
  */
 #include "agent/team.h"
+#include "agent/team_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,16 +22,7 @@
 #include "base/xmalloc.h"
 #include "session/repair.h"
 
-struct team_waiter {
-	ev_timer timer;		/* first member */
-	struct team *team;
-	struct tool_inv *inv;
-	void (*finish)(struct tool_inv *inv, json_t *result);	/* the tool's: renders, completes */
-	long version;
-	struct team_waiter *next;
-};
-
-static const char *const team_status_names[] = { "pending", "in_progress", "completed", "deleted" };
+const char *const team_status_names[] = { "pending", "in_progress", "completed", "deleted" };
 static const char *const team_phase_names[] = { "provisioning", "active", "failed" };
 
 /* ---- state ---- */
@@ -44,7 +37,7 @@ team_new(void)
 	return t;
 }
 
-static void
+void
 team_task_clear(struct team_task *k)
 {
 	free(k->subject);
@@ -53,8 +46,6 @@ team_task_clear(struct team_task *k)
 	json_decref(k->blocked_by);
 	json_decref(k->write_scopes);
 }
-
-static void team_waiter_done(struct team_waiter *w, int timed_out);
 
 void
 team_free(struct team *t)
@@ -84,7 +75,7 @@ team_free(struct team *t)
 	free(t);
 }
 
-static struct team_member *
+struct team_member *
 team_member(struct team *t, const char *name)
 {
 	for (size_t i = 0; i < t->nmembers; i++)
@@ -119,7 +110,7 @@ team_id_number(const char *id, const char *prefix, long max)
 	return n;
 }
 
-static struct team_task *
+struct team_task *
 team_task_by_id(struct team *t, const char *id)
 {
 	long n = team_id_number(id, "task-", (long)t->ntasks);
@@ -133,7 +124,7 @@ team_dup(const json_t *v)
 	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
 }
 
-static void
+void
 team_changed(struct team *t)
 {
 	t->version++;
@@ -146,7 +137,7 @@ team_changed(struct team *t)
 }
 
 /* Persists a team event (steals data). With e NULL the caller goes on whatever happens; it is logged. */
-static int
+int
 team_write(struct team *t, const char *type, json_t *data, struct err *e)
 {
 	struct err le;
@@ -178,7 +169,7 @@ team_member_record(const struct team_member *m)
 	return xjson_pack("{s:i, s:o}", "version", 1, "member", rec);
 }
 
-static json_t *
+json_t *
 team_task_record(const struct team_task *k)
 {
 	char id[32];
@@ -314,355 +305,6 @@ team_name_check(struct team *t, const char *name, struct err *e)
 	return 0;
 }
 
-/* ---- tasks ---- */
-
-static int
-team_task_ready(const struct team *t, const struct team_task *k)
-{
-	size_t i;
-	json_t *b;
-
-	if (k->status != TASK_PENDING)
-		return 0;
-	json_array_foreach(k->blocked_by, i, b) {
-		const struct team_task *d = team_task_by_id((struct team *)t, json_string_value(b));
-		if (d && d->status != TASK_COMPLETED && d->status != TASK_DELETED)
-			return 0;
-	}
-	return 1;
-}
-
-static int
-team_scopes_overlap(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-
-	return strncmp(a, b, la < lb ? la : lb) == 0;
-}
-
-json_t *
-team_task_view(const struct team *t, const struct team_task *k)
-{
-	json_t *wrap = team_task_record(k);
-	json_t *view = json_deep_copy(json_object_get(wrap, "task"));
-	json_t *warnings = json_array();
-	size_t i, j;
-	json_t *s, *o;
-
-	json_decref(wrap);
-	json_object_set_new(view, "ready", json_boolean(team_task_ready(t, k)));
-	json_array_foreach(k->write_scopes, i, s) {
-		for (size_t n = 0; n < t->ntasks; n++) {
-			const struct team_task *other = &t->tasks[n];
-			if (other == k || other->status == TASK_COMPLETED || other->status == TASK_DELETED)
-				continue;
-			json_array_foreach(other->write_scopes, j, o) {
-				if (!team_scopes_overlap(json_string_value(s), json_string_value(o)))
-					continue;
-				char *w = xasprintf("write scope \"%s\" overlaps task-%d (\"%s\")", json_string_value(s),
-				    other->n, json_string_value(o));
-				json_array_append_new(warnings, json_string(w));
-				free(w);
-			}
-		}
-	}
-	json_object_set_new(view, "writeScopeWarnings", warnings);
-	return view;
-}
-
-#define team_view team_task_view
-
-static int
-team_deps_check(struct team *t, const struct team_task *self, const json_t *deps, struct err *e)
-{
-	size_t i;
-	json_t *d;
-
-	if (deps && !json_is_array(deps))
-		return err_set(e, "TEAM_INVALID_ARGUMENT", "blocked_by must be an array of task ids");
-	json_array_foreach(deps, i, d) {
-		struct team_task *k = team_task_by_id(t, json_string_value(d));
-		if (k == NULL || k->status == TASK_DELETED)
-			return err_set(e, "TEAM_TASK_NOT_FOUND", "dependency \"%.40s\" does not exist",
-			    json_string_value(d) ? json_string_value(d) : "?");
-		if (self && k == self)
-			return err_set(e, "TEAM_TASK_DEPENDENCY_CYCLE", "task-%d cannot depend on itself", self->n);
-	}
-	if (self == NULL)
-		return 0;
-	/*
-	 * Acyclic: nothing the new blockers (transitively) wait for may be self. A task is marked
-	 * when pushed and pushed at most once, so the stack never holds more than ntasks entries.
-	 */
-	char *seen = xcalloc(t->ntasks + 1, 1);
-	int *stack = xcalloc(t->ntasks + 1, sizeof(int));
-	size_t top = 0;
-	int cycle = 0;
-	json_array_foreach(deps, i, d) {
-		int n = team_task_by_id(t, json_string_value(d))->n;
-		if (!seen[n]) {
-			seen[n] = 1;
-			stack[top++] = n;
-		}
-	}
-	while (top) {
-		int n = stack[--top];
-		if (n == self->n) {
-			cycle = 1;
-			break;
-		}
-		json_array_foreach(t->tasks[n - 1].blocked_by, i, d) {
-			struct team_task *k = team_task_by_id(t, json_string_value(d));
-			if (k && !seen[k->n]) {
-				seen[k->n] = 1;
-				stack[top++] = k->n;
-			}
-		}
-	}
-	free(seen);
-	free(stack);
-	if (cycle)
-		return err_set(e, "TEAM_TASK_DEPENDENCY_CYCLE", "these dependencies would make task-%d wait for "
-		    "itself", self->n);
-	return 0;
-}
-
-static json_t *
-team_strings(const json_t *v)
-{
-	return json_is_array(v) ? json_deep_copy(v) : json_array();
-}
-
-json_t *
-team_task_create(struct team *t, const char *caller, const char *subject, const char *description,
-    const json_t *blocked_by, const json_t *write_scopes, struct err *e)
-{
-	struct team_task *k;
-
-	(void)caller;
-	if (t->ntasks >= TEAM_MAX_TASKS) {
-		err_set(e, "TEAM_TASK_LIMIT", "the task board is full (%d tasks)", TEAM_MAX_TASKS);
-		return NULL;
-	}
-	if (team_deps_check(t, NULL, blocked_by, e) < 0)
-		return NULL;
-	t->tasks = xrealloc(t->tasks, (t->ntasks + 1) * sizeof(*t->tasks));
-	k = &t->tasks[t->ntasks];
-	memset(k, 0, sizeof(*k));
-	k->n = (int)t->ntasks + 1;
-	k->revision = 1;
-	k->subject = xstrdup(subject);
-	k->description = xstrdup(description);
-	k->blocked_by = team_strings(blocked_by);
-	k->write_scopes = team_strings(write_scopes);
-	if (team_write(t, "team/task", team_task_record(k), e) < 0) {
-		team_task_clear(k);
-		return NULL;
-	}
-	t->ntasks++;
-	team_changed(t);
-	return team_view(t, k);
-}
-
-json_t *
-team_task_get(struct team *t, const char *id, struct err *e)
-{
-	struct team_task *k = team_task_by_id(t, id);
-
-	if (k == NULL) {
-		err_set(e, "TEAM_TASK_NOT_FOUND", "task \"%.40s\" does not exist", id);
-		return NULL;
-	}
-	return team_view(t, k);
-}
-
-json_t *
-team_task_list(struct team *t, const json_t *args, struct err *e)
-{
-	const char *status = json_string_value(json_object_get(args, "status"));
-	const char *owner = json_string_value(json_object_get(args, "owner"));
-	const json_t *ready = json_object_get(args, "ready");
-	const char *cursor = json_string_value(json_object_get(args, "cursor"));
-	json_int_t limit = json_object_get(args, "limit") ? json_integer_value(json_object_get(args, "limit")) : 50;
-	size_t start = 0;
-	json_t *tasks = json_array(), *out;
-
-	if (limit < 1 || limit > 100) {
-		json_decref(tasks);
-		err_set(e, "TEAM_INVALID_ARGUMENT", "limit must be between 1 and 100");
-		return NULL;
-	}
-	if (cursor) {
-		struct team_task *k = team_task_by_id(t, cursor);
-		if (k == NULL) {
-			json_decref(tasks);
-			err_set(e, "TEAM_INVALID_ARGUMENT", "cursor \"%.40s\" is not one this tool returned", cursor);
-			return NULL;
-		}
-		start = (size_t)k->n;
-	}
-	out = json_object();
-	for (size_t i = start; i < t->ntasks; i++) {
-		struct team_task *k = &t->tasks[i];
-		if (status ? strcmp(team_status_names[k->status], status) != 0 : k->status == TASK_DELETED)
-			continue;
-		if (owner && (!k->owner || strcmp(k->owner, owner) != 0))
-			continue;
-		if (json_is_boolean(ready) && json_is_true(ready) != team_task_ready(t, k))
-			continue;
-		if (json_array_size(tasks) == (size_t)limit) {
-			char cur[32];
-			snprintf(cur, sizeof(cur), "task-%d", t->tasks[i - 1].n);
-			/* The cursor names the last task returned; the next page starts after it. */
-			snprintf(cur, sizeof(cur), "%s",
-			    json_string_value(json_object_get(json_array_get(tasks, json_array_size(tasks) - 1), "id")));
-			json_object_set_new(out, "nextCursor", json_string(cur));
-			break;
-		}
-		json_array_append_new(tasks, team_view(t, k));
-	}
-	json_object_set_new(out, "tasks", tasks);
-	return out;
-}
-
-json_t *
-team_task_update(struct team *t, const char *caller, const json_t *args, struct err *e)
-{
-	const char *id = json_string_value(json_object_get(args, "task_id"));
-	const char *action = json_string_value(json_object_get(args, "action"));
-	json_int_t expected = json_integer_value(json_object_get(args, "expected_revision"));
-	struct team_task *k = team_task_by_id(t, id), before;
-	int lead = strcmp(caller, "lead") == 0;
-
-	if (k == NULL) {
-		err_set(e, "TEAM_TASK_NOT_FOUND", "task \"%.40s\" does not exist", id ? id : "");
-		return NULL;
-	}
-	if (k->status == TASK_DELETED) {
-		err_set(e, "TEAM_TASK_NOT_FOUND", "task-%d was deleted", k->n);
-		return NULL;
-	}
-	if (expected != k->revision) {
-		err_set(e, "TEAM_TASK_STALE_REVISION", "task-%d is at revision %d, not %lld; re-read it with "
-		    "team_task_get", k->n, k->revision, (long long)expected);
-		return NULL;
-	}
-	int owner = k->owner && strcmp(k->owner, caller) == 0;
-	if (strcmp(action, "reassign") == 0 ? !lead : (strcmp(action, "claim") != 0 && !owner && !lead)) {
-		err_set(e, "TEAM_TASK_UNAUTHORIZED", "\"%s\" may not %s task-%d", caller, action, k->n);
-		return NULL;
-	}
-	before = *k;
-	before.owner = k->owner ? xstrdup(k->owner) : NULL;
-	before.subject = xstrdup(k->subject);
-	before.description = xstrdup(k->description);
-	before.blocked_by = json_deep_copy(k->blocked_by);
-	before.write_scopes = json_deep_copy(k->write_scopes);
-	if (strcmp(action, "claim") == 0) {
-		if (k->owner) {
-			err_set(e, "TEAM_TASK_ALREADY_CLAIMED", "task-%d is already claimed by \"%s\"", k->n, k->owner);
-			goto fail;
-		}
-		if (!team_task_ready(t, k)) {
-			err_set(e, "TEAM_TASK_BLOCKED", "task-%d is not ready: a task it is blocked by is not completed",
-			    k->n);
-			goto fail;
-		}
-		k->owner = xstrdup(caller);
-		k->status = TASK_IN_PROGRESS;
-	} else if (strcmp(action, "release") == 0) {
-		if (k->status != TASK_IN_PROGRESS) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "task-%d is not in progress", k->n);
-			goto fail;
-		}
-		free(k->owner);
-		k->owner = NULL;
-		k->status = TASK_PENDING;
-	} else if (strcmp(action, "edit") == 0) {
-		const json_t *s = json_object_get(args, "subject"), *d = json_object_get(args, "description");
-		const json_t *w = json_object_get(args, "write_scopes");
-		if (!s && !d && !w) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "edit needs subject, description or write_scopes");
-			goto fail;
-		}
-		if (s) {
-			free(k->subject);
-			k->subject = xstrdup(json_string_value(s));
-		}
-		if (d) {
-			free(k->description);
-			k->description = xstrdup(json_string_value(d));
-		}
-		if (w) {
-			json_decref(k->write_scopes);
-			k->write_scopes = team_strings(w);
-		}
-	} else if (strcmp(action, "set_dependencies") == 0) {
-		const json_t *deps = json_object_get(args, "blocked_by");
-		if (!json_is_array(deps)) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "set_dependencies needs blocked_by");
-			goto fail;
-		}
-		if (team_deps_check(t, k, deps, e) < 0)
-			goto fail;
-		json_decref(k->blocked_by);
-		k->blocked_by = json_deep_copy(deps);
-	} else if (strcmp(action, "complete") == 0) {
-		if (k->status == TASK_COMPLETED) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "task-%d is already completed", k->n);
-			goto fail;
-		}
-		k->status = TASK_COMPLETED;
-	} else if (strcmp(action, "reopen") == 0) {
-		if (k->status != TASK_COMPLETED) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "task-%d is not completed", k->n);
-			goto fail;
-		}
-		free(k->owner);
-		k->owner = NULL;
-		k->status = TASK_PENDING;
-	} else if (strcmp(action, "reassign") == 0) {
-		const char *to = json_string_value(json_object_get(args, "owner"));
-		if (to == NULL || (strcmp(to, "lead") != 0 && team_member(t, to) == NULL)) {
-			err_set(e, "TEAM_MEMBER_NOT_FOUND", "no team member is called \"%.64s\"", to ? to : "");
-			goto fail;
-		}
-		free(k->owner);
-		k->owner = xstrdup(to);
-		k->status = TASK_IN_PROGRESS;
-	} else if (strcmp(action, "delete") == 0) {
-		char me[32];
-		snprintf(me, sizeof(me), "task-%d", k->n);
-		for (size_t i = 0; i < t->ntasks; i++) {
-			size_t j;
-			json_t *b;
-			if (t->tasks[i].status == TASK_DELETED || &t->tasks[i] == k)
-				continue;
-			json_array_foreach(t->tasks[i].blocked_by, j, b) {
-				if (strcmp(json_string_value(b), me) == 0) {
-					err_set(e, "TEAM_TASK_HAS_DEPENDENTS", "task-%d blocks task-%d; change that first",
-					    k->n, t->tasks[i].n);
-					goto fail;
-				}
-			}
-		}
-		k->status = TASK_DELETED;
-	} else {
-		err_set(e, "TEAM_INVALID_ARGUMENT", "unknown action \"%.20s\"", action);
-		goto fail;
-	}
-	k->revision++;
-	if (team_write(t, "team/task", team_task_record(k), e) < 0)
-		goto fail;
-	team_task_clear(&before);
-	team_changed(t);
-	return team_view(t, k);
-fail:
-	team_task_clear(k);
-	*k = before;
-	return NULL;
-}
-
 /* ---- runtime ---- */
 
 /*
@@ -717,7 +359,7 @@ team_caller_name(struct agent *a)
 	return m ? m->name : NULL;
 }
 
-static const char *
+const char *
 team_member_status(struct team *t, const struct team_member *m)
 {
 	struct agent *a;
@@ -819,116 +461,6 @@ team_spawn(struct agent *caller, const char *name, const char *description, cons
 	return xjson_pack("{s:o}", "member", team_member_view(t, m));
 }
 
-static size_t
-team_pending_for(struct team *t, const char *target)
-{
-	size_t n = 0, i;
-	json_t *m;
-
-	json_array_foreach(t->queued, i, m) n += strcmp(json_string_value(json_object_get(m, "targetName")), target) == 0;
-	return n;
-}
-
-/* The live agent a message for target goes to, resuming a stored teammate; NULL when not now. */
-static struct agent *
-team_target_agent(struct team *t, const char *target)
-{
-	struct team_member *m;
-	struct agent *a;
-	struct err e;
-
-	if (strcmp(target, "lead") == 0)
-		return t->lead;
-	m = team_member(t, target);
-	if (m == NULL || m->phase != TEAM_ACTIVE || m->id == NULL)
-		return NULL;
-	a = agent_rt_get(t->lead->rt, m->id);
-	if (a)
-		return a;
-	err_clear(&e);
-	a = subagent_resume(t->lead, m->id, &e);
-	if (a == NULL)
-		log_info("team: %s cannot be resumed now: %s", target, e.msg);
-	return a;
-}
-
-/* Delivers queued messages in order; a target whose first message cannot go waits, the rest go on. */
-static void
-team_pump(struct team *t)
-{
-	json_t *blocked = json_object();
-
-	for (size_t i = 0; i < json_array_size(t->queued);) {
-		json_t *m = json_array_get(t->queued, i);
-		const char *target = json_string_value(json_object_get(m, "targetName"));
-		struct agent *a = json_object_get(blocked, target) ? NULL : team_target_agent(t, target);
-		if (a == NULL) {
-			json_object_set_new(blocked, target, json_true());
-			i++;
-			continue;
-		}
-		char *head = xasprintf("Team message %s from %s:", json_string_value(json_object_get(m, "id")),
-		    json_string_value(json_object_get(m, "senderName")));
-		agent_post(a, xjson_pack("[{s:s, s:s}, {s:s, s:O}]", "type", "text", "text", head, "type", "text",
-		    "text", json_object_get(m, "content")), xjson_pack("{s:s, s:O, s:O}", "kind", "team-message",
-		    "messageId", json_object_get(m, "id"), "senderName", json_object_get(m, "senderName")), NULL);
-		free(head);
-		if (a->mode == AGENT_MODE_CONTINUABLE)
-			a->delivered = 1;
-		team_write(t, "team/message/delivered", xjson_pack("{s:i, s:O, s:s}", "version", 1, "messageId",
-		    json_object_get(m, "id"), "targetName", target), NULL);
-		json_array_remove(t->queued, i);
-	}
-	json_decref(blocked);
-}
-
-json_t *
-team_send(struct agent *caller, const char *target, const char *message, struct err *e)
-{
-	struct team *t = team_of(caller);
-	const char *sender = team_caller_name(caller);
-	struct team_member *m;
-	char id[32];
-
-	if (t == NULL || sender == NULL) {
-		err_set(e, "TEAM_MEMBER_NOT_FOUND", "this agent is not a member of a live team");
-		return NULL;
-	}
-	if (strcmp(target, sender) == 0) {
-		err_set(e, "TEAM_SELF_MESSAGE", "a member cannot send a message to itself");
-		return NULL;
-	}
-	m = strcmp(target, "lead") == 0 ? NULL : team_member(t, target);
-	if (strcmp(target, "lead") != 0 && (m == NULL || m->phase == TEAM_FAILED)) {
-		err_set(e, "TEAM_MEMBER_NOT_FOUND", "no team member is called \"%.64s\"", target);
-		return NULL;
-	}
-	if (strlen(message) > TEAM_MAX_MESSAGE) {
-		err_set(e, "TEAM_MESSAGE_TOO_LARGE", "the message is %zu bytes; the limit is %d", strlen(message),
-		    TEAM_MAX_MESSAGE);
-		return NULL;
-	}
-	if (team_pending_for(t, target) >= TEAM_MAX_PENDING) {
-		err_set(e, "TEAM_MAILBOX_FULL", "\"%s\" already has %d undelivered messages", target, TEAM_MAX_PENDING);
-		return NULL;
-	}
-	snprintf(id, sizeof(id), "msg-%d", ++t->next_msg);
-	json_t *msg = xjson_pack("{s:s, s:s, s:s, s:s}", "id", id, "senderName", sender, "targetName", target,
-	    "content", message);
-	if (team_write(t, "team/message/queued", xjson_pack("{s:i, s:O}", "version", 1, "message", msg), e) < 0) {
-		json_decref(msg);
-		return NULL;
-	}
-	json_array_append_new(t->queued, msg);
-	team_pump(t);
-	int still = 0;
-	size_t i;
-	json_t *q;
-	json_array_foreach(t->queued, i, q) still |= strcmp(json_string_value(json_object_get(q, "id")), id) == 0;
-	team_changed(t);
-	return xjson_pack("{s:s, s:s}", "messageId", id, "status", still ? "queued" : "accepted");
-}
-
 json_t *
 team_interrupt(struct agent *caller, const char *target, struct err *e)
 {
@@ -958,114 +490,7 @@ team_interrupt(struct agent *caller, const char *target, struct err *e)
 	return xjson_pack("{s:s}", "previousStatus", "inactive");
 }
 
-/* ---- wait_agent ---- */
-
-static void
-team_waiter_done(struct team_waiter *w, int timed_out)
-{
-	struct team *t = w->team;
-	struct team_waiter **pp;
-
-	/* Unlinked by the caller (a change) or still linked (its timeout). */
-	for (pp = &t->waiters; *pp; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			break;
-		}
-	if (t->lead && t->lead->rt->loop)
-		ev_timer_stop(t->lead->rt->loop, &w->timer);
-	w->inv->state = NULL;
-	w->finish(w->inv, xjson_pack("{s:b}", "timedOut", timed_out));
-	free(w);
-}
-
-static void
-team_waiter_timeout(struct ev_loop *loop, ev_timer *tm, int revents)
-{
-	(void)loop;
-	(void)revents;
-	team_waiter_done((struct team_waiter *)tm, 1);
-}
-
-static void
-team_waiter_cancel(struct tool_inv *inv)
-{
-	struct team_waiter *w = inv->state, **pp;
-
-	if (w == NULL)
-		return;
-	for (pp = &w->team->waiters; *pp; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			break;
-		}
-	if (w->team->lead && w->team->lead->rt->loop)
-		ev_timer_stop(w->team->lead->rt->loop, &w->timer);
-	inv->state = NULL;
-	free(w);
-}
-
-int
-team_wait(struct tool_inv *inv, long timeout_ms, void (*finish)(struct tool_inv *inv, json_t *result),
-    json_t **result, struct err *e)
-{
-	struct agent *caller = inv->agent;
-	struct team *t = team_of(caller);
-	const char *me = team_caller_name(caller);
-	int active = 0;
-
-	if (timeout_ms < 10000 || timeout_ms > 3600000) {
-		err_set(e, "TEAM_INVALID_TIMEOUT", "timeout_ms must be between 10000 and 3600000");
-		return TOOL_DONE;
-	}
-	if (t == NULL || me == NULL) {
-		err_set(e, "TEAM_MEMBER_NOT_FOUND", "this agent is not a member of a live team");
-		return TOOL_DONE;
-	}
-	if (strcmp(me, "lead") != 0 && t->lead->status == AGENT_RUNNING)
-		active = 1;
-	for (size_t i = 0; i < t->nmembers; i++) {
-		const char *st = team_member_status(t, &t->members[i]);
-		if (strcmp(t->members[i].name, me) != 0 && (strcmp(st, "running") == 0 || strcmp(st, "provisioning") == 0))
-			active = 1;
-	}
-	if (!active) {
-		*result = xjson_pack("{s:b, s:{s:s}}", "timedOut", 0, "noProgress", "reason", "no-active-peer");
-		return TOOL_DONE;
-	}
-	struct team_waiter *w = xcalloc(1, sizeof(*w));
-	w->team = t;
-	w->inv = inv;
-	w->finish = finish;
-	w->version = t->version;
-	w->next = t->waiters;
-	t->waiters = w;
-	inv->state = w;
-	inv->cancel = team_waiter_cancel;
-	if (caller->rt->loop) {
-		ev_timer_init(&w->timer, team_waiter_timeout, (double)timeout_ms / 1000.0, 0.);
-		ev_timer_start(caller->rt->loop, &w->timer);
-	}
-	return TOOL_PENDING;
-}
-
 /* ---- status and recovery ---- */
-
-/*
- * Queued mail retried once a teammate's release has freed a slot: right after the task that
- * released it, from the run queue, so a resume loads from disk outside that release.
- */
-static void
-team_pump_task(void *arg)
-{
-	struct agent *lead = arg;
-
-	agent_unpin(lead);
-	if (lead->released || lead->team == NULL || lead->rt->shutting_down)
-		return;
-	if (json_array_size(lead->team->queued))
-		team_pump(lead->team);
-}
 
 static void
 team_status_hook(void *arg, struct agent *a)
