@@ -168,6 +168,11 @@ START_TEST(log_short_write_on_publication_leaves_nothing)
 	ck_assert_str_eq(e.code, "session_log_io");
 	path = sess_env_path(&env, ID1);
 	ck_assert_int_ne(stat(path, &st), 0);
+	/* Nothing was linked: the next turn recovers and publishes (a child's first events). */
+	err_clear(&e);
+	ck_assert_int_eq(sess_recover(s, &e), 0);
+	ck_assert_ptr_nonnull(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
+	ck_assert_int_eq(stat(path, &st), 0);
 	free(path);
 	teardown();
 }

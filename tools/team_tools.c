@@ -13,6 +13,9 @@
 #include "base/xmalloc.h"
 #include "tools/tools.h"
 
+/* Every entry is titled and run by the same two functions; the entry tells them what differs. */
+#define TEAM_TOOL_FNS .tool.title = team_tool_title, .tool.run = team_tool_run
+
 struct team_tool {
 	struct tool tool;		/* first: inv->tool and the title's t point at it */
 	const char *title;		/* the call's title, then the title_arg argument if any */
@@ -181,11 +184,9 @@ static const struct team_tool team_tools[] = { {
 		       "the teammate starts with an empty context.\"}}}",
 	.tool.kind = "other",
 	.tool.concurrency_safe = 0,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "Spawn teammate",
 	.title_arg = "name",
-	.member_only = 0,
 	.call = call_spawn,
 }, {
 	.tool.name = "send_message",
@@ -197,11 +198,9 @@ static const struct team_tool team_tools[] = { {
 		       STR("The message to deliver.") "}}",
 	.tool.kind = "other",
 	.tool.concurrency_safe = 0,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "Message",
 	.title_arg = "target",
-	.member_only = 0,
 	.call = call_send,
 }, {
 	.tool.name = "list_agents",
@@ -210,10 +209,8 @@ static const struct team_tool team_tools[] = { {
 	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}",
 	.tool.kind = "search",
 	.tool.concurrency_safe = 1,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "List team",
-	.title_arg = NULL,
 	.member_only = 1,
 	.call = call_list,
 }, {
@@ -224,11 +221,8 @@ static const struct team_tool team_tools[] = { {
 		       "\"integer\",\"description\":\"How long to wait, 10000-3600000 ms (default 30000).\"}}}",
 	.tool.kind = "other",
 	.tool.concurrency_safe = 0,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "Wait for teammates",
-	.title_arg = NULL,
-	.member_only = 0,
 	.call = call_wait,
 }, {
 	.tool.name = "interrupt_agent",
@@ -237,11 +231,9 @@ static const struct team_tool team_tools[] = { {
 		       "{\"target\":" STR("The teammate's name.") "}}",
 	.tool.kind = "other",
 	.tool.concurrency_safe = 0,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "Interrupt",
 	.title_arg = "target",
-	.member_only = 0,
 	.call = call_interrupt,
 }, {
 	.tool.name = "team_task_create",
@@ -253,8 +245,7 @@ static const struct team_tool team_tools[] = { {
 		       ",\"write_scopes\":" STRS("Paths this task expects to change.") "}}",
 	.tool.kind = "other",
 	.tool.concurrency_safe = 0,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "Create task:",
 	.title_arg = "subject",
 	.member_only = 1,
@@ -269,10 +260,8 @@ static const struct team_tool team_tools[] = { {
 		       "\"description\":\"1-100, default 50.\"}}}",
 	.tool.kind = "search",
 	.tool.concurrency_safe = 1,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "List tasks",
-	.title_arg = NULL,
 	.member_only = 1,
 	.call = call_tlist,
 }, {
@@ -282,8 +271,7 @@ static const struct team_tool team_tools[] = { {
 		       "{\"task_id\":" STR("task-<n>") "}}",
 	.tool.kind = "search",
 	.tool.concurrency_safe = 1,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "Get",
 	.title_arg = "task_id",
 	.member_only = 1,
@@ -301,8 +289,7 @@ static const struct team_tool team_tools[] = { {
 		       STRS("edit: the new write scopes.") ",\"owner\":" STR("reassign: the new owner's name.") "}}",
 	.tool.kind = "other",
 	.tool.concurrency_safe = 0,
-	.tool.title = team_tool_title,
-	.tool.run = team_tool_run,
+	TEAM_TOOL_FNS,
 	.title = "Update",
 	.title_arg = "task_id",
 	.member_only = 1,
