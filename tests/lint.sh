@@ -4,17 +4,21 @@
 set -u
 cd "$(dirname "$0")/.."
 status=0
+floors="base session model workspace agent tools acp"
+# The C files of the floors (a floor may have none yet).
+srcs=$(for d in $floors; do ls "$d"/*.c 2>/dev/null; done)
 
-# Layer order: base < session < agent < tools < acp, and model/ (the providers) beside session/:
-# above base/, below agent/, and neither of the two includes the other. A file may include its
+# Layer order: base < session < agent < tools < acp, and model/ (the providers) and workspace/
+# (files, search, processes) beside session/: above base/, below agent/, and none of the three
+# includes another. A file may include its
 # own folder and the layers below it.
 layer_of() {
 	case "$1" in
-	base/*) echo 0 ;; session/* | model/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
+	base/*) echo 0 ;; session/* | model/* | workspace/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
 	*) echo 9 ;;
 	esac
 }
-for f in base/*.[ch] session/*.[ch] model/*.[ch] agent/*.[ch] tools/*.[ch] acp/*.[ch]; do
+for f in $(for d in $floors; do ls "$d"/*.[ch] 2>/dev/null; done); do
 	mine=$(layer_of "$f")
 	for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
 		theirs=$(layer_of "$inc")
@@ -22,7 +26,7 @@ for f in base/*.[ch] session/*.[ch] model/*.[ch] agent/*.[ch] tools/*.[ch] acp/*
 			echo "lint: layering: $f includes $inc (a higher layer)"
 			status=1
 		elif [ "$theirs" -eq "$mine" ] && [ "${inc%%/*}" != "${f%%/*}" ]; then
-			echo "lint: layering: $f includes $inc (a side layer: model/ and session/ know only base/)"
+			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/ and session/ know only base/)"
 			status=1
 		fi
 	done
@@ -34,7 +38,7 @@ if grep -n '#include "session/' tools/*.[ch] 2>/dev/null; then
 fi
 
 # Only acp/wq.c writes the protocol stream; nothing prints to stdout elsewhere.
-if grep -nE '\b(printf|puts|putchar)\(|\bstdout\b' base/*.c session/*.c model/*.c agent/*.c tools/*.c acp/*.c |
+if grep -nE '\b(printf|puts|putchar)\(|\bstdout\b' $srcs |
 	grep -vE '^acp/(wq|main)\.c:' ; then
 	echo "lint: stdout is written outside acp/wq.c (and acp/main.c's --help/--version)"
 	status=1
@@ -44,7 +48,7 @@ if command -v cppcheck >/dev/null 2>&1; then
 	cppcheck --quiet --enable=warning,performance,portability --std=c11 --library=posix \
 		--inline-suppr --error-exitcode=1 --suppress=missingIncludeSystem --suppress=readdirCalled -I. \
 		--include=tests/cppcheck-jansson.h \
-		base session model agent tools acp || status=1
+		$floors || status=1
 else
 	echo "lint: cppcheck not installed: skipped"
 fi
@@ -52,7 +56,7 @@ fi
 if command -v clang-tidy >/dev/null 2>&1; then
 	flags="-std=c11 -D_GNU_SOURCE -I. $(pkg-config --cflags jansson libcurl 2>/dev/null)"
 	out=$(clang-tidy --quiet -checks='-*,bugprone-*,clang-analyzer-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-assignment-in-if-condition,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-narrowing-conversions,-clang-analyzer-unix.Malloc,-clang-analyzer-valist.Uninitialized,-bugprone-sizeof-expression' \
-		--warnings-as-errors='*' base/*.c session/*.c model/*.c agent/*.c tools/*.c acp/*.c -- $flags 2>&1)
+		--warnings-as-errors='*' $srcs -- $flags 2>&1)
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		echo "$out" | grep -E 'warning|error' | head -40
