@@ -94,16 +94,13 @@ acp_commands_tool(struct agent *root, const char *name, json_t *args)
 }
 
 char *
-acp_commands_run(struct agent *root, const char *text)
+acp_commands_run(struct agent *root, const struct toolset_profile *p, const char *text)
 {
 	const char *rest;
-	/* The Team profile addresses members by name: its tools take "target". */
-	int team = toolbox_find(root->tools, "spawn_teammate") != NULL;
-	const char *key = team ? "target" : "agent_id";
+	const char *key = p->target_key;	/* the Team addresses members by name: "target" */
 
 	if (acp_commands_word(text, "/agents"))
-		return acp_commands_tool(root, "list_agents",
-		    team ? json_object() : xjson_pack("{s:s}", "scope", "descendants"));
+		return acp_commands_tool(root, "list_agents", json_loads(p->agents_args, 0, NULL));
 	if (acp_commands_word(text, "/interrupt")) {
 		rest = text + strlen("/interrupt");
 		while (*rest == ' ')

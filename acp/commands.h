@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "agent/agent.h"
+#include "tools/toolsets.h"
 
 /* The available_commands_update payload; returns new ref. */
 json_t *acp_commands_update(void);
@@ -14,7 +15,7 @@ json_t *acp_commands_update(void);
 /* The command text when prompt is one text block starting with a /word (a known command, or an
  * unknown one that gets ACP_COMMANDS_UNKNOWN), else NULL (borrowed). */
 const char *acp_commands_match(const json_t *prompt);
-/* Runs a matched command as root; returns the owned text to show. */
-char *acp_commands_run(struct agent *root, const char *text);
+/* Runs a matched command as root, with p's tools; returns the owned text to show. */
+char *acp_commands_run(struct agent *root, const struct toolset_profile *p, const char *text);
 
 #endif

@@ -243,7 +243,7 @@ main(int argc, char **argv)
 	const char *det;
 	char *state_default = NULL;
 	enum log_level level;
-	enum toolset_profile profile;
+	const struct toolset_profile *profile;
 	sigset_t ignored;
 	int c, tools_md = 0, rc = 0;
 
@@ -311,7 +311,7 @@ main(int argc, char **argv)
 	if (sync.value && sess_sync_parse(sync.value, &o.sync) < 0)
 		return main_usage("%s: \"%s\" is not none, turn or always", sync.from, sync.value);
 	o.profile = prof.value ? prof.value : "default";
-	if (toolsets_parse_profile(o.profile, &profile) < 0)
+	if ((profile = toolsets_profile(o.profile)) == NULL)
 		return main_usage("%s: \"%s\" is not default or team", prof.from, o.profile);
 	if (tools_md) {
 		struct toolbox tb;

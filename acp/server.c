@@ -18,7 +18,6 @@
 #include "base/version.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
-#include "agent/team.h"
 #include "tools/toolsets.h"
 
 struct acp_waiter {
@@ -341,8 +340,6 @@ int
 acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int proto_fd,
     const struct acp_options *opts, struct err *e)
 {
-	enum toolset_profile profile = TOOLSET_DEFAULT;
-
 	memset(srv, 0, sizeof(*srv));
 	srv->loop = loop;
 	srv->opts = *opts;
@@ -367,17 +364,17 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 		if (srv->model == NULL)
 			return -1;
 	}
-	toolsets_parse_profile(opts->profile, &profile);
+	srv->profile = toolsets_profile(opts->profile);
+	if (srv->profile == NULL)
+		return err_set(e, "usage", "\"%s\" is not default or team", opts->profile);
 	toolbox_init(&srv->tools);
-	toolsets_build(&srv->tools, profile);
+	toolsets_build(&srv->tools, srv->profile);
 	agent_rt_init(&srv->rt, &srv->runq, &srv->env, &srv->store, &srv->corpus, srv->model);
 	srv->rt.max_steps = opts->max_steps;
 	srv->rt.max_depth = opts->max_depth;
 	srv->rt.max_active = opts->max_active;
 	srv->rt.loop = loop;
-	srv->team = profile == TOOLSET_TEAM;
-	if (srv->team)
-		team_install(&srv->rt);
+	agent_rt_set_exts(&srv->rt, srv->profile->exts);
 	acp_wq_init(&srv->wq, loop, proto_fd);
 	srv->wq.on_high = acp_on_high;
 	srv->wq.on_low = acp_on_low;

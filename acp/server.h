@@ -12,6 +12,7 @@
 #include "acp/wq.h"
 #include "agent/agent.h"
 #include "agent/toolbox.h"
+#include "tools/toolsets.h"
 #include "base/map.h"
 #include "base/runq.h"
 #include "session/corpus.h"
@@ -70,7 +71,7 @@ struct acp_server {
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
 	ev_signal sigint, sigterm;
-	int team;			/* --profile team */
+	const struct toolset_profile *profile;	/* --profile: its extensions and tools */
 	int initialized;
 	int shutting_down;
 	int exit_code;

@@ -13,8 +13,6 @@
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
-#include "agent/subagent.h"
-#include "agent/team.h"
 
 #define ACP_PAGE 50
 
@@ -227,9 +225,7 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 	}
 	as = acp_session_attach(srv, a);
 	/* Children that settled while it was not live: their notices arrive now (SPEC §6.6). */
-	subagent_redeliver(a);
-	if (srv->team)
-		team_recover(a);	/* roster, tasks and undelivered mail come back from the log */
+	agent_rt_recover(a);	/* undelivered notices, the Team's roster, tasks and mail come back */
 	return as;
 }
 

@@ -43,6 +43,25 @@ agent_rt_get(struct agent_rt *rt, const char *id)
 	return map_get(&rt->agents, id);
 }
 
+void
+agent_rt_set_exts(struct agent_rt *rt, const struct agent_ext *const *exts)
+{
+	rt->exts = exts;
+}
+
+/* Runs the hook of every extension that has one, in list order. */
+#define AGENT_EXT_EACH(rt, hook, a) do {						\
+	for (const struct agent_ext *const *x_ = (rt)->exts; x_ && *x_; x_++)		\
+		if ((*x_)->hook)							\
+			(*x_)->hook(a);							\
+} while (0)
+
+void
+agent_rt_recover(struct agent *a)
+{
+	AGENT_EXT_EACH(a->rt, recover, a);
+}
+
 int
 agent_rt_idle(const struct agent_rt *rt)
 {
@@ -84,10 +103,10 @@ agent_destroy(struct agent *a)
 	agent_inbox_free(a);
 	buf_free(&a->text);
 	buf_free(&a->reasoning);
-	buf_free(&a->fg_progress);
 	json_decref(a->calls);
-	if (a->team && a->rt->team_free)
-		a->rt->team_free(a->team);
+	for (size_t i = 0; i < a->nslots; i++)
+		if (a->slots[i].free_fn)
+			a->slots[i].free_fn(a->slots[i].state);
 	free(a);
 }
 
@@ -180,8 +199,6 @@ agent_attach(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
 	if (hooks)
 		a->hooks = *hooks;
 	a->ordinal = -1;
-	a->mode = sess_header_str(s, "parentSession") ? AGENT_MODE_CONTINUABLE : AGENT_MODE_ROOT;
-	buf_init(&a->fg_progress);
 	buf_init(&a->text);
 	buf_init(&a->reasoning);
 	json_array_foreach(s->events, i, ev) {
@@ -298,6 +315,28 @@ agent_parent(const struct agent *a)
 	return sess_header_str(a->sess, "parentSession");
 }
 
+void *
+agent_state(const struct agent *a, const void *key)
+{
+	for (size_t i = 0; i < a->nslots; i++)
+		if (a->slots[i].key == key)
+			return a->slots[i].state;
+	return NULL;
+}
+
+void
+agent_state_set(struct agent *a, const void *key, void *state, void (*free_fn)(void *state))
+{
+	if (a->nslots == AGENT_SLOTS || agent_state(a, key)) {
+		log_error("agent %s: extension state slot misuse", agent_id(a));
+		abort();	/* a programming error: more extensions than slots, or a key set twice */
+	}
+	a->slots[a->nslots].key = key;
+	a->slots[a->nslots].state = state;
+	a->slots[a->nslots].free_fn = free_fn;
+	a->nslots++;
+}
+
 /* ---- logging ---- */
 
 /* Appends an event; on failure the session is broken and the caller stops. */
@@ -369,8 +408,7 @@ agent_kick(void *arg)
 	if (a->released || a->status == AGENT_RUNNING || a->inbox == NULL)
 		return;
 	a->status = AGENT_RUNNING;
-	if (a->rt->status_hook)
-		a->rt->status_hook(a->rt->status_arg, a);
+	AGENT_EXT_EACH(a->rt, turn_start, a);
 	/* A write that failed and was cut back (a full disk) does not break the session for good:
 	 * the next turn re-verifies the file and goes on. */
 	err_clear(&e);
@@ -909,8 +947,7 @@ agent_end_turn(struct agent *a, const char *kind, const char *cause, const char 
 	agent_step_reset(a);
 	a->status = AGENT_IDLE;
 	a->cancelling = 0;
-	if (a->rt->status_hook)
-		a->rt->status_hook(a->rt->status_arg, a);
+	AGENT_EXT_EACH(a->rt, turn_end, a);
 	memcpy(first, a->first_msg, sizeof(first));
 	if (a->hooks.turn_end)
 		a->hooks.turn_end(a->hooks.arg, a, first, reason);
@@ -975,8 +1012,7 @@ agent_release(struct agent *a)
 	map_del(&a->rt->agents, agent_id(a));
 	char id[SESS_ID_LEN + 1];
 	memcpy(id, agent_id(a), sizeof(id));
-	if (a->rt->status_hook)
-		a->rt->status_hook(a->rt->status_arg, a);	/* still has its session */
+	AGENT_EXT_EACH(a->rt, release, a);	/* it still has its session */
 	sess_unobserve(a->sess, agent_corpus_observer, a);
 	sess_store_release(a->rt->store, a->sess);
 	a->sess = NULL;

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "agent/ext.h"
 #include "agent/toolbox.h"
 #include "base/buf.h"
 #include "base/err.h"
@@ -19,7 +20,6 @@
 #include "session/store.h"
 
 struct agent;
-struct team;
 
 /* The owner's callbacks (the ACP server for roots). */
 struct agent_hooks {
@@ -37,8 +37,6 @@ struct agent_hooks {
 	void *arg;
 };
 
-enum agent_mode { AGENT_MODE_ROOT, AGENT_MODE_ONESHOT, AGENT_MODE_CONTINUABLE };
-
 /* The runtime every agent of the process shares. Owned by the server. */
 struct agent_rt {
 	struct runq *runq;
@@ -51,16 +49,15 @@ struct agent_rt {
 	int max_active;
 	int shutting_down;		/* disposal, not settlement: no notices */
 	struct ev_loop *loop;		/* for timers (wait_agent); may be NULL in tests */
-	/* Called when an agent starts or ends a turn, or is released (Team availability). */
-	void (*status_hook)(void *arg, struct agent *a);
-	void *status_arg;
-	void (*team_free)(struct team *t);
+	const struct agent_ext *const *exts;	/* the profile's extensions, NULL-terminated; borrowed */
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent not yet reaped, in creation order */
 	size_t nall, call;
 };
 
 enum agent_status { AGENT_IDLE, AGENT_RUNNING };
+
+#define AGENT_SLOTS 4		/* extensions that keep state per agent */
 
 struct agent_msg {
 	char id[SESS_ID_LEN + 1];
@@ -98,13 +95,13 @@ struct agent {
 	int request_queued;		/* a step began; its model request waits for the sync pass */
 	int sequential;
 	int cancelling;
-	/* delegation (agent/subagent.c) */
-	enum agent_mode mode;
-	int epoch;			/* residencies of a continuable child: 1, 2, ... */
-	int delivered;			/* a delivery was accepted since it became resident */
-	struct tool_inv *fg_inv;	/* one-shot: the parent's call waiting for it */
-	struct buf fg_progress;		/* one-shot: what the parent's call shows; freed when it ends */
-	struct team *team;		/* a Lead's team (agent/team.c), owned */
+	/* extensions' state (agent_state) */
+	struct agent_slot {
+		const void *key;
+		void *state;		/* owned, freed by free_fn when the agent is reaped */
+		void (*free_fn)(void *state);
+	} slots[AGENT_SLOTS];
+	size_t nslots;
 };
 
 void agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env,
@@ -113,6 +110,10 @@ void agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env,
 void agent_rt_shutdown(struct agent_rt *rt);
 void agent_rt_free(struct agent_rt *rt);
 struct agent *agent_rt_get(struct agent_rt *rt, const char *id);
+/* The extensions every agent of rt runs with (borrowed, NULL-terminated; set before the first agent). */
+void agent_rt_set_exts(struct agent_rt *rt, const struct agent_ext *const *exts);
+/* A root came back to a client (session/load, session/resume): every extension's recover hook. */
+void agent_rt_recover(struct agent *a);
 /* 1 when no agent runs and none has work queued. */
 int agent_rt_idle(const struct agent_rt *rt);
 
@@ -147,6 +148,13 @@ void agent_push_after_sync(struct agent *a, runq_fn *fn);
 void agent_push_next(struct agent *a, runq_fn *fn);	/* runq_push_next */
 void agent_unpin(struct agent *a);
 const char *agent_id(const struct agent *a);
+/*
+ * An extension's state for a, under key (the address of an object of the extension's own), or
+ * NULL. agent_state_set gives a the state (owned; free_fn runs when a is reaped) and must be
+ * called at most once per key; at most AGENT_SLOTS keys per agent.
+ */
+void *agent_state(const struct agent *a, const void *key);
+void agent_state_set(struct agent *a, const void *key, void *state, void (*free_fn)(void *state));
 const char *agent_parent(const struct agent *a);
 
 /* The final assistant text of the last turn (owned), or NULL when it left none. */

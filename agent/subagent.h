@@ -13,9 +13,25 @@
 #include "agent/toolbox.h"
 #include "base/err.h"
 
-/* Starts a child of inv->agent. Background: fills out, returns TOOL_DONE. Foreground: TOOL_PENDING. */
+/* What an agent is to delegation: a root, a one-shot child or a continuable (resident) child. */
+enum subagent_mode { SUBAGENT_ROOT, SUBAGENT_ONESHOT, SUBAGENT_CONTINUABLE };
+
+/* The children's runtime every profile runs (no tools): the child's prompt section, redelivery. */
+extern const struct agent_ext subagent_ext;
+
+enum subagent_mode subagent_mode(const struct agent *a);
+/* A delivery to a was accepted (its settlement will notify its parent). */
+void subagent_note_delivered(struct agent *a);
+
+/* A one-shot child's run ended with reason (borrowed, agent_hooks.turn_end's): render, complete inv. */
+typedef void subagent_finish_fn(struct tool_inv *inv, struct agent *child, const json_t *reason);
+/*
+ * Starts a child of inv->agent for description and prompt. Background: returns 0 with the child's
+ * id in child_id (37 bytes). Foreground: returns 0, and when the child's run ends finish gets the
+ * call (which is pending), unless the call is cancelled first. -1 with e.
+ */
 int subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
-    struct tool_result *out);
+    subagent_finish_fn *finish, char *child_id, struct err *e);
 
 /* A continuable child with label, its first message posted; steals content and source. NULL with e. */
 struct agent *subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source,

@@ -75,6 +75,21 @@ team_free(struct team *t)
 	free(t);
 }
 
+/* The key of a Lead's team among its extension state (agent_state). */
+static const char team_key;
+
+static void
+team_free_state(void *t)
+{
+	team_free(t);
+}
+
+struct team *
+team_of_lead(const struct agent *lead)
+{
+	return agent_state(lead, &team_key);
+}
+
 struct team_member *
 team_member(struct team *t, const char *name)
 {
@@ -331,17 +346,19 @@ team_of(struct agent *a)
 {
 	if (a == NULL || a->released)
 		return NULL;
-	if (a->mode == AGENT_MODE_ROOT) {
-		if (a->team == NULL) {
-			a->team = team_new();
-			team_fold(a->team, a->sess->events);
-			a->team->lead = a;
-			a->team->persist = team_persist_lead;
+	if (agent_parent(a) == NULL) {
+		struct team *t = agent_state(a, &team_key);
+		if (t == NULL) {
+			t = team_new();
+			team_fold(t, a->sess->events);
+			t->lead = a;
+			t->persist = team_persist_lead;
+			agent_state_set(a, &team_key, t, team_free_state);
 		}
-		return a->team;
+		return t;
 	}
-	struct agent *p = agent_parent(a) ? agent_rt_get(a->rt, agent_parent(a)) : NULL;
-	if (p == NULL || p->mode != AGENT_MODE_ROOT)
+	struct agent *p = agent_rt_get(a->rt, agent_parent(a));
+	if (p == NULL || agent_parent(p) != NULL)
 		return NULL;
 	struct team *t = team_of(p);
 	return team_member_by_id(t, agent_id(a)) ? t : NULL;
@@ -353,7 +370,7 @@ team_caller_name(struct agent *a)
 	struct team *t = team_of(a);
 	struct team_member *m;
 
-	if (a->mode == AGENT_MODE_ROOT)
+	if (agent_parent(a) == NULL)
 		return "lead";
 	m = t ? team_member_by_id(t, agent_id(a)) : NULL;
 	return m ? m->name : NULL;
@@ -418,7 +435,7 @@ team_spawn(struct agent *caller, const char *name, const char *description, cons
 	struct team_member *m;
 	struct agent *child;
 
-	if (caller->mode != AGENT_MODE_ROOT) {
+	if (agent_parent(caller) != NULL) {
 		err_set(e, "TEAM_LEAD_REQUIRED", "only the Lead can spawn teammates");
 		return NULL;
 	}
@@ -468,7 +485,7 @@ team_interrupt(struct agent *caller, const char *target, struct err *e)
 	struct team_member *m;
 	struct agent *a;
 
-	if (caller->mode != AGENT_MODE_ROOT) {
+	if (agent_parent(caller) != NULL) {
 		err_set(e, "TEAM_LEAD_REQUIRED", "only the Lead can interrupt teammates");
 		return NULL;
 	}
@@ -492,40 +509,28 @@ team_interrupt(struct agent *caller, const char *target, struct err *e)
 
 /* ---- status and recovery ---- */
 
-static void
-team_status_hook(void *arg, struct agent *a)
+/* A turn started or ended, or an agent was released: the roster's statuses changed. */
+void
+team_on_status(struct agent *a)
 {
 	struct team *t = NULL;
+	int lead = agent_parent(a) == NULL;
 
-	(void)arg;
 	if (a->sess == NULL)
 		return;
-	if (a->mode == AGENT_MODE_ROOT)
-		t = a->team;
-	else if (agent_parent(a)) {
+	if (lead) {
+		t = team_of_lead(a);
+	} else {
 		struct agent *p = agent_rt_get(a->rt, agent_parent(a));
-		t = p ? p->team : NULL;
+		t = p ? team_of_lead(p) : NULL;
 		if (t && !team_member_by_id(t, agent_id(a)))
 			t = NULL;
 	}
 	if (t == NULL || a->rt->shutting_down)
 		return;
 	team_changed(t);
-	if (json_array_size(t->queued) && a->mode != AGENT_MODE_ROOT && a->released)
+	if (json_array_size(t->queued) && !lead && a->released)
 		agent_push_next(t->lead, team_pump_task);	/* a slot may have freed */
-}
-
-static void
-team_free_cb(struct team *t)
-{
-	team_free(t);
-}
-
-void
-team_install(struct agent_rt *rt)
-{
-	rt->status_hook = team_status_hook;
-	rt->team_free = team_free_cb;
 }
 
 void

@@ -69,7 +69,9 @@ json_t *team_task_list(struct team *t, const json_t *args, struct err *e);
 struct team *team_of(struct agent *a);
 /* The caller's member name: "lead" for the Lead. */
 const char *team_caller_name(struct agent *a);
-void team_install(struct agent_rt *rt);		/* status hook and team_free */
+/* The Team extension's hooks (tools/team_tools.c assembles team_ext). A turn started or ended, or
+ * an agent was released: roster statuses changed, and a freed slot may let queued mail go. */
+void team_on_status(struct agent *a);
 /* After a Lead is loaded: reconcile provisioning members and resume mail delivery. */
 void team_recover(struct agent *lead);
 

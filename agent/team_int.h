@@ -22,6 +22,8 @@ struct team_waiter {
 extern const char *const team_status_names[];
 
 void team_task_clear(struct team_task *k);
+/* A Lead's team if it has one already (never makes it); team_of makes it. */
+struct team *team_of_lead(const struct agent *lead);
 struct team_member *team_member(struct team *t, const char *name);
 struct team_task *team_task_by_id(struct team *t, const char *id);
 void team_changed(struct team *t);

@@ -66,8 +66,7 @@ team_pump(struct team *t)
 		    "text", json_object_get(m, "content")), xjson_pack("{s:s, s:O, s:O}", "kind", "team-message",
 		    "messageId", json_object_get(m, "id"), "senderName", json_object_get(m, "senderName")), NULL);
 		free(head);
-		if (a->mode == AGENT_MODE_CONTINUABLE)
-			a->delivered = 1;
+		subagent_note_delivered(a);
 		team_write(t, "team/message/delivered", xjson_pack("{s:i, s:O, s:s}", "version", 1, "messageId",
 		    json_object_get(m, "id"), "targetName", target), NULL);
 		json_array_remove(t->queued, i);
@@ -130,10 +129,11 @@ void
 team_pump_task(void *arg)
 {
 	struct agent *lead = arg;
+	struct team *t;
 
 	agent_unpin(lead);
-	if (lead->released || lead->team == NULL || lead->rt->shutting_down)
+	if (lead->released || lead->rt->shutting_down || (t = team_of_lead(lead)) == NULL)
 		return;
-	if (json_array_size(lead->team->queued))
-		team_pump(lead->team);
+	if (json_array_size(t->queued))
+		team_pump(t);
 }

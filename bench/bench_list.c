@@ -87,7 +87,7 @@ bench(int n, int events)
 	double scan = bench_now_ms() - t0;
 	long rss_after = rss_kb();
 	toolbox_init(&tb);
-	toolsets_build(&tb, TOOLSET_DEFAULT);
+	toolsets_build(&tb, toolsets_profile("default"));
 	agent_rt_init(&rt, &q, &env, &store, &corpus, NULL);
 	struct agent fake;
 	struct sess sess;

@@ -434,6 +434,58 @@ START_TEST(agent_released_agents_are_reaped_after_their_queued_work)
 }
 END_TEST
 
+/* The extension seam (agent/ext.h): hooks in list order, state freed at the reap. */
+static char ext_trace[512];
+static const char ext_key_a = 0, ext_key_b = 0;
+
+static void
+ext_note(const char *what, struct agent *a)
+{
+	(void)a;
+	strcat(ext_trace, what);
+	strcat(ext_trace, " ");
+}
+static void ext_a_start(struct agent *a) { ext_note("a:start", a); }
+static void ext_a_end(struct agent *a) { ext_note(a->status == AGENT_IDLE ? "a:end(idle)" : "a:end(?)", a); }
+static void ext_a_release(struct agent *a) { ext_note(a->sess ? "a:release(sess)" : "a:release(nosess)", a); }
+static void ext_b_start(struct agent *a) { ext_note("b:start", a); }
+static void ext_b_recover(struct agent *a) { ext_note("b:recover", a); }
+static void ext_a_prompt(const struct agent *a, struct buf *b) { (void)a; buf_puts(b, "\n\n[A]"); }
+static void ext_b_prompt(const struct agent *a, struct buf *b) { (void)a; buf_puts(b, "\n\n[B]"); }
+static void ext_free(void *p) { strcat(ext_trace, (const char *)p); strcat(ext_trace, ":freed "); }
+
+START_TEST(agent_extensions_hook_in_order_and_free_their_state)
+{
+	static const struct agent_ext xa = { .name = "a", .prompt = ext_a_prompt, .turn_start = ext_a_start,
+		.turn_end = ext_a_end, .release = ext_a_release };
+	static const struct agent_ext xb = { .name = "b", .prompt = ext_b_prompt, .turn_start = ext_b_start,
+		.recover = ext_b_recover };
+	static const struct agent_ext *const exts[] = { &xa, &xb, NULL };
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"text\":\"one\"}]}]}", 50);
+	char *sys;
+
+	ext_trace[0] = '\0';
+	agent_rt_set_exts(&T.rt, exts);
+	sys = agent_system_prompt(a);
+	ck_assert_ptr_nonnull(strstr(sys, ".\n\n[A]\n\n[B]"));	/* after the opening, in list order */
+	free(sys);
+	ck_assert_ptr_null(agent_state(a, &ext_key_a));
+	agent_state_set(a, &ext_key_a, (void *)"sa", ext_free);
+	agent_state_set(a, &ext_key_b, (void *)"sb", ext_free);
+	ck_assert_str_eq(agent_state(a, &ext_key_b), "sb");
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	agent_rt_recover(a);
+	ck_assert_str_eq(ext_trace, "a:start b:start a:end(idle) b:recover ");
+	agent_release(a);
+	ck_assert_str_eq(ext_trace, "a:start b:start a:end(idle) b:recover a:release(sess) ");
+	runq_drain(&T.q);	/* the reap frees the state, in the order it was given */
+	ck_assert_str_eq(ext_trace, "a:start b:start a:end(idle) b:recover a:release(sess) sa:freed sb:freed ");
+	finish();
+}
+END_TEST
+
 Suite *
 agent_suite(void)
 {
@@ -441,6 +493,7 @@ agent_suite(void)
 	TCase *tc = tcase_create("turns");
 
 	tcase_add_test(tc, agent_turn_dispatches_tools_and_commits_results_in_order);
+	tcase_add_test(tc, agent_extensions_hook_in_order_and_free_their_state);
 	tcase_add_test(tc, agent_cancel_during_a_pending_tool_records_cancelled);
 	tcase_add_test(tc, agent_cancel_while_the_model_hangs);
 	tcase_add_test(tc, agent_step_limit_ends_max_steps);

@@ -8,6 +8,7 @@
 #include "agent/subagent.h"
 #include "tests/helpers.h"
 #include "tools/tools.h"
+#include "base/xjson.h"
 #include "tools/toolsets.h"
 
 static struct test_runtime T;
@@ -24,7 +25,22 @@ start(const char *recording)
 {
 	test_runtime_start(&T, recording);
 	toolbox_init(&tb);
-	toolsets_build(&tb, TOOLSET_DEFAULT);
+	toolsets_build(&tb, toolsets_profile("default"));
+	agent_rt_set_exts(&T.rt, toolsets_profile("default")->exts);
+}
+
+/* Runs the subagent tool as parent's call inv. */
+static int
+run_subagent(struct tool_inv *inv, const char *label, int background, struct tool_result *r)
+{
+	json_t *args = xjson_pack("{s:s, s:s, s:b}", "description", label, "prompt", "task",
+	    "run_in_background", background);
+	int rc;
+
+	inv->tool = &tool_subagent;
+	rc = tool_subagent.run(inv, args, r);
+	json_decref(args);
+	return rc;
 }
 
 static void
@@ -47,7 +63,7 @@ spawn(struct agent *parent, const char *label, int background, struct tool_resul
 	memset(inv, 0, sizeof(*inv));
 	inv->agent = parent;
 	inv->call_id = (char *)"c";
-	rc = subagent_start(inv, label, "task", background, r ? r : &local);
+	rc = run_subagent(inv, label, background, r ? r : &local);
 	if (rc == TOOL_PENDING)
 		return inv->state;
 	if ((r ? r : &local)->error_code) {
@@ -377,7 +393,7 @@ START_TEST(interrupt_authority_follows_any_depth_and_survives_a_cycle)
 	for (; depth < 299; depth++) {
 		invs[depth].agent = cur;
 		invs[depth].call_id = (char *)"c";
-		ck_assert_int_eq(subagent_start(&invs[depth], "a", "task", 0, &r), TOOL_PENDING);
+		ck_assert_int_eq(run_subagent(&invs[depth], "a", 0, &r), TOOL_PENDING);
 		cur = invs[depth].state;
 	}
 	struct agent *leaf = spawn(cur, "x", 1, NULL);

@@ -37,6 +37,19 @@ if grep -n '#include "session/' tools/*.[ch] 2>/dev/null; then
 	status=1
 fi
 
+# The extension seam (agent/ext.h): the runtime and the protocol know no profile. The runtime's
+# files never include an extension's header, acp/ never includes one, and nothing outside tests
+# detects a profile by looking a tool up by name.
+runtime="agent/agent.c agent/agent.h agent/conversation.c agent/prompt.c agent/toolbox.c agent/toolbox.h agent/ext.h"
+if grep -nE '#include "agent/(subagent|team)' $runtime acp/*.[ch] 2>/dev/null; then
+	echo "lint: seam: the runtime or acp/ includes an extension's header (use agent/ext.h)"
+	status=1
+fi
+if grep -nE 'toolbox_find\([^,]*, *"' $srcs; then
+	echo "lint: seam: a profile detected by a tool name"
+	status=1
+fi
+
 # Only acp/wq.c writes the protocol stream; nothing prints to stdout elsewhere.
 if grep -nE '\b(printf|puts|putchar)\(|\bstdout\b' $srcs |
 	grep -vE '^acp/(wq|main)\.c:' ; then

@@ -1,10 +1,23 @@
-/* The subagent tool (SPEC §6.3). */
+/* The subagent tool (SPEC §6.3): its texts, its result, and the prompt section that presents it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/subagent.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "tools/tools.h"
+
+void
+delegation_prompt(const struct agent *a, struct buf *b)
+{
+	(void)a;
+	buf_puts(b,
+	    "\n\nDelegation: use the subagent tool to delegate self-contained tasks. Background is "
+	    "the default. Start independent delegations together, in one message. You are told "
+	    "when a background subagent finishes, so use list_agents to recall your subagents, not "
+	    "to poll them. Continue a subagent's conversation with send_message.");
+}
 
 static char *
 subagent_title(const struct tool *t, const json_t *args)
@@ -15,13 +28,69 @@ subagent_title(const struct tool *t, const json_t *args)
 	return xasprintf("Delegate: %s", d ? d : "");
 }
 
+/* A foreground run's end as its call's result: the child's final text, or why it has none. */
+static void
+subagent_finish(struct tool_inv *inv, struct agent *child, const json_t *reason)
+{
+	const char *kind = json_string_value(json_object_get(reason, "kind"));
+	const char *cause = json_string_value(json_object_get(reason, "message"));
+	char *final = agent_final_text(child);
+	struct tool_result r = { 0 };
+	const char *msg;
+	char *full;
+
+	if (strcmp(kind, "completed") == 0) {
+		tool_result_set(&r, final ? final : "", xjson_pack("{s:s, s:s}", "kind", "foreground", "output",
+		    final ? final : ""));
+		goto out;
+	}
+	if (strcmp(kind, "aborted") == 0 || strcmp(kind, "interrupted") == 0)
+		msg = "subagent run was cancelled";
+	else if (strcmp(kind, "max-tokens") == 0)
+		msg = "subagent run hit its token limit before finishing";
+	else if (strcmp(kind, "refusal") == 0)
+		msg = "subagent declined the task";
+	else if (strcmp(kind, "max-steps") == 0)
+		msg = "subagent run failed: it reached the step limit";
+	else
+		msg = NULL;
+	if (msg == NULL && cause)
+		full = xasprintf("subagent run failed: %s", cause);
+	else
+		full = xstrdup(msg ? msg : "subagent run failed");
+	if (final && *final) {
+		char *with = xasprintf("%s\nPartial output before the run ended:\n%s", full, final);
+		free(full);
+		full = with;
+	}
+	tool_result_error(&r, strcmp(kind, "aborted") == 0 ? "CANCELLED" : "SUBAGENT_FAILED", "%s", full);
+	free(full);
+out:
+	snprintf(r.agent_id, sizeof(r.agent_id), "%s", agent_id(child));
+	free(final);
+	tool_inv_complete(inv, &r);
+}
+
 static int
 subagent_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 {
 	const json_t *bg = json_object_get(args, "run_in_background");
+	int background = bg == NULL || json_is_true(bg);
+	char id[SESS_ID_LEN + 1], text[80];
+	struct err e;
 
-	return subagent_start(inv, json_string_value(json_object_get(args, "description")),
-	    json_string_value(json_object_get(args, "prompt")), bg == NULL || json_is_true(bg), out);
+	err_clear(&e);
+	if (subagent_start(inv, json_string_value(json_object_get(args, "description")),
+		json_string_value(json_object_get(args, "prompt")), background, subagent_finish, id, &e) < 0) {
+		tool_result_error(out, e.code, "%s", e.msg);
+		return TOOL_DONE;
+	}
+	if (!background)
+		return TOOL_PENDING;
+	snprintf(text, sizeof(text), "started subagent %s", id);
+	tool_result_set(out, text, xjson_pack("{s:s, s:s}", "kind", "continuable", "subagentId", id));
+	snprintf(out->agent_id, sizeof(out->agent_id), "%s", id);
+	return TOOL_DONE;
 }
 
 const struct tool tool_subagent = {

@@ -296,9 +296,18 @@ static const struct team_tool team_tools[] = { {
 	.call = call_update,
 } };
 
-void
-team_tools_add(struct toolbox *tb)
-{
-	for (size_t i = 0; i < sizeof(team_tools) / sizeof(team_tools[0]); i++)
-		toolbox_add(tb, &team_tools[i].tool);
-}
+static const struct tool *const team_tool_list[] = {
+	&team_tools[0].tool, &team_tools[1].tool, &team_tools[2].tool, &team_tools[3].tool,
+	&team_tools[4].tool, &team_tools[5].tool, &team_tools[6].tool, &team_tools[7].tool,
+	&team_tools[8].tool, NULL,
+};
+_Static_assert(sizeof(team_tools) / sizeof(team_tools[0]) == 9, "team_tool_list names every tool");
+
+const struct agent_ext team_ext = {
+	.name = "team",
+	.tools = team_tool_list,
+	.turn_start = team_on_status,
+	.turn_end = team_on_status,
+	.release = team_on_status,
+	.recover = team_recover,
+};

@@ -2,15 +2,18 @@
 #ifndef TOOLS_TOOLS_H
 #define TOOLS_TOOLS_H
 
+#include "agent/ext.h"
 #include "agent/toolbox.h"
 
 extern const struct tool tool_subagent;
 extern const struct tool tool_list_agents;
 extern const struct tool tool_send_message;
 extern const struct tool tool_interrupt_agent;
+/* The Delegation section of the system prompt, beside the subagent tool (tools/subagent.c). */
+void delegation_prompt(const struct agent *a, struct buf *b);
 
-/* The Team profile (tools/team_tools.c): adds its nine tools to tb in table order. */
-void team_tools_add(struct toolbox *tb);
+/* The Team (tools/team_tools.c): its nine tools in table order and the Team runtime's hooks. */
+extern const struct agent_ext team_ext;
 /* What wait_agent says when no other member can make progress (SPEC §9.2). */
 #define TEAM_NO_PROGRESS_TEXT                                                                     \
 	"No other Team member is running or provisioning. wait_agent cannot make progress or wake "  \

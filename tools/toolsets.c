@@ -1,34 +1,46 @@
-/* The tool sets: the four subagent tools (default) or the nine Team tools (team). */
+/* The profiles: default (delegation's four tools) and team (the nine Team tools). */
 #include "tools/toolsets.h"
 
 #include <string.h>
 
+#include "agent/subagent.h"
 #include "base/buf.h"
 #include "tools/tools.h"
 
-int
-toolsets_parse_profile(const char *s, enum toolset_profile *out)
+static const struct tool *const delegation_tools[] = {
+	&tool_subagent, &tool_list_agents, &tool_send_message, &tool_interrupt_agent, NULL,
+};
+
+/* The default profile's delegation: its four tools and the prompt section that presents them. */
+static const struct agent_ext delegation_ext = {
+	.name = "delegation",
+	.tools = delegation_tools,
+	.prompt = delegation_prompt,
+};
+
+static const struct agent_ext *const default_exts[] = { &delegation_ext, &subagent_ext, NULL };
+static const struct agent_ext *const team_exts[] = { &subagent_ext, &team_ext, NULL };
+
+static const struct toolset_profile profiles[] = {
+	{ "default", default_exts, "agent_id", "{\"scope\":\"descendants\"}" },
+	{ "team", team_exts, "target", "{}" },
+};
+
+const struct toolset_profile *
+toolsets_profile(const char *name)
 {
-	if (strcmp(s, "default") == 0)
-		*out = TOOLSET_DEFAULT;
-	else if (strcmp(s, "team") == 0)
-		*out = TOOLSET_TEAM;
-	else
-		return -1;
-	return 0;
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+		if (strcmp(profiles[i].name, name) == 0)
+			return &profiles[i];
+	return NULL;
 }
 
 void
-toolsets_build(struct toolbox *tb, enum toolset_profile profile)
+toolsets_build(struct toolbox *tb, const struct toolset_profile *p)
 {
-	if (profile == TOOLSET_TEAM) {
-		team_tools_add(tb);
-		return;
-	}
-	toolbox_add(tb, &tool_subagent);
-	toolbox_add(tb, &tool_list_agents);
-	toolbox_add(tb, &tool_send_message);
-	toolbox_add(tb, &tool_interrupt_agent);
+	for (const struct agent_ext *const *x = p->exts; *x; x++)
+		for (const struct tool *const *t = (*x)->tools; t && *t; t++)
+			toolbox_add(tb, *t);
 }
 
 char *

@@ -1,14 +1,25 @@
-/* Assembles the tool sets the server hands to agents (SPEC §8, §9). */
+/*
+ * The profiles (SPEC §8, §9): each is a list of extensions (agent/ext.h), assembled here and
+ * nowhere else; the server runs every agent with its profile's extensions and tool set.
+ */
 #ifndef TOOLS_TOOLSETS_H
 #define TOOLS_TOOLSETS_H
 
+#include "agent/ext.h"
 #include "agent/toolbox.h"
 
-enum toolset_profile { TOOLSET_DEFAULT, TOOLSET_TEAM };
+struct toolset_profile {
+	const char *name;
+	const struct agent_ext *const *exts;	/* NULL-terminated, in hook and tool order */
+	/* How slash commands (acp/commands.c) call the agent tools of this profile: */
+	const char *target_key;		/* the argument naming an agent: "agent_id", "target" */
+	const char *agents_args;	/* list_agents' arguments for /agents, as JSON text */
+};
 
-int toolsets_parse_profile(const char *s, enum toolset_profile *out);
-/* Fills tb (initialised by the caller) with the profile's tools. */
-void toolsets_build(struct toolbox *tb, enum toolset_profile profile);
+/* The profile called name ("default", "team"), or NULL. */
+const struct toolset_profile *toolsets_profile(const char *name);
+/* Fills tb (initialised by the caller) with the tools of p's extensions, in order. */
+void toolsets_build(struct toolbox *tb, const struct toolset_profile *p);
 /* docs/tools.md: name, description, parameters of each tool; returns owned. */
 char *toolsets_markdown(const struct toolbox *tb, const char *profile_name);
 

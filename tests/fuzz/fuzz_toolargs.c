@@ -17,9 +17,9 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 
 	if (!ready) {
 		toolbox_init(&sets[0]);
-		toolsets_build(&sets[0], TOOLSET_DEFAULT);
+		toolsets_build(&sets[0], toolsets_profile("default"));
 		toolbox_init(&sets[1]);
-		toolsets_build(&sets[1], TOOLSET_TEAM);
+		toolsets_build(&sets[1], toolsets_profile("team"));
 		ready = 1;
 	}
 	memcpy(raw, data, size);

@@ -1,0 +1,242 @@
+/* Routing between agents (SPEC §6.6–§6.8): send_message, cold resume, interrupt, redelivery. */
+#include "agent/subagent.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/subagent_int.h"
+#include "base/log.h"
+#include "base/xjson.h"
+#include "base/xmalloc.h"
+#include "session/repair.h"
+
+static void
+sub_deliver(struct agent *sender, struct agent *target, const char *message, char *message_id)
+{
+	char *text = xasprintf("Agent %s sent a message: %s", agent_id(sender), message);
+
+	subagent_note_delivered(target);
+	agent_post(target, sub_text_blocks(text), xjson_pack("{s:s, s:s}", "kind", "agent-message",
+	    "senderSessionId", agent_id(sender)), message_id);
+	free(text);
+}
+
+long
+sub_settled_epochs(const json_t *events)
+{
+	long epoch = 0;
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(events, i, ev) {
+		if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/settled") == 0) {
+			long ep = (long)json_integer_value(json_object_get(json_object_get(ev, "data"), "epoch"));
+			if (ep > epoch)
+				epoch = ep;
+		}
+	}
+	return epoch;
+}
+
+/* Cold resume (§6.6): checks in SPEC order, then load, rebuild, deliver. */
+static struct agent *
+sub_cold_resume(struct agent *sender, const char *target, struct err *e)
+{
+	struct agent_rt *rt = sender->rt;
+	struct sess_entry *en = sess_corpus_get(rt->corpus, target);
+	struct agent *child;
+
+	if (en == NULL || en->gone || en->state != SESS_ENTRY_OK) {
+		err_set(e, "NOT_RESUMABLE", "subagent \"%s\" is unavailable", target);
+		return NULL;
+	}
+	if (en->parent == NULL || strcmp(en->parent, agent_id(sender)) != 0) {
+		err_set(e, "UNAUTHORIZED", "subagent \"%s\" belongs to another parent session", target);
+		return NULL;
+	}
+	if (!sub_is_subagent(en) || en->mode == NULL || strcmp(en->mode, "continuable") != 0) {
+		err_set(e, "NOT_RESUMABLE", "subagent \"%s\" has no supported continuation state and cannot "
+		    "be resumed; choose a different target", target);
+		return NULL;
+	}
+	if (sub_capacity(rt, target, e) < 0)
+		return NULL;
+	struct err le;
+	err_clear(&le);
+	child = agent_load(rt, target, sender->tools, NULL, &le);
+	if (child == NULL) {
+		if (le.code && strcmp(le.code, "session_busy") == 0)
+			err_set(e, "SESSION_BUSY", "subagent \"%s\" is held by another process", target);
+		else if (le.code && strcmp(le.code, "session_log_io") == 0)
+			err_set(e, "SESSION_LOG_IO", "subagent \"%s\" cannot be opened: %s", target, le.msg);
+		else
+			err_set(e, "NOT_RESUMABLE", "subagent \"%s\" is unavailable", target);
+		return NULL;
+	}
+	if (sess_failure(child->sess)) {
+		/* A read-only log: the child could take the message but never record its turn, its
+		 * settlement or its notice; refuse before anything is delivered. */
+		err_set(e, "SESSION_LOG_IO", "subagent \"%s\" cannot be written: %s", target,
+		    sess_failure(child->sess));
+		agent_release(child);
+		return NULL;
+	}
+	sub_adopt(child, SUBAGENT_CONTINUABLE);
+	sub_state(child)->epoch = (int)sub_settled_epochs(child->sess->events) + 1;
+	subagent_redeliver(child);
+	return child;
+}
+
+struct agent *
+subagent_resume(struct agent *parent, const char *child_id, struct err *e)
+{
+	return sub_cold_resume(parent, child_id, e);
+}
+
+int
+subagent_send(struct agent *sender, const char *target, const char *message, char *message_id,
+    struct err *e)
+{
+	struct agent_rt *rt = sender->rt;
+	const char *parent = agent_parent(sender);
+	struct agent *t;
+
+	if (!sess_id_valid(target))
+		return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"agent_id\" is not a valid agent id");
+	if (parent && strcmp(target, parent) == 0) {
+		if (subagent_mode(sender) != SUBAGENT_CONTINUABLE)
+			return err_set(e, "UNAUTHORIZED", "agent \"%s\" is not a resident continuable child and "
+			    "cannot send to parent \"%s\"", agent_id(sender), target);
+		t = agent_rt_get(rt, target);
+		if (t == NULL)
+			return err_set(e, "PARENT_UNAVAILABLE", "direct parent is not live; the message was not "
+			    "delivered");
+		sub_deliver(sender, t, message, message_id);
+		return 0;
+	}
+	t = agent_rt_get(rt, target);
+	if (t && subagent_mode(t) == SUBAGENT_CONTINUABLE && agent_parent(t) &&
+	    strcmp(agent_parent(t), agent_id(sender)) == 0) {
+		sub_deliver(sender, t, message, message_id);
+		return 0;
+	}
+	if (t && (agent_parent(t) == NULL || strcmp(agent_parent(t), agent_id(sender)) != 0))
+		return err_set(e, "UNAUTHORIZED", "subagent \"%s\" belongs to another parent session", target);
+	t = sub_cold_resume(sender, target, e);
+	if (t == NULL)
+		return -1;
+	sub_deliver(sender, t, message, message_id);
+	return 0;
+}
+
+/* ---- interrupt ---- */
+
+int
+subagent_interrupt(struct agent *caller, const char *target, struct err *e)
+{
+	struct agent *t;
+
+	if (strcmp(target, agent_id(caller)) == 0)
+		return err_set(e, "UNAUTHORIZED", "agent \"%s\" cannot interrupt itself", target);
+	if (!sess_id_valid(target))
+		return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"agent_id\" is not a valid agent id");
+	t = agent_rt_get(caller->rt, target);
+	/* Resident: live and not one-shot. A root (of another tree, or the caller's own) is resident too. */
+	if (t == NULL || subagent_mode(t) == SUBAGENT_ONESHOT)
+		return 0;	/* not resident: an accepted no-op */
+	if (!sub_is_descendant(caller->rt, target, agent_id(caller)))
+		return err_set(e, "UNAUTHORIZED", "subagent \"%s\" is not a live descendant of agent \"%s\"",
+		    target, agent_id(caller));
+	agent_cancel(t, "parent");
+	return 0;
+}
+
+/* ---- redelivery ---- */
+
+static int
+sub_notice_known(const struct agent *parent, const char *child, long epoch)
+{
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(parent->sess->events, i, ev) {
+		if (strcmp(json_string_value(json_object_get(ev, "type")), "user/message") != 0)
+			continue;
+		json_t *st = json_object_get(json_object_get(json_object_get(ev, "data"), "source"), "settlement");
+		if (st && strcmp(json_string_value(json_object_get(st, "childId")), child) == 0 &&
+		    json_integer_value(json_object_get(st, "epoch")) == epoch)
+			return 1;
+	}
+	for (const struct agent_msg *m = parent->inbox; m; m = m->next) {
+		json_t *st = json_object_get(m->source, "settlement");
+		if (st && strcmp(json_string_value(json_object_get(st, "childId")), child) == 0 &&
+		    json_integer_value(json_object_get(st, "epoch")) == epoch)
+			return 1;
+	}
+	return 0;
+}
+
+void
+subagent_redeliver(struct agent *parent)
+{
+	struct agent_rt *rt = parent->rt;
+	size_t n;
+	struct sess_entry **kids = sess_corpus_children(rt->corpus, agent_id(parent), &n);
+
+	/* First only the settlements (the common answer: the notice is known); the final text before
+	 * one is read by a second scan only for a notice that is missing. The scan checks every line
+	 * without building it (SPEC §12's inspect). */
+	static const char *const settled[] = { "subagent/settled", NULL };
+	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", NULL };
+
+	for (size_t i = 0; i < n; i++) {
+		struct sess_scan img;
+		struct err e;
+		char *path;
+		if (!sub_is_subagent(kids[i]) || kids[i]->state != SESS_ENTRY_OK || kids[i]->mode == NULL ||
+		    strcmp(kids[i]->mode, "continuable") != 0)
+			continue;
+		path = sess_env_path(rt->env, kids[i]->id);
+		err_clear(&e);
+		long epoch = 0;
+		if (sess_scan_file(path, settled, &img, &e) == 0 && img.kept)
+			epoch = sub_settled_epochs(img.kept);
+		sess_scan_free(&img);
+		if (epoch > 0 && !sub_notice_known(parent, kids[i]->id, epoch) &&
+		    sess_scan_file(path, keep, &img, &e) == 0 && img.kept) {
+			/* The end and closing text of that residency: what precedes its settled event. */
+			const char *end = "completed";
+			char end_buf[32];
+			for (size_t k = json_array_size(img.kept); k-- > 0;) {
+				json_t *ev = json_array_get(img.kept, k);
+				if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/settled") == 0 &&
+				    json_integer_value(json_object_get(json_object_get(ev, "data"), "epoch")) == epoch) {
+					const char *e2 = json_string_value(json_object_get(json_object_get(ev, "data"), "end"));
+					snprintf(end_buf, sizeof(end_buf), "%s", e2 ? e2 : "completed");
+					end = end_buf;
+					json_t *cut = json_array();
+					for (size_t j = 0; j < k; j++)
+						json_array_append(cut, json_array_get(img.kept, j));
+					json_decref(img.kept);
+					img.kept = cut;
+					break;
+				}
+			}
+			struct agent tmp = { 0 };
+			struct sess fake = { 0 };
+			fake.events = img.kept;
+			tmp.sess = &fake;
+			char *final = agent_final_text(&tmp);
+			char end_copy[32];
+			snprintf(end_copy, sizeof(end_copy), "%s", end ? end : "completed");
+			log_info("subagent %s: redelivering the notice of epoch %ld", kids[i]->id, epoch);
+			sub_post_notice(parent, kids[i]->id, epoch, end_copy, final);
+			free(final);
+		}
+		sess_scan_free(&img);
+		free(path);
+	}
+	free(kids);
+}
+
