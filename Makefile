@@ -138,6 +138,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory schema-check
 	$(Q)sh tests/cli.sh $(AGENT)
 	$(Q)sh tests/readme.sh bin/acp-agent
+	$(Q)sh tests/docs.sh bin/acp-agent
 	$(Q)sh tests/two_process.sh $(AGENT)
 	$(Q)sh tests/enospc.sh $(AGENT)
 	$(Q)sh tests/readonly.sh $(AGENT)
@@ -185,6 +186,7 @@ run: all
 docs: all
 	$(Q)(./bin/acp-agent --print-tools-markdown && echo && \
 		./bin/acp-agent --profile team --print-tools-markdown) > docs/tools.md
+	$(Q)sh tests/gen/errcodes_md.sh > docs/errors.md
 
 bench: deps all $(BENCHES) $(MOCK)
 	$(Q)sh bench/run.sh

@@ -375,7 +375,7 @@ main(int argc, char **argv)
 	sighup.data = sigquit.data = srv;
 	if (acp_server_init(srv, loop, STDIN_FILENO, proto, &o, &e) < 0) {
 		fprintf(stderr, "acp-agent: %s\n", e.msg);
-		rc = strcmp(e.code ? e.code : "", "session_log_io") == 0 ? 1 : 2;
+		rc = e.code == ERR_SESSION_LOG_IO ? 1 : 2;
 	} else {
 		/* An ignored SIGHUP (nohup) stays ignored; neither watcher keeps the loop alive. */
 		if (!sigismember(&ignored, SIGHUP)) {

@@ -85,9 +85,8 @@ acp_prompt_reply(const json_t *id, const json_t *reason)
 		const char *msg = json_string_value(json_object_get(reason, "message"));
 		const char *code = json_string_value(json_object_get(reason, "code"));
 		char *details = xasprintf("turn failed: %s", msg ? msg : "unknown error");
-		json_t *r = acp_error_new(id, ACP_INTERNAL_ERROR,
-		    code && strcmp(code, "session_log_io") == 0 ? "session_log_io" : "turn_failed", details,
-		    NULL);
+		json_t *r = acp_error_new(id, code && strcmp(code, err_kind(ERR_SESSION_LOG_IO)) == 0 ?
+		    ERR_SESSION_LOG_IO : ERR_TURN_FAILED, details, NULL);
 		free(details);
 		return r;
 	}

@@ -36,22 +36,22 @@ acp_result_new(const json_t *id, json_t *result)
 }
 
 json_t *
-acp_error_new(const json_t *id, int code, const char *kind, const char *details, json_t *data)
+acp_error_new(const json_t *id, enum err_code ec, const char *details, json_t *data)
 {
 	json_t *d = data ? data : json_object();
-	json_t *r;
+	int code = err_rpc(ec) ? err_rpc(ec) : ACP_INTERNAL_ERROR;
+	json_t *r, *s;
 
-	if (kind)
-		json_object_set_new(d, "kind", json_string(kind));
-	if (details) {
-		json_t *s = json_string(details);
-		if (s == NULL) {
-			char *fixed = utf8_repair(details, strlen(details), NULL);
-			s = json_string(fixed);
-			free(fixed);
-		}
-		json_object_set_new(d, "details", s);
+	json_object_set_new(d, "kind", json_string(err_kind(ec)));
+	if (details == NULL)
+		details = err_text(ec);
+	s = json_string(details);
+	if (s == NULL) {
+		char *fixed = utf8_repair(details, strlen(details), NULL);
+		s = json_string(fixed);
+		free(fixed);
 	}
+	json_object_set_new(d, "details", s);
 	r = xjson_pack("{s:s, s:O, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
 	    "error", "code", code, "message", acp_code_message(code), "data", d);
 	return r;
@@ -117,45 +117,41 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 	memset(m, 0, sizeof(*m));
 	*reply = NULL;
 	if (!utf8_valid(line, len))
-		return acp_invalid(m, reply, acp_error_new(NULL, ACP_PARSE_ERROR, "parse_error",
+		return acp_invalid(m, reply, acp_error_new(NULL, ERR_PARSE_ERROR,
 		    "the line is not valid UTF-8", NULL));
 	if (acp_json_depth(line, len, ACP_MAX_DEPTH) > ACP_MAX_DEPTH)
-		return acp_invalid(m, reply, acp_error_new(NULL, ACP_INVALID_REQUEST, "too_deep",
+		return acp_invalid(m, reply, acp_error_new(NULL, ERR_TOO_DEEP,
 		    "nesting deeper than 128 levels", NULL));
 	root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
 	if (root == NULL) {
 		json_t *data = xjson_pack("{s:i}", "position", jerr.position);
-		return acp_invalid(m, reply, acp_error_new(NULL, ACP_PARSE_ERROR, "parse_error", jerr.text,
+		return acp_invalid(m, reply, acp_error_new(NULL, ERR_PARSE_ERROR, jerr.text,
 		    data));
 	}
 	m->root = root;
 	if (json_is_array(root))
-		return acp_invalid(m, reply, acp_error_new(NULL, ACP_INVALID_REQUEST, "invalid_request",
+		return acp_invalid(m, reply, acp_error_new(NULL, ERR_INVALID_REQUEST,
 		    "batch requests are not supported", NULL));
 	if (!json_is_object(root))
-		return acp_invalid(m, reply, acp_error_new(NULL, ACP_INVALID_REQUEST, "invalid_request",
+		return acp_invalid(m, reply, acp_error_new(NULL, ERR_INVALID_REQUEST,
 		    "a message must be a JSON object", NULL));
 	id = json_object_get(root, "id");
 	has_id = id != NULL;
 	if (has_id && !json_is_string(id) && !json_is_integer(id) && !json_is_null(id))
-		return acp_invalid(m, reply, acp_error_new(NULL, ACP_INVALID_REQUEST, "invalid_request",
+		return acp_invalid(m, reply, acp_error_new(NULL, ERR_INVALID_REQUEST,
 		    "id must be a string, an integer or null", NULL));
 	jrpc = json_object_get(root, "jsonrpc");
 	if (!json_is_string(jrpc) || strcmp(json_string_value(jrpc), "2.0") != 0)
-		return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ACP_INVALID_REQUEST,
-		    "invalid_request", "jsonrpc must be \"2.0\"", NULL));
+		return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ERR_INVALID_REQUEST, "jsonrpc must be \"2.0\"", NULL));
 	method = json_object_get(root, "method");
 	if (method) {
 		json_t *params = json_object_get(root, "params");
 		if (!json_is_string(method))
-			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ACP_INVALID_REQUEST,
-			    "invalid_request", "method must be a string", NULL));
+			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ERR_INVALID_REQUEST, "method must be a string", NULL));
 		if (strlen(json_string_value(method)) != json_string_length(method))
-			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ACP_INVALID_PARAMS,
-			    "invalid_params", "method must not contain \\u0000", NULL));
+			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ERR_INVALID_PARAMS, "method must not contain \\u0000", NULL));
 		if (params && !json_is_object(params) && !json_is_array(params))
-			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ACP_INVALID_PARAMS,
-			    "invalid_params", "params must be an object", NULL));
+			return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ERR_INVALID_PARAMS, "params must be an object", NULL));
 		m->method = json_string_value(method);
 		m->params = params;
 		m->id = id;
@@ -167,6 +163,5 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 		m->kind = ACP_MSG_RESPONSE;
 		return m->kind;
 	}
-	return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ACP_INVALID_REQUEST,
-	    "invalid_request", "neither a request, a notification nor a response", NULL));
+	return acp_invalid(m, reply, acp_error_new(has_id ? id : NULL, ERR_INVALID_REQUEST, "neither a request, a notification nor a response", NULL));
 }

@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "base/err.h"
+
 #define ACP_PARSE_ERROR -32700
 #define ACP_INVALID_REQUEST -32600
 #define ACP_METHOD_NOT_FOUND -32601
@@ -36,8 +38,9 @@ void acp_msg_free(struct acp_msg *m);
 
 /* Returns a new {jsonrpc, id, result} reply; steals result; id: borrowed (NULL means null). */
 json_t *acp_result_new(const json_t *id, json_t *result);
-/* Returns a new error reply; steals data (may be NULL); kind goes to data.kind. */
-json_t *acp_error_new(const json_t *id, int code, const char *kind, const char *details, json_t *data);
+/* A new error reply for code (its JSON-RPC code, data.kind, and details: NULL for the code's
+ * default text); steals data (may be NULL). */
+json_t *acp_error_new(const json_t *id, enum err_code code, const char *details, json_t *data);
 /* Returns a new notification; steals params. */
 json_t *acp_notification_new(const char *method, json_t *params);
 /* The depth of the deepest nesting in a JSON text (strings skipped). */

@@ -67,13 +67,13 @@ acp_send_update(struct acp_server *srv, const char *sid, json_t *update)
 json_t *
 acp_invalid_params(const json_t *id, const char *details)
 {
-	return acp_error_new(id, ACP_INVALID_PARAMS, "invalid_params", details, NULL);
+	return acp_error_new(id, ERR_INVALID_PARAMS, details, NULL);
 }
 
 json_t *
 acp_unknown_session(const json_t *id, const char *sid)
 {
-	return acp_error_new(id, ACP_UNKNOWN_SESSION, "unknown_session", "unknown session",
+	return acp_error_new(id, ERR_UNKNOWN_SESSION, "unknown session",
 	    xjson_pack("{s:s}", "sessionId", sid));
 }
 
@@ -81,11 +81,11 @@ acp_unknown_session(const json_t *id, const char *sid)
 json_t *
 acp_session_error(const json_t *id, const char *sid, const struct err *e)
 {
-	if (e->code && strcmp(e->code, "unknown_session") == 0)
+	if (e->code == ERR_UNKNOWN_SESSION)
 		return acp_unknown_session(id, sid);
-	if (e->code && strcmp(e->code, "invalid_params") == 0)
+	if (e->code == ERR_INVALID_PARAMS)
 		return acp_invalid_params(id, e->msg);
-	return acp_error_new(id, ACP_INTERNAL_ERROR, e->code ? e->code : "internal", e->msg,
+	return acp_error_new(id, e->code ? e->code : ERR_INTERNAL, e->msg,
 	    xjson_pack("{s:s}", "sessionId", sid));
 }
 
@@ -216,10 +216,10 @@ acp_server_line(void *arg, const char *line, size_t len)
 	case ACP_MSG_REQUEST:
 		meth = acp_method_find(m.method);
 		if (meth == NULL || meth->notification) {
-			reply = acp_error_new(m.id, ACP_METHOD_NOT_FOUND, "method_not_found", "unknown method",
+			reply = acp_error_new(m.id, ERR_METHOD_NOT_FOUND, "unknown method",
 			    xjson_pack("{s:s}", "method", m.method));
 		} else if (!srv->initialized && meth->fn != acp_m_initialize) {
-			reply = acp_error_new(m.id, ACP_INVALID_REQUEST, "not_initialized",
+			reply = acp_error_new(m.id, ERR_NOT_INITIALIZED,
 			    "initialize must come first", NULL);
 		} else if (m.params && !json_is_object(m.params)) {
 			reply = acp_invalid_params(m.id, "params: expected an object");
@@ -242,7 +242,7 @@ acp_overlong(void *arg)
 {
 	struct acp_server *srv = arg;
 
-	acp_send(srv, acp_error_new(NULL, ACP_INVALID_REQUEST, "line_too_long",
+	acp_send(srv, acp_error_new(NULL, ERR_LINE_TOO_LONG,
 	    "the line is longer than 64 MiB and was discarded", NULL));
 }
 
@@ -366,7 +366,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	}
 	srv->profile = toolsets_profile(opts->profile);
 	if (srv->profile == NULL)
-		return err_set(e, "usage", "\"%s\" is not default or team", opts->profile);
+		return err_set(e, ERR_USAGE, "\"%s\" is not default or team", opts->profile);
 	toolbox_init(&srv->tools);
 	toolsets_build(&srv->tools, srv->profile);
 	agent_rt_init(&srv->rt, &srv->runq, &srv->env, &srv->store, &srv->corpus, srv->model);

@@ -397,7 +397,7 @@ acp_replays_stop(struct acp_server *srv, struct acp_session *as)
 		id = json_incref(t->id);
 		acp_replay_detach(t);
 		if (as)
-			acp_send(srv, acp_error_new(id, ACP_UNKNOWN_SESSION, "unknown_session",
+			acp_send(srv, acp_error_new(id, ERR_UNKNOWN_SESSION,
 			    "the session was closed while it was being loaded", xjson_pack("{s:s}", "sessionId", as->id)));
 		json_decref(id);
 	}

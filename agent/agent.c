@@ -356,7 +356,7 @@ agent_log(struct agent *a, const char *type, json_t *data)
 static void
 agent_fail_io(struct agent *a)
 {
-	agent_end_turn(a, "error", NULL, NULL, "session_log_io");
+	agent_end_turn(a, "error", NULL, NULL, err_kind(ERR_SESSION_LOG_IO));
 }
 
 /* ---- inbox ---- */
@@ -611,7 +611,7 @@ agent_tool_start(struct agent *a, size_t i)
 		return -1;
 	err_clear(&e);
 	if (inv->tool == NULL) {
-		tool_result_error(&inv->result, "UNKNOWN_TOOL", "unknown tool \"%s\"", name);
+		tool_result_error(&inv->result, ERR_UNKNOWN_TOOL, "unknown tool \"%s\"", name);
 		inv->done = 1;
 		return 0;
 	}
@@ -638,12 +638,12 @@ agent_commit_result(struct agent *a, size_t i)
 	/* A tool's text may hold anything (a cut message, a file's bytes): repaired, never dropped. */
 	json_t *data = xjson_pack("{s:i, s:i, s:s, s:O, s:[{s:s, s:o}], s:b}", "turn", a->turn, "step",
 	    a->step, "callId", inv->call_id, "name", json_object_get(c, "name"), "content", "type",
-	    "text", "text", xjson_text(text, strlen(text)), "isError", inv->result.error_code != NULL);
+	    "text", "text", xjson_text(text, strlen(text)), "isError", inv->result.error_code != ERR_NONE);
 
 	if (inv->result.output)
 		json_object_set(data, "output", inv->result.output);
 	if (inv->result.error_code)
-		json_object_set_new(data, "error", xjson_pack("{s:s}", "code", inv->result.error_code));
+		json_object_set_new(data, "error", xjson_pack("{s:s}", "code", err_tool(inv->result.error_code)));
 	if (inv->result.agent_id[0])
 		json_object_set_new(data, "agentId", json_string(inv->result.agent_id));
 	return agent_log(a, "tool/result", data);
@@ -931,12 +931,12 @@ agent_end_turn(struct agent *a, const char *kind, const char *cause, const char 
 		json_object_set_new(reason, "message", xjson_text(msg, strlen(msg)));
 	if (!sess_failed(a->sess)) {
 		if (agent_log(a, "turn/end", xjson_pack("{s:i, s:O}", "turn", a->turn, "reason", reason)) < 0)
-			code = "session_log_io";
+			code = err_kind(ERR_SESSION_LOG_IO);
 		sess_checkpoint(a->sess);
 	} else {
 		/* The client reads the cause: "No space left on device", a read-only file, ... */
 		char *why = xasprintf("the session log cannot be written: %s", sess_failure(a->sess));
-		code = "session_log_io";
+		code = err_kind(ERR_SESSION_LOG_IO);
 		json_object_set_new(reason, "kind", json_string("error"));
 		if (!msg)
 			json_object_set_new(reason, "message", xjson_text(why, strlen(why)));	/* a path */
@@ -985,7 +985,7 @@ agent_cancel(struct agent *a, const char *cause)
 				inv->cancel(inv);
 			if (!inv->done) {
 				tool_result_clear(&inv->result);
-				tool_result_error(&inv->result, "CANCELLED", "the tool call was cancelled");
+				tool_result_error(&inv->result, ERR_CANCELLED, "the tool call was cancelled");
 				inv->done = 1;
 			}
 		}

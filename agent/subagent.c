@@ -185,7 +185,7 @@ sub_capacity(struct agent_rt *rt, const char *for_id, struct err *e)
 	sub_root_of(rt, for_id, root);
 	buf_init(&holders);
 	if (sub_active_in_tree(rt, root, &holders) >= rt->max_active)
-		rc = err_set(e, "ACTIVATION_LIMIT_REACHED",
+		rc = err_set(e, ERR_ACTIVATION_LIMIT_REACHED,
 		    "subagent limit reached (active child limit: %d); wait for an existing child to finish "
 		    "or complete this work with the current agents\nholding slots: %s", rt->max_active,
 		    holders.data ? holders.data : "");
@@ -443,7 +443,7 @@ sub_new_child(struct agent *parent, const char *label, int background, struct er
 	struct agent *child;
 
 	if (depth > rt->max_depth) {
-		err_set(e, "DEPTH_EXCEEDED", "subagent depth %d exceeds maxDepth %d", depth, rt->max_depth);
+		err_set(e, ERR_DEPTH_EXCEEDED, "subagent depth %d exceeds maxDepth %d", depth, rt->max_depth);
 		return NULL;
 	}
 	if (background && sub_capacity(rt, agent_id(parent), e) < 0)
@@ -456,7 +456,7 @@ sub_new_child(struct agent *parent, const char *label, int background, struct er
 		char msg[sizeof(e->msg)];
 		snprintf(msg, sizeof(msg), "%s", e->msg);
 		err_clear(e);
-		err_set(e, "SESSION_LOG_IO", "%s", msg);
+		err_set(e, ERR_SESSION_LOG_IO, "%s", msg);
 		agent_release(child);
 		return NULL;
 	}

@@ -48,15 +48,15 @@ sub_cold_resume(struct agent *sender, const char *target, struct err *e)
 	struct agent *child;
 
 	if (en == NULL || en->gone || en->state != SESS_ENTRY_OK) {
-		err_set(e, "NOT_RESUMABLE", "subagent \"%s\" is unavailable", target);
+		err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" is unavailable", target);
 		return NULL;
 	}
 	if (en->parent == NULL || strcmp(en->parent, agent_id(sender)) != 0) {
-		err_set(e, "UNAUTHORIZED", "subagent \"%s\" belongs to another parent session", target);
+		err_set(e, ERR_UNAUTHORIZED, "subagent \"%s\" belongs to another parent session", target);
 		return NULL;
 	}
 	if (!sub_is_subagent(en) || en->mode == NULL || strcmp(en->mode, "continuable") != 0) {
-		err_set(e, "NOT_RESUMABLE", "subagent \"%s\" has no supported continuation state and cannot "
+		err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" has no supported continuation state and cannot "
 		    "be resumed; choose a different target", target);
 		return NULL;
 	}
@@ -66,18 +66,18 @@ sub_cold_resume(struct agent *sender, const char *target, struct err *e)
 	err_clear(&le);
 	child = agent_load(rt, target, sender->tools, NULL, &le);
 	if (child == NULL) {
-		if (le.code && strcmp(le.code, "session_busy") == 0)
-			err_set(e, "SESSION_BUSY", "subagent \"%s\" is held by another process", target);
-		else if (le.code && strcmp(le.code, "session_log_io") == 0)
-			err_set(e, "SESSION_LOG_IO", "subagent \"%s\" cannot be opened: %s", target, le.msg);
+		if (le.code == ERR_SESSION_BUSY)
+			err_set(e, ERR_SESSION_BUSY, "subagent \"%s\" is held by another process", target);
+		else if (le.code == ERR_SESSION_LOG_IO)
+			err_set(e, ERR_SESSION_LOG_IO, "subagent \"%s\" cannot be opened: %s", target, le.msg);
 		else
-			err_set(e, "NOT_RESUMABLE", "subagent \"%s\" is unavailable", target);
+			err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" is unavailable", target);
 		return NULL;
 	}
 	if (sess_failure(child->sess)) {
 		/* A read-only log: the child could take the message but never record its turn, its
 		 * settlement or its notice; refuse before anything is delivered. */
-		err_set(e, "SESSION_LOG_IO", "subagent \"%s\" cannot be written: %s", target,
+		err_set(e, ERR_SESSION_LOG_IO, "subagent \"%s\" cannot be written: %s", target,
 		    sess_failure(child->sess));
 		agent_release(child);
 		return NULL;
@@ -103,14 +103,14 @@ subagent_send(struct agent *sender, const char *target, const char *message, cha
 	struct agent *t;
 
 	if (!sess_id_valid(target))
-		return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"agent_id\" is not a valid agent id");
+		return err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: \"agent_id\" is not a valid agent id");
 	if (parent && strcmp(target, parent) == 0) {
 		if (subagent_mode(sender) != SUBAGENT_CONTINUABLE)
-			return err_set(e, "UNAUTHORIZED", "agent \"%s\" is not a resident continuable child and "
+			return err_set(e, ERR_UNAUTHORIZED, "agent \"%s\" is not a resident continuable child and "
 			    "cannot send to parent \"%s\"", agent_id(sender), target);
 		t = agent_rt_get(rt, target);
 		if (t == NULL)
-			return err_set(e, "PARENT_UNAVAILABLE", "direct parent is not live; the message was not "
+			return err_set(e, ERR_PARENT_UNAVAILABLE, "direct parent is not live; the message was not "
 			    "delivered");
 		sub_deliver(sender, t, message, message_id);
 		return 0;
@@ -122,7 +122,7 @@ subagent_send(struct agent *sender, const char *target, const char *message, cha
 		return 0;
 	}
 	if (t && (agent_parent(t) == NULL || strcmp(agent_parent(t), agent_id(sender)) != 0))
-		return err_set(e, "UNAUTHORIZED", "subagent \"%s\" belongs to another parent session", target);
+		return err_set(e, ERR_UNAUTHORIZED, "subagent \"%s\" belongs to another parent session", target);
 	t = sub_cold_resume(sender, target, e);
 	if (t == NULL)
 		return -1;
@@ -138,15 +138,15 @@ subagent_interrupt(struct agent *caller, const char *target, struct err *e)
 	struct agent *t;
 
 	if (strcmp(target, agent_id(caller)) == 0)
-		return err_set(e, "UNAUTHORIZED", "agent \"%s\" cannot interrupt itself", target);
+		return err_set(e, ERR_UNAUTHORIZED, "agent \"%s\" cannot interrupt itself", target);
 	if (!sess_id_valid(target))
-		return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"agent_id\" is not a valid agent id");
+		return err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: \"agent_id\" is not a valid agent id");
 	t = agent_rt_get(caller->rt, target);
 	/* Resident: live and not one-shot. A root (of another tree, or the caller's own) is resident too. */
 	if (t == NULL || subagent_mode(t) == SUBAGENT_ONESHOT)
 		return 0;	/* not resident: an accepted no-op */
 	if (!sub_is_descendant(caller->rt, target, agent_id(caller)))
-		return err_set(e, "UNAUTHORIZED", "subagent \"%s\" is not a live descendant of agent \"%s\"",
+		return err_set(e, ERR_UNAUTHORIZED, "subagent \"%s\" is not a live descendant of agent \"%s\"",
 		    target, agent_id(caller));
 	agent_cancel(t, "parent");
 	return 0;

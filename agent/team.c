@@ -310,13 +310,13 @@ team_name_check(struct team *t, const char *name, struct err *e)
 		ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c == '-' && name[i + 1] != '-');
 	}
 	if (!ok)
-		return err_set(e, "TEAM_INVALID_MEMBER_NAME", "teammate name \"%.80s\" must be lower-kebab-case, "
+		return err_set(e, ERR_TEAM_INVALID_MEMBER_NAME, "teammate name \"%.80s\" must be lower-kebab-case, "
 		    "1-64 characters, and not \"lead\"", name);
 	if (json_object_get(t->names_used, name))
-		return err_set(e, "TEAM_MEMBER_NAME_TAKEN", "the name \"%s\" is already taken in this team (names "
+		return err_set(e, ERR_TEAM_MEMBER_NAME_TAKEN, "the name \"%s\" is already taken in this team (names "
 		    "are never reused)", name);
 	if (t->nmembers >= TEAM_MAX_MEMBERS)
-		return err_set(e, "TEAM_MEMBER_LIMIT", "the team already has %d teammates", TEAM_MAX_MEMBERS);
+		return err_set(e, ERR_TEAM_MEMBER_LIMIT, "the team already has %d teammates", TEAM_MAX_MEMBERS);
 	return 0;
 }
 
@@ -334,9 +334,9 @@ team_persist_lead(struct team *t, const char *type, json_t *data, struct err *e)
 
 	err_clear(&le);
 	if (sess_append(s, type, data, &le) == NULL)
-		return err_set(e, "SESSION_LOG_IO", "the Lead's log cannot be written: %s", le.msg);
+		return err_set(e, ERR_SESSION_LOG_IO, "the Lead's log cannot be written: %s", le.msg);
 	if (strcmp(type, "team/message/queued") == 0 && sess_log_sync(s->log, &le) < 0)
-		return err_set(e, "SESSION_LOG_IO", "the Lead's log cannot be synced: %s", le.msg);
+		return err_set(e, ERR_SESSION_LOG_IO, "the Lead's log cannot be synced: %s", le.msg);
 	sess_checkpoint(s);
 	return 0;
 }
@@ -436,7 +436,7 @@ team_spawn(struct agent *caller, const char *name, const char *description, cons
 	struct agent *child;
 
 	if (agent_parent(caller) != NULL) {
-		err_set(e, "TEAM_LEAD_REQUIRED", "only the Lead can spawn teammates");
+		err_set(e, ERR_TEAM_LEAD_REQUIRED, "only the Lead can spawn teammates");
 		return NULL;
 	}
 	t = team_of(caller);
@@ -486,17 +486,17 @@ team_interrupt(struct agent *caller, const char *target, struct err *e)
 	struct agent *a;
 
 	if (agent_parent(caller) != NULL) {
-		err_set(e, "TEAM_LEAD_REQUIRED", "only the Lead can interrupt teammates");
+		err_set(e, ERR_TEAM_LEAD_REQUIRED, "only the Lead can interrupt teammates");
 		return NULL;
 	}
 	t = team_of(caller);
 	if (strcmp(target, "lead") == 0) {
-		err_set(e, "TEAM_INVALID_ARGUMENT", "the Lead cannot interrupt itself");
+		err_set(e, ERR_TEAM_INVALID_ARGUMENT, "the Lead cannot interrupt itself");
 		return NULL;
 	}
 	m = team_member(t, target);
 	if (m == NULL) {
-		err_set(e, "TEAM_MEMBER_NOT_FOUND", "no team member is called \"%.64s\"", target);
+		err_set(e, ERR_TEAM_MEMBER_NOT_FOUND, "no team member is called \"%.64s\"", target);
 		return NULL;
 	}
 	a = m->id ? agent_rt_get(caller->rt, m->id) : NULL;

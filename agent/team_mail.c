@@ -83,25 +83,25 @@ team_send(struct agent *caller, const char *target, const char *message, struct 
 	char id[32];
 
 	if (t == NULL || sender == NULL) {
-		err_set(e, "TEAM_MEMBER_NOT_FOUND", "this agent is not a member of a live team");
+		err_set(e, ERR_TEAM_MEMBER_NOT_FOUND, "this agent is not a member of a live team");
 		return NULL;
 	}
 	if (strcmp(target, sender) == 0) {
-		err_set(e, "TEAM_SELF_MESSAGE", "a member cannot send a message to itself");
+		err_set(e, ERR_TEAM_SELF_MESSAGE, "a member cannot send a message to itself");
 		return NULL;
 	}
 	m = strcmp(target, "lead") == 0 ? NULL : team_member(t, target);
 	if (strcmp(target, "lead") != 0 && (m == NULL || m->phase == TEAM_FAILED)) {
-		err_set(e, "TEAM_MEMBER_NOT_FOUND", "no team member is called \"%.64s\"", target);
+		err_set(e, ERR_TEAM_MEMBER_NOT_FOUND, "no team member is called \"%.64s\"", target);
 		return NULL;
 	}
 	if (strlen(message) > TEAM_MAX_MESSAGE) {
-		err_set(e, "TEAM_MESSAGE_TOO_LARGE", "the message is %zu bytes; the limit is %d", strlen(message),
+		err_set(e, ERR_TEAM_MESSAGE_TOO_LARGE, "the message is %zu bytes; the limit is %d", strlen(message),
 		    TEAM_MAX_MESSAGE);
 		return NULL;
 	}
 	if (team_pending_for(t, target) >= TEAM_MAX_PENDING) {
-		err_set(e, "TEAM_MAILBOX_FULL", "\"%s\" already has %d undelivered messages", target, TEAM_MAX_PENDING);
+		err_set(e, ERR_TEAM_MAILBOX_FULL, "\"%s\" already has %d undelivered messages", target, TEAM_MAX_PENDING);
 		return NULL;
 	}
 	snprintf(id, sizeof(id), "msg-%d", ++t->next_msg);

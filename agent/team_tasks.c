@@ -71,14 +71,14 @@ team_deps_check(struct team *t, const struct team_task *self, const json_t *deps
 	json_t *d;
 
 	if (deps && !json_is_array(deps))
-		return err_set(e, "TEAM_INVALID_ARGUMENT", "blocked_by must be an array of task ids");
+		return err_set(e, ERR_TEAM_INVALID_ARGUMENT, "blocked_by must be an array of task ids");
 	json_array_foreach(deps, i, d) {
 		struct team_task *k = team_task_by_id(t, json_string_value(d));
 		if (k == NULL || k->status == TASK_DELETED)
-			return err_set(e, "TEAM_TASK_NOT_FOUND", "dependency \"%.40s\" does not exist",
+			return err_set(e, ERR_TEAM_TASK_NOT_FOUND, "dependency \"%.40s\" does not exist",
 			    json_string_value(d) ? json_string_value(d) : "?");
 		if (self && k == self)
-			return err_set(e, "TEAM_TASK_DEPENDENCY_CYCLE", "task-%d cannot depend on itself", self->n);
+			return err_set(e, ERR_TEAM_TASK_DEPENDENCY_CYCLE, "task-%d cannot depend on itself", self->n);
 	}
 	if (self == NULL)
 		return 0;
@@ -114,7 +114,7 @@ team_deps_check(struct team *t, const struct team_task *self, const json_t *deps
 	free(seen);
 	free(stack);
 	if (cycle)
-		return err_set(e, "TEAM_TASK_DEPENDENCY_CYCLE", "these dependencies would make task-%d wait for "
+		return err_set(e, ERR_TEAM_TASK_DEPENDENCY_CYCLE, "these dependencies would make task-%d wait for "
 		    "itself", self->n);
 	return 0;
 }
@@ -133,7 +133,7 @@ team_task_create(struct team *t, const char *caller, const char *subject, const 
 
 	(void)caller;
 	if (t->ntasks >= TEAM_MAX_TASKS) {
-		err_set(e, "TEAM_TASK_LIMIT", "the task board is full (%d tasks)", TEAM_MAX_TASKS);
+		err_set(e, ERR_TEAM_TASK_LIMIT, "the task board is full (%d tasks)", TEAM_MAX_TASKS);
 		return NULL;
 	}
 	if (team_deps_check(t, NULL, blocked_by, e) < 0)
@@ -162,7 +162,7 @@ team_task_get(struct team *t, const char *id, struct err *e)
 	struct team_task *k = team_task_by_id(t, id);
 
 	if (k == NULL) {
-		err_set(e, "TEAM_TASK_NOT_FOUND", "task \"%.40s\" does not exist", id);
+		err_set(e, ERR_TEAM_TASK_NOT_FOUND, "task \"%.40s\" does not exist", id);
 		return NULL;
 	}
 	return team_task_view(t, k);
@@ -181,14 +181,14 @@ team_task_list(struct team *t, const json_t *args, struct err *e)
 
 	if (limit < 1 || limit > 100) {
 		json_decref(tasks);
-		err_set(e, "TEAM_INVALID_ARGUMENT", "limit must be between 1 and 100");
+		err_set(e, ERR_TEAM_INVALID_ARGUMENT, "limit must be between 1 and 100");
 		return NULL;
 	}
 	if (cursor) {
 		struct team_task *k = team_task_by_id(t, cursor);
 		if (k == NULL) {
 			json_decref(tasks);
-			err_set(e, "TEAM_INVALID_ARGUMENT", "cursor \"%.40s\" is not one this tool returned", cursor);
+			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "cursor \"%.40s\" is not one this tool returned", cursor);
 			return NULL;
 		}
 		start = (size_t)k->n;
@@ -227,21 +227,21 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 	int lead = strcmp(caller, "lead") == 0;
 
 	if (k == NULL) {
-		err_set(e, "TEAM_TASK_NOT_FOUND", "task \"%.40s\" does not exist", id ? id : "");
+		err_set(e, ERR_TEAM_TASK_NOT_FOUND, "task \"%.40s\" does not exist", id ? id : "");
 		return NULL;
 	}
 	if (k->status == TASK_DELETED) {
-		err_set(e, "TEAM_TASK_NOT_FOUND", "task-%d was deleted", k->n);
+		err_set(e, ERR_TEAM_TASK_NOT_FOUND, "task-%d was deleted", k->n);
 		return NULL;
 	}
 	if (expected != k->revision) {
-		err_set(e, "TEAM_TASK_STALE_REVISION", "task-%d is at revision %d, not %lld; re-read it with "
+		err_set(e, ERR_TEAM_TASK_STALE_REVISION, "task-%d is at revision %d, not %lld; re-read it with "
 		    "team_task_get", k->n, k->revision, (long long)expected);
 		return NULL;
 	}
 	int owner = k->owner && strcmp(k->owner, caller) == 0;
 	if (strcmp(action, "reassign") == 0 ? !lead : (strcmp(action, "claim") != 0 && !owner && !lead)) {
-		err_set(e, "TEAM_TASK_UNAUTHORIZED", "\"%s\" may not %s task-%d", caller, action, k->n);
+		err_set(e, ERR_TEAM_TASK_UNAUTHORIZED, "\"%s\" may not %s task-%d", caller, action, k->n);
 		return NULL;
 	}
 	before = *k;
@@ -252,11 +252,11 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 	before.write_scopes = json_deep_copy(k->write_scopes);
 	if (strcmp(action, "claim") == 0) {
 		if (k->owner) {
-			err_set(e, "TEAM_TASK_ALREADY_CLAIMED", "task-%d is already claimed by \"%s\"", k->n, k->owner);
+			err_set(e, ERR_TEAM_TASK_ALREADY_CLAIMED, "task-%d is already claimed by \"%s\"", k->n, k->owner);
 			goto fail;
 		}
 		if (!team_task_ready(t, k)) {
-			err_set(e, "TEAM_TASK_BLOCKED", "task-%d is not ready: a task it is blocked by is not completed",
+			err_set(e, ERR_TEAM_TASK_BLOCKED, "task-%d is not ready: a task it is blocked by is not completed",
 			    k->n);
 			goto fail;
 		}
@@ -264,7 +264,7 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 		k->status = TASK_IN_PROGRESS;
 	} else if (strcmp(action, "release") == 0) {
 		if (k->status != TASK_IN_PROGRESS) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "task-%d is not in progress", k->n);
+			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is not in progress", k->n);
 			goto fail;
 		}
 		free(k->owner);
@@ -274,7 +274,7 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 		const json_t *s = json_object_get(args, "subject"), *d = json_object_get(args, "description");
 		const json_t *w = json_object_get(args, "write_scopes");
 		if (!s && !d && !w) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "edit needs subject, description or write_scopes");
+			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "edit needs subject, description or write_scopes");
 			goto fail;
 		}
 		if (s) {
@@ -292,7 +292,7 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 	} else if (strcmp(action, "set_dependencies") == 0) {
 		const json_t *deps = json_object_get(args, "blocked_by");
 		if (!json_is_array(deps)) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "set_dependencies needs blocked_by");
+			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "set_dependencies needs blocked_by");
 			goto fail;
 		}
 		if (team_deps_check(t, k, deps, e) < 0)
@@ -301,13 +301,13 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 		k->blocked_by = json_deep_copy(deps);
 	} else if (strcmp(action, "complete") == 0) {
 		if (k->status == TASK_COMPLETED) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "task-%d is already completed", k->n);
+			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is already completed", k->n);
 			goto fail;
 		}
 		k->status = TASK_COMPLETED;
 	} else if (strcmp(action, "reopen") == 0) {
 		if (k->status != TASK_COMPLETED) {
-			err_set(e, "TEAM_INVALID_ARGUMENT", "task-%d is not completed", k->n);
+			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is not completed", k->n);
 			goto fail;
 		}
 		free(k->owner);
@@ -316,7 +316,7 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 	} else if (strcmp(action, "reassign") == 0) {
 		const char *to = json_string_value(json_object_get(args, "owner"));
 		if (to == NULL || (strcmp(to, "lead") != 0 && team_member(t, to) == NULL)) {
-			err_set(e, "TEAM_MEMBER_NOT_FOUND", "no team member is called \"%.64s\"", to ? to : "");
+			err_set(e, ERR_TEAM_MEMBER_NOT_FOUND, "no team member is called \"%.64s\"", to ? to : "");
 			goto fail;
 		}
 		free(k->owner);
@@ -332,7 +332,7 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 				continue;
 			json_array_foreach(t->tasks[i].blocked_by, j, b) {
 				if (strcmp(json_string_value(b), me) == 0) {
-					err_set(e, "TEAM_TASK_HAS_DEPENDENTS", "task-%d blocks task-%d; change that first",
+					err_set(e, ERR_TEAM_TASK_HAS_DEPENDENTS, "task-%d blocks task-%d; change that first",
 					    k->n, t->tasks[i].n);
 					goto fail;
 				}
@@ -340,7 +340,7 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 		}
 		k->status = TASK_DELETED;
 	} else {
-		err_set(e, "TEAM_INVALID_ARGUMENT", "unknown action \"%.20s\"", action);
+		err_set(e, ERR_TEAM_INVALID_ARGUMENT, "unknown action \"%.20s\"", action);
 		goto fail;
 	}
 	k->revision++;

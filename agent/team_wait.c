@@ -64,11 +64,11 @@ team_wait(struct tool_inv *inv, long timeout_ms, void (*finish)(struct tool_inv 
 	int active = 0;
 
 	if (timeout_ms < 10000 || timeout_ms > 3600000) {
-		err_set(e, "TEAM_INVALID_TIMEOUT", "timeout_ms must be between 10000 and 3600000");
+		err_set(e, ERR_TEAM_INVALID_TIMEOUT, "timeout_ms must be between 10000 and 3600000");
 		return TOOL_DONE;
 	}
 	if (t == NULL || me == NULL) {
-		err_set(e, "TEAM_MEMBER_NOT_FOUND", "this agent is not a member of a live team");
+		err_set(e, ERR_TEAM_MEMBER_NOT_FOUND, "this agent is not a member of a live team");
 		return TOOL_DONE;
 	}
 	if (strcmp(me, "lead") != 0 && t->lead->status == AGENT_RUNNING)

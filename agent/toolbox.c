@@ -92,7 +92,7 @@ toolbox_schema_check(const json_t *schema, const json_t *value, const char *path
 	const char *field = path[0] ? path : "arguments";
 
 	if (type && !toolbox_type_ok(type, value))
-		return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"%s\" must be %s %s", field,
+		return err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: \"%s\" must be %s %s", field,
 		    strcmp(type, "integer") == 0 || strcmp(type, "object") == 0 ||
 			    strcmp(type, "array") == 0 ? "an" : "a", type);
 	if (en) {
@@ -101,14 +101,14 @@ toolbox_schema_check(const json_t *schema, const json_t *value, const char *path
 		int found = 0;
 		json_array_foreach(en, i, opt) found |= json_equal(opt, value);
 		if (!found)
-			return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"%s\" has an unsupported value",
+			return err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: \"%s\" has an unsupported value",
 			    field);
 	}
 	if (json_is_number(value)) {
 		const json_t *min = json_object_get(schema, "minimum"), *max = json_object_get(schema, "maximum");
 		if ((min && json_number_value(value) < json_number_value(min)) ||
 		    (max && json_number_value(value) > json_number_value(max)))
-			return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"%s\" is out of range", field);
+			return err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: \"%s\" is out of range", field);
 	}
 	if (json_is_object(value) && type && strcmp(type, "object") == 0) {
 		size_t i;
@@ -117,7 +117,7 @@ toolbox_schema_check(const json_t *schema, const json_t *value, const char *path
 		json_t *v;
 		json_array_foreach(json_object_get(schema, "required"), i, req) {
 			if (json_object_get(value, json_string_value(req)) == NULL)
-				return err_set(e, "INVALID_ARGUMENT", "invalid arguments: \"%s%s%s\" is required",
+				return err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: \"%s%s%s\" is required",
 				    path, path[0] ? "." : "", json_string_value(req));
 		}
 		json_object_foreach((json_t *)value, k, v) {
@@ -125,7 +125,7 @@ toolbox_schema_check(const json_t *schema, const json_t *value, const char *path
 			char *p = xasprintf("%s%s%s", path, path[0] ? "." : "", k);
 			int rc = 0;
 			if (sub == NULL && json_is_false(json_object_get(schema, "additionalProperties")))
-				rc = err_set(e, "INVALID_ARGUMENT", "invalid arguments: unknown field \"%s\"", p);
+				rc = err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: unknown field \"%s\"", p);
 			else if (sub)
 				rc = toolbox_schema_check(sub, v, p, e);
 			free(p);
@@ -154,12 +154,12 @@ toolbox_check_args(const struct toolbox *tb, const struct tool *t, const char *r
 	json_t *args = json_loads(raw && *raw ? raw : "{}", JSON_REJECT_DUPLICATES, &jerr);
 
 	if (args == NULL) {
-		err_set(e, "INVALID_ARGUMENT", "invalid arguments: not valid JSON (%s)", jerr.text);
+		err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: not valid JSON (%s)", jerr.text);
 		return NULL;
 	}
 	if (!json_is_object(args)) {
 		json_decref(args);
-		err_set(e, "INVALID_ARGUMENT", "invalid arguments: expected a JSON object");
+		err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: expected a JSON object");
 		return NULL;
 	}
 	if (toolbox_schema_check(json_object_get(tb->schemas, t->name), args, "", e) < 0) {
@@ -174,12 +174,12 @@ tool_result_set(struct tool_result *r, const char *text, json_t *output)
 {
 	r->text = xstrdup(text);
 	r->output = output;
-	r->error_code = NULL;
+	r->error_code = ERR_NONE;
 	r->agent_id[0] = '\0';
 }
 
 void
-tool_result_error(struct tool_result *r, const char *code, const char *fmt, ...)
+tool_result_error(struct tool_result *r, enum err_code code, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -200,7 +200,7 @@ tool_result_clear(struct tool_result *r)
 	json_decref(r->output);
 	r->text = NULL;
 	r->output = NULL;
-	r->error_code = NULL;
+	r->error_code = ERR_NONE;
 	r->agent_id[0] = '\0';
 }
 

@@ -23,7 +23,7 @@ struct tool_inv;
 struct tool_result {
 	char *text;			/* rendered text the model sees */
 	json_t *output;			/* structured result (ACP rawOutput), may be NULL */
-	const char *error_code;		/* NULL on success; text is then "Error: <message>" */
+	enum err_code error_code;	/* ERR_NONE on success; else text is "Error: <message>" */
 	char agent_id[40];		/* the child a delegation call is about, or "" */
 };
 
@@ -76,7 +76,7 @@ json_t *toolbox_check_args(const struct toolbox *tb, const struct tool *t, const
 int toolbox_schema_check(const json_t *schema, const json_t *value, const char *path, struct err *e);
 
 void tool_result_set(struct tool_result *r, const char *text, json_t *output);	/* steals output */
-void tool_result_error(struct tool_result *r, const char *code, const char *fmt, ...)
+void tool_result_error(struct tool_result *r, enum err_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void tool_result_clear(struct tool_result *r);
 /* A pending tool finishes; the result is moved into the invocation. */

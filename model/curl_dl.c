@@ -48,11 +48,11 @@ curl_dl_load(struct err *e)
 	if (h == NULL)
 		h = dlopen("libcurl.so", RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL || curl_dl_resolve(h) == NULL) {
-		err_set(e, "usage", "the openai provider needs libcurl (libcurl4): %s", dlerror());
+		err_set(e, ERR_USAGE, "the openai provider needs libcurl (libcurl4): %s", dlerror());
 		return NULL;
 	}
 	if (curl_dl_api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		err_set(e, "usage", "libcurl could not be initialised");
+		err_set(e, ERR_USAGE, "libcurl could not be initialised");
 		return NULL;
 	}
 	curl_dl_ready = 1;

@@ -129,17 +129,17 @@ oa_deliver(void *arg)
 }
 
 static void
-oa_fail(struct model_req *r, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+oa_fail(struct model_req *r, enum err_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void
-oa_fail(struct model_req *r, const char *code, const char *fmt, ...)
+oa_fail(struct model_req *r, enum err_code code, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (r->failed)
 		return;
 	r->failed = 1;
-	snprintf(r->errcode, sizeof(r->errcode), "%s", code);
+	snprintf(r->errcode, sizeof(r->errcode), "%s", err_tool(code));
 	va_start(ap, fmt);
 	vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
 	va_end(ap);
@@ -246,7 +246,7 @@ oa_on_event(void *arg, const char *data, size_t len)
 		free(fixed);
 	}
 	if (!json_is_object(j)) {
-		oa_fail(r, "MODEL_STREAM", "malformed data line in the model stream (%s): %.80s",
+		oa_fail(r, ERR_MODEL_STREAM, "malformed data line in the model stream (%s): %.80s",
 		    j ? "not an object" : jerr.text, data);
 		json_decref(j);
 		return -1;
@@ -257,7 +257,7 @@ oa_on_event(void *arg, const char *data, size_t len)
 	}
 	if (json_is_object(json_object_get(j, "error"))) {
 		const char *m = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
-		oa_fail(r, "MODEL_ERROR", "the model server reported an error: %s", m ? m : "(no message)");
+		oa_fail(r, ERR_MODEL_ERROR, "the model server reported an error: %s", m ? m : "(no message)");
 		json_decref(j);
 		return -1;
 	}
@@ -306,7 +306,7 @@ oa_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	oa_flush(r);
 	if (rc < 0) {
 		if (r->sse.too_long)
-			oa_fail(r, "MODEL_STREAM", "the model stream sent %s longer than %zu MiB",
+			oa_fail(r, ERR_MODEL_STREAM, "the model stream sent %s longer than %zu MiB",
 			    strcmp(r->sse.too_long, "line") == 0 ? "a line" : "an event", r->sse.max / OA_MIB);
 		return 0;	/* aborts the transfer: the failure is recorded */
 	}
@@ -346,7 +346,7 @@ oa_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	oa_fail(r, "MODEL_TIMEOUT", "the model server sent nothing for %ld ms", r->oa->cfg.idle_timeout_ms);
+	oa_fail(r, ERR_MODEL_TIMEOUT, "the model server sent nothing for %ld ms", r->oa->cfg.idle_timeout_ms);
 	oa_finish(r);
 }
 
@@ -401,10 +401,10 @@ oa_done(struct model_req *r, CURLcode rc)
 		return;
 	}
 	if (rc != CURLE_OK && r->status == 0) {
-		oa_fail(r, rc == CURLE_OPERATION_TIMEDOUT ? "MODEL_TIMEOUT" : "MODEL_CONNECTION",
+		oa_fail(r, rc == CURLE_OPERATION_TIMEDOUT ? ERR_MODEL_TIMEOUT : ERR_MODEL_CONNECTION,
 		    "cannot reach the model server at %s: %s", r->oa->url, CURLAPI->easy_strerror(rc));
 	} else if (r->status == 401 || r->status == 403) {
-		oa_fail(r, "MODEL_AUTH", "the model server rejected the API key (HTTP %ld); check "
+		oa_fail(r, ERR_MODEL_AUTH, "the model server rejected the API key (HTTP %ld); check "
 		    "ACP_AGENT_API_KEY", r->status);
 	} else if (r->status == 429 || r->status >= 500) {
 		if (r->tries < r->oa->cfg.max_tries) {
@@ -420,19 +420,19 @@ oa_done(struct model_req *r, CURLcode rc)
 			ev_timer_start(r->oa->loop, &r->retry);
 			return;
 		}
-		oa_fail(r, "MODEL_HTTP", "the model server answered HTTP %ld after %d tries: %s", r->status,
+		oa_fail(r, ERR_MODEL_HTTP, "the model server answered HTTP %ld after %d tries: %s", r->status,
 		    r->tries, oa_error_message(r, msg, sizeof(msg)));
 	} else if (r->status != 200) {
-		oa_fail(r, "MODEL_HTTP", "the model server answered HTTP %ld: %s", r->status,
+		oa_fail(r, ERR_MODEL_HTTP, "the model server answered HTTP %ld: %s", r->status,
 		    oa_error_message(r, msg, sizeof(msg)));
 	} else if (rc != CURLE_OK) {
-		oa_fail(r, "MODEL_CONNECTION", "the model stream broke: %s", CURLAPI->easy_strerror(rc));
+		oa_fail(r, ERR_MODEL_CONNECTION, "the model stream broke: %s", CURLAPI->easy_strerror(rc));
 	} else {
 		/* A last event without its blank line still counts; a parse failure is recorded. */
 		sse_finish(&r->sse);
 		oa_flush(r);
 		if (!r->done_seen && r->finish[0] == '\0')
-			oa_fail(r, "MODEL_STREAM", "the model stream ended before [DONE]");
+			oa_fail(r, ERR_MODEL_STREAM, "the model stream ended before [DONE]");
 	}
 	oa_finish(r);
 }
@@ -633,7 +633,7 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	r->idle.data = r;
 	if (r->body == NULL) {
 		/* Failed through the run queue, like any outcome: start never calls back re-entrantly. */
-		oa_fail(r, "MODEL_REQUEST", "the request to the model could not be built (a system prompt that is "
+		oa_fail(r, ERR_MODEL_REQUEST, "the request to the model could not be built (a system prompt that is "
 		    "not UTF-8, or a tool without a name)");
 		oa_finish(r);
 		return r;
@@ -683,16 +683,16 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 	size_t blen;
 
 	if (cfg->api_key == NULL || *cfg->api_key == '\0') {
-		err_set(e, "usage", "--model openai needs ACP_AGENT_API_KEY");
+		err_set(e, ERR_USAGE, "--model openai needs ACP_AGENT_API_KEY");
 		return NULL;
 	}
 	if (strncmp(cfg->base_url, "http://", 7) != 0 && strncmp(cfg->base_url, "https://", 8) != 0) {
-		err_set(e, "usage", "ACP_AGENT_BASE_URL must start with http:// or https://");
+		err_set(e, ERR_USAGE, "ACP_AGENT_BASE_URL must start with http:// or https://");
 		return NULL;
 	}
 	/* The name goes into every request body as a JSON string. */
 	if (cfg->model == NULL || !utf8_valid(cfg->model, strlen(cfg->model))) {
-		err_set(e, "usage", "ACP_AGENT_MODEL must be valid UTF-8");
+		err_set(e, ERR_USAGE, "ACP_AGENT_MODEL must be valid UTF-8");
 		return NULL;
 	}
 	if (curl_dl_load(e) == NULL)

@@ -58,57 +58,57 @@ replay_check_reply(const json_t *r, const char *where, struct err *e)
 	json_t *v;
 
 	if (!json_is_object(r))
-		return err_set(e, "invalid_recording", "%s: a reply must be an object", where);
+		return err_set(e, ERR_INVALID_RECORDING, "%s: a reply must be an object", where);
 	json_object_foreach((json_t *)r, k, v) {
 		size_t i;
 		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (strcmp(k, keys[i]) == 0)
 				break;
 		if (i == sizeof(keys) / sizeof(keys[0]))
-			return err_set(e, "invalid_recording", "%s: unknown field \"%s\"", where, k);
+			return err_set(e, ERR_INVALID_RECORDING, "%s: unknown field \"%s\"", where, k);
 	}
 	if ((v = json_object_get(r, "text")) && !json_is_string(v))
-		return err_set(e, "invalid_recording", "%s: \"text\" must be a string", where);
+		return err_set(e, ERR_INVALID_RECORDING, "%s: \"text\" must be a string", where);
 	if ((v = json_object_get(r, "reasoning")) && !json_is_string(v))
-		return err_set(e, "invalid_recording", "%s: \"reasoning\" must be a string", where);
+		return err_set(e, ERR_INVALID_RECORDING, "%s: \"reasoning\" must be a string", where);
 	if ((v = json_object_get(r, "expect")) && !json_is_string(v))
-		return err_set(e, "invalid_recording", "%s: \"expect\" must be a string", where);
+		return err_set(e, ERR_INVALID_RECORDING, "%s: \"expect\" must be a string", where);
 	if ((v = json_object_get(r, "hang")) && !json_is_boolean(v))
-		return err_set(e, "invalid_recording", "%s: \"hang\" must be a boolean", where);
+		return err_set(e, ERR_INVALID_RECORDING, "%s: \"hang\" must be a boolean", where);
 	if ((v = json_object_get(r, "finish"))) {
 		const char *f = json_string_value(v);
 		if (!f || replay_has_nul(v) ||
 		    (strcmp(f, "stop") != 0 && strcmp(f, "tool_calls") != 0 &&
 			      strcmp(f, "length") != 0 && strcmp(f, "refusal") != 0))
-			return err_set(e, "invalid_recording",
+			return err_set(e, ERR_INVALID_RECORDING,
 			    "%s: \"finish\" must be stop, tool_calls, length or refusal", where);
 	}
 	if ((v = json_object_get(r, "error"))) {
 		if (!json_is_object(v) || !json_is_string(json_object_get(v, "message")))
-			return err_set(e, "invalid_recording", "%s: \"error\" needs a string \"message\"", where);
+			return err_set(e, ERR_INVALID_RECORDING, "%s: \"error\" needs a string \"message\"", where);
 		if (json_object_get(v, "code") && !json_is_string(json_object_get(v, "code")))
-			return err_set(e, "invalid_recording", "%s: \"error.code\" must be a string", where);
+			return err_set(e, ERR_INVALID_RECORDING, "%s: \"error.code\" must be a string", where);
 		/* Both reach the agent as C strings. */
 		if (replay_has_nul(json_object_get(v, "message")) ||
 		    replay_has_nul(json_object_get(v, "code")))
-			return err_set(e, "invalid_recording", "%s: \"error\" must not contain \\u0000",
+			return err_set(e, ERR_INVALID_RECORDING, "%s: \"error\" must not contain \\u0000",
 			    where);
 	}
 	if ((v = json_object_get(r, "tool_calls"))) {
 		size_t i;
 		json_t *c;
 		if (!json_is_array(v))
-			return err_set(e, "invalid_recording", "%s: \"tool_calls\" must be an array", where);
+			return err_set(e, ERR_INVALID_RECORDING, "%s: \"tool_calls\" must be an array", where);
 		json_array_foreach(v, i, c) {
 			if (!json_is_string(json_object_get(c, "name")))
-				return err_set(e, "invalid_recording", "%s: tool_calls[%zu] needs a string \"name\"",
+				return err_set(e, ERR_INVALID_RECORDING, "%s: tool_calls[%zu] needs a string \"name\"",
 				    where, i);
 			if (replay_has_nul(json_object_get(c, "name")))
-				return err_set(e, "invalid_recording",
+				return err_set(e, ERR_INVALID_RECORDING,
 				    "%s: tool_calls[%zu].name must not contain \\u0000", where, i);
 			json_t *a = json_object_get(c, "arguments");
 			if (a && !json_is_object(a) && !json_is_string(a))
-				return err_set(e, "invalid_recording",
+				return err_set(e, ERR_INVALID_RECORDING,
 				    "%s: tool_calls[%zu].arguments must be an object or a string", where, i);
 		}
 	}
@@ -123,11 +123,11 @@ replay_parse(struct replay *rp, const json_t *root, struct err *e)
 	json_t *s;
 
 	if (!json_is_object(root))
-		return err_set(e, "invalid_recording", "the recording must be a JSON object");
+		return err_set(e, ERR_INVALID_RECORDING, "the recording must be a JSON object");
 	if (json_integer_value(json_object_get(root, "version")) != 1)
-		return err_set(e, "invalid_recording", "the recording needs \"version\": 1");
+		return err_set(e, ERR_INVALID_RECORDING, "the recording needs \"version\": 1");
 	if (!json_is_array(scripts))
-		return err_set(e, "invalid_recording", "the recording needs a \"scripts\" array");
+		return err_set(e, ERR_INVALID_RECORDING, "the recording needs a \"scripts\" array");
 	rp->scripts = xcalloc(json_array_size(scripts) + 1, sizeof(*rp->scripts));
 	json_array_foreach(scripts, i, s) {
 		const char *agent = json_string_value(json_object_get(s, "agent"));
@@ -135,10 +135,10 @@ replay_parse(struct replay *rp, const json_t *root, struct err *e)
 		char where[96];
 		if (!agent || replay_has_nul(json_object_get(s, "agent")) ||
 		    (strcmp(agent, "root") != 0 && strncmp(agent, "label:", 6) != 0))
-			return err_set(e, "invalid_recording",
+			return err_set(e, ERR_INVALID_RECORDING,
 			    "scripts[%zu]: \"agent\" must be \"root\" or \"label:<label>\"", i);
 		if (!json_is_array(replies))
-			return err_set(e, "invalid_recording", "scripts[%zu]: \"replies\" must be an array", i);
+			return err_set(e, ERR_INVALID_RECORDING, "scripts[%zu]: \"replies\" must be an array", i);
 		for (size_t k = 0; k < json_array_size(replies); k++) {
 			snprintf(where, sizeof(where), "scripts[%zu].replies[%zu]", i, k);
 			if (replay_check_reply(json_array_get(replies, k), where, e) < 0)
@@ -206,7 +206,7 @@ replay_deliver(void *arg)
 		goto out;
 	if (err) {
 		const char *code = json_string_value(json_object_get(err, "code"));
-		r->sink.error(r->sink.arg, code ? code : "MODEL_ERROR",
+		r->sink.error(r->sink.arg, code ? code : err_tool(ERR_MODEL_ERROR),
 		    json_string_value(json_object_get(err, "message")));
 		goto out;
 	}
@@ -299,11 +299,11 @@ replay_expect_ok(const json_t *messages, const json_t *needle)
 
 /* Fails a request through the queue, so start never calls back re-entrantly. */
 static struct model_req *
-replay_fail(struct model *m, const struct model_sink *sink, const char *code, const char *fmt, ...)
+replay_fail(struct model *m, const struct model_sink *sink, enum err_code code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static struct model_req *
-replay_fail(struct model *m, const struct model_sink *sink, const char *code, const char *fmt, ...)
+replay_fail(struct model *m, const struct model_sink *sink, enum err_code code, const char *fmt, ...)
 {
 	struct model_req *r = xcalloc(1, sizeof(*r));
 	char msg[600];
@@ -313,7 +313,7 @@ replay_fail(struct model *m, const struct model_sink *sink, const char *code, co
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	r->sink = *sink;
-	r->reply = xjson_pack("{s:{s:o, s:s}}", "error", "message", xjson_text(msg, strlen(msg)), "code", code);
+	r->reply = xjson_pack("{s:{s:o, s:s}}", "error", "message", xjson_text(msg, strlen(msg)), "code", err_tool(code));
 	r->calls = json_array();
 	runq_push(m->runq, replay_deliver, r);
 	return r;
@@ -337,11 +337,11 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 			break;
 		}
 	if (sc == NULL)
-		return replay_fail(m, sink, "REPLAY_EXHAUSTED",
+		return replay_fail(m, sink, ERR_REPLAY_EXHAUSTED,
 		    "replay: no script for agent \"%s\" #%zu (REPLAY_EXHAUSTED)", ref->key,
 		    ref->ordinal + 1);
 	if (ref->position >= json_array_size(sc->replies))
-		return replay_fail(m, sink, "REPLAY_EXHAUSTED",
+		return replay_fail(m, sink, ERR_REPLAY_EXHAUSTED,
 		    "replay: script \"%s\" #%zu has no reply left for request %zu (REPLAY_EXHAUSTED)",
 		    ref->key, ref->ordinal + 1, ref->position + 1);
 	if (sc->used < ref->position + 1)
@@ -349,7 +349,7 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 	reply = json_array_get(sc->replies, ref->position);
 	expect = json_object_get(reply, "expect");
 	if (expect && !replay_expect_ok(call->messages, expect))
-		return replay_fail(m, sink, "REPLAY_MISMATCH",
+		return replay_fail(m, sink, ERR_REPLAY_MISMATCH,
 		    "replay: request %zu of \"%s\" expected the last message to contain \"%s\" "
 		    "(REPLAY_MISMATCH)", ref->position + 1, ref->key, json_string_value(expect));
 	r = xcalloc(1, sizeof(*r));
@@ -465,24 +465,24 @@ model_replay_new(struct runq *q, const char *path, struct err *e)
 	FILE *f;
 
 	if (fd < 0) {
-		err_set(e, "invalid_recording", "cannot open recording %s: %s", path, strerror(errno));
+		err_set(e, ERR_INVALID_RECORDING, "cannot open recording %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		err_set(e, "invalid_recording", "recording %s: not a regular file", path);
+		err_set(e, ERR_INVALID_RECORDING, "recording %s: not a regular file", path);
 		close(fd);
 		return NULL;
 	}
 	/* Through stdio: json_loadfd reads one byte per read(2). */
 	if ((f = fdopen(fd, "r")) == NULL) {
-		err_set(e, "invalid_recording", "cannot read recording %s: %s", path, strerror(errno));
+		err_set(e, ERR_INVALID_RECORDING, "cannot read recording %s: %s", path, strerror(errno));
 		close(fd);
 		return NULL;
 	}
 	root = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	fclose(f);
 	if (root == NULL) {
-		err_set(e, "invalid_recording", "recording %s: %s (line %d)", path, jerr.text, jerr.line);
+		err_set(e, ERR_INVALID_RECORDING, "recording %s: %s (line %d)", path, jerr.text, jerr.line);
 		return NULL;
 	}
 	m = model_replay_from_json(q, root, path, e);
@@ -498,7 +498,7 @@ model_replay_new_buf(struct runq *q, const char *data, size_t len, struct err *e
 	struct model *m;
 
 	if (root == NULL) {
-		err_set(e, "invalid_recording", "recording: %s (line %d)", jerr.text, jerr.line);
+		err_set(e, ERR_INVALID_RECORDING, "recording: %s (line %d)", jerr.text, jerr.line);
 		return NULL;
 	}
 	m = model_replay_from_json(q, root, "(buffer)", e);

@@ -129,7 +129,7 @@ sess_entry_from_header(struct sess_entry *en, const json_t *h)
 
 	err_clear(&e);
 	if (sess_header_check(h, &e) < 0) {
-		en->state = strcmp(e.code, "session_unsupported") == 0 ? SESS_ENTRY_UNSUPPORTED
+		en->state = e.code == ERR_SESSION_UNSUPPORTED ? SESS_ENTRY_UNSUPPORTED
 									: SESS_ENTRY_CORRUPT;
 		/* A newer header may still say whose child it is. */
 		if (json_is_string(json_object_get(h, "parentSession")))
@@ -346,7 +346,7 @@ sess_corpus_scan(struct sess_corpus *c, struct err *e)
 	struct dirent *de;
 
 	if (d == NULL)
-		return err_set(e, "session_log_io", "cannot list %s: %s", c->env->dir, strerror(errno));
+		return err_set(e, ERR_SESSION_LOG_IO, "cannot list %s: %s", c->env->dir, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
 		if (len != SESS_ID_LEN + 6 || strcmp(de->d_name + SESS_ID_LEN, ".jsonl") != 0 ||

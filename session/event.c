@@ -33,30 +33,30 @@ sess_header_check(const json_t *hdr, struct err *e)
 	const json_t *v;
 
 	if (!json_is_object(hdr))
-		return err_set(e, "session_corrupt", "the header is not a JSON object");
+		return err_set(e, ERR_SESSION_CORRUPT, "the header is not a JSON object");
 	if (!json_is_string(json_object_get(hdr, "type")) ||
 	    strcmp(json_string_value(json_object_get(hdr, "type")), "session") != 0)
-		return err_set(e, "session_corrupt", "the first line is not a session header");
+		return err_set(e, ERR_SESSION_CORRUPT, "the first line is not a session header");
 	v = json_object_get(hdr, "version");
 	if (!json_is_integer(v))
-		return err_set(e, "session_corrupt", "the header has no version");
+		return err_set(e, ERR_SESSION_CORRUPT, "the header has no version");
 	if (json_integer_value(v) > SESS_FORMAT_VERSION)
-		return err_set(e, "session_unsupported", "the session format version %lld is newer than %d",
+		return err_set(e, ERR_SESSION_UNSUPPORTED, "the session format version %lld is newer than %d",
 		    (long long)json_integer_value(v), SESS_FORMAT_VERSION);
 	if (json_integer_value(v) < 1)
-		return err_set(e, "session_corrupt", "the header version is invalid");
+		return err_set(e, ERR_SESSION_CORRUPT, "the header version is invalid");
 	if (!sess_id_valid(json_string_value(json_object_get(hdr, "id"))))
-		return err_set(e, "session_corrupt", "the header id is malformed");
+		return err_set(e, ERR_SESSION_CORRUPT, "the header id is malformed");
 	if (!json_is_integer(json_object_get(hdr, "createdAt")))
-		return err_set(e, "session_corrupt", "the header has no createdAt");
+		return err_set(e, ERR_SESSION_CORRUPT, "the header has no createdAt");
 	v = json_object_get(hdr, "cwd");
 	if (!json_is_string(v) || json_string_value(v)[0] != '/')
-		return err_set(e, "session_corrupt", "the header cwd is not absolute");
+		return err_set(e, ERR_SESSION_CORRUPT, "the header cwd is not absolute");
 	if (!json_is_integer(json_object_get(hdr, "delegationDepth")))
-		return err_set(e, "session_corrupt", "the header has no delegationDepth");
+		return err_set(e, ERR_SESSION_CORRUPT, "the header has no delegationDepth");
 	v = json_object_get(hdr, "parentSession");
 	if (v && !sess_id_valid(json_string_value(v)))
-		return err_set(e, "session_corrupt", "the header parentSession is malformed");
+		return err_set(e, ERR_SESSION_CORRUPT, "the header parentSession is malformed");
 	return 0;
 }
 
@@ -90,18 +90,18 @@ sess_event_check(const json_t *ev, int64_t seq, struct err *e)
 	const json_t *s, *t;
 
 	if (!json_is_object(ev))
-		return err_set(e, "session_corrupt", "event %lld is not an object", (long long)seq);
+		return err_set(e, ERR_SESSION_CORRUPT, "event %lld is not an object", (long long)seq);
 	s = json_object_get(ev, "seq");
 	if (!json_is_integer(s) || json_integer_value(s) != seq)
-		return err_set(e, "session_corrupt", "event seq gap: expected %lld", (long long)seq);
+		return err_set(e, ERR_SESSION_CORRUPT, "event seq gap: expected %lld", (long long)seq);
 	t = json_object_get(ev, "type");
 	if (!json_is_string(t) || !json_is_integer(json_object_get(ev, "time")) ||
 	    !json_is_object(json_object_get(ev, "data")))
-		return err_set(e, "session_corrupt", "event %lld lacks type, time or data", (long long)seq);
+		return err_set(e, ERR_SESSION_CORRUPT, "event %lld lacks type, time or data", (long long)seq);
 	if (!sess_event_type_known(json_string_value(t))) {
 		if (json_is_true(json_object_get(ev, "ignorable")))
 			return 0;
-		return err_set(e, "session_corrupt", "event %lld has unknown type \"%.40s\"", (long long)seq,
+		return err_set(e, ERR_SESSION_CORRUPT, "event %lld has unknown type \"%.40s\"", (long long)seq,
 		    json_string_value(t));
 	}
 	if (sess_payload_check(json_string_value(t), json_object_get(ev, "data"), (long long)seq, e) < 0)

@@ -24,14 +24,14 @@ sess_faults_one(struct sess_faults *f, const char *name, struct err *e)
 		const char *type = name + 17, *colon = strrchr(type, ':');
 		char *end;
 		if (colon == NULL || colon == type || (size_t)(colon - type) >= sizeof(f->exit_type))
-			return err_set(e, "usage", "fault \"%s\": expected exit-after-event:<type>:<n>", name);
+			return err_set(e, ERR_USAGE, "fault \"%s\": expected exit-after-event:<type>:<n>", name);
 		f->exit_n = strtol(colon + 1, &end, 10);
 		if (*end != '\0' || f->exit_n < 1)
-			return err_set(e, "usage", "fault \"%s\": <n> must be a positive integer", name);
+			return err_set(e, ERR_USAGE, "fault \"%s\": <n> must be a positive integer", name);
 		memcpy(f->exit_type, type, (size_t)(colon - type));
 		f->exit_type[colon - type] = '\0';
 	} else {
-		return err_set(e, "usage", "unknown fault \"%s\" in ACP_AGENT_FAULTS", name);
+		return err_set(e, ERR_USAGE, "unknown fault \"%s\" in ACP_AGENT_FAULTS", name);
 	}
 	return 0;
 }

@@ -37,9 +37,9 @@ sess_mkdir(const char *path, struct err *e)
 	if (mkdir(path, 0700) == 0)
 		return 0;
 	if (errno != EEXIST)
-		return err_set(e, "session_log_io", "cannot create %s: %s", path, strerror(errno));
+		return err_set(e, ERR_SESSION_LOG_IO, "cannot create %s: %s", path, strerror(errno));
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return err_set(e, "session_log_io", "%s is not a directory", path);
+		return err_set(e, ERR_SESSION_LOG_IO, "%s is not a directory", path);
 	return 0;
 }
 
@@ -54,7 +54,7 @@ sess_mkdirs(const char *path, struct err *e)
 			continue;
 		*s = '\0';
 		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			rc = err_set(e, "session_log_io", "cannot create %s: %s", p, strerror(errno));
+			rc = err_set(e, ERR_SESSION_LOG_IO, "cannot create %s: %s", p, strerror(errno));
 		*s = '/';
 	}
 	if (rc == 0)
@@ -124,7 +124,7 @@ sess_log_fail(struct sess_log *lg, int recoverable, struct err *e, const char *f
 	va_end(ap);
 	lg->failed = 1;
 	lg->recoverable = recoverable;
-	return err_set(e, "session_log_io", "%s", lg->why);
+	return err_set(e, ERR_SESSION_LOG_IO, "%s", lg->why);
 }
 
 /* Writes all of data at the current offset; the injected short write lives here. */
@@ -175,7 +175,7 @@ sess_log_publish(struct sess_log *lg, const char *data, size_t len, struct err *
 	int saved;
 
 	if (fd < 0) {
-		err_set(e, "session_log_io", "cannot create %s: %s", tmp, strerror(errno));
+		err_set(e, ERR_SESSION_LOG_IO, "cannot create %s: %s", tmp, strerror(errno));
 		free(tmp);
 		return -1;
 	}
@@ -224,14 +224,14 @@ sess_log_open(struct sess_env *env, const char *id, struct err *e)
 		readonly = why;
 	}
 	if (fd < 0) {
-		err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io", "cannot open %s: %s",
+		err_set(e, errno == ENOENT ? ERR_UNKNOWN_SESSION : ERR_SESSION_LOG_IO, "cannot open %s: %s",
 		    path, strerror(errno));
 		free(path);
 		return NULL;
 	}
 	/* A read-only log is only viewed: viewers share it; a writer excludes them and they it. */
 	if (flock(fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
-		err_set(e, errno == EWOULDBLOCK ? "session_busy" : "session_log_io",
+		err_set(e, errno == EWOULDBLOCK ? ERR_SESSION_BUSY : ERR_SESSION_LOG_IO,
 		    "session %s is held by another process", id);
 		close(fd);
 		free(path);
@@ -256,7 +256,7 @@ sess_log_adopt(struct sess_log *lg, off_t good, struct err *e)
 	if (lg->readonly)
 		return 0;	/* a torn tail stays on disk; nothing is written after it */
 	if (ftruncate(lg->fd, good) < 0 || lseek(lg->fd, good, SEEK_SET) < 0)
-		return err_set(e, "session_log_io", "cannot repair %s: %s", lg->path, strerror(errno));
+		return err_set(e, ERR_SESSION_LOG_IO, "cannot repair %s: %s", lg->path, strerror(errno));
 	return 0;
 }
 
@@ -264,7 +264,7 @@ int
 sess_log_append(struct sess_log *lg, const char *data, size_t len, struct err *e)
 {
 	if (lg->failed)
-		return err_set(e, "session_log_io", "%s", lg->why);
+		return err_set(e, ERR_SESSION_LOG_IO, "%s", lg->why);
 	if (lg->fd < 0) {
 		if (sess_log_publish(lg, data, len, e) < 0)
 			return -1;
@@ -313,14 +313,14 @@ sess_log_recover(struct sess_log *lg, struct err *e)
 	if (!lg->failed)
 		return 0;
 	if (!lg->recoverable)
-		return err_set(e, "session_log_io", "%s", lg->why);
+		return err_set(e, ERR_SESSION_LOG_IO, "%s", lg->why);
 	if (lg->fd >= 0) {
 		/* The file must end where the last good line ends, on its newline. */
 		if (fstat(lg->fd, &st) < 0 || st.st_size != lg->good ||
 		    (lg->good > 0 && (pread(lg->fd, &last, 1, lg->good - 1) != 1 || last != '\n')) ||
 		    lseek(lg->fd, lg->good, SEEK_SET) < 0) {
 			lg->recoverable = 0;
-			return err_set(e, "session_log_io", "%s (the file no longer ends on the last good line)",
+			return err_set(e, ERR_SESSION_LOG_IO, "%s (the file no longer ends on the last good line)",
 			    lg->why);
 		}
 	}

@@ -192,7 +192,7 @@ static int sess_payload_object(const struct pshape *sh, const json_t *obj, struc
 static int
 sess_payload_bad(struct sess_ppath *p, const char *type, long long seq, const char *what, struct err *e)
 {
-	return err_set(e, "session_corrupt", "event %lld (%s): %s %s", seq, type, p->s, what);
+	return err_set(e, ERR_SESSION_CORRUPT, "event %lld (%s): %s %s", seq, type, p->s, what);
 }
 
 static int

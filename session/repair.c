@@ -56,8 +56,8 @@ sess_inspect_lines(const char *data, size_t len, struct sess_image *img, struct 
 				break;
 			}
 			if (line_no == 1)
-				return err_set(e, "session_corrupt", "the session header is unreadable");
-			return err_set(e, "session_corrupt", "line %d is not valid JSON", line_no);
+				return err_set(e, ERR_SESSION_CORRUPT, "the session header is unreadable");
+			return err_set(e, ERR_SESSION_CORRUPT, "line %d is not valid JSON", line_no);
 		}
 		if (line_no == 1) {
 			if (sess_header_check(j, e) < 0) {
@@ -79,7 +79,7 @@ sess_inspect_lines(const char *data, size_t len, struct sess_image *img, struct 
 		img->valid_len = (off_t)pos;
 	}
 	if (img->header == NULL)
-		return err_set(e, "session_corrupt", "the session file is empty");
+		return err_set(e, ERR_SESSION_CORRUPT, "the session file is empty");
 	img->nclosers = sess_closers_append(img->events);
 	return 0;
 }
@@ -94,7 +94,7 @@ sess_read_fd(int fd, const char *path, size_t *len, struct err *e)
 	size_t got = 0;
 
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		err_set(e, "session_log_io", "%s is not a regular file", path);
+		err_set(e, ERR_SESSION_LOG_IO, "%s is not a regular file", path);
 		return NULL;
 	}
 	/* Padded: the scan's short compares read whole words (jsonscan.h). */
@@ -104,7 +104,7 @@ sess_read_fd(int fd, const char *path, size_t *len, struct err *e)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			err_set(e, "session_log_io", "cannot read %s: %s", path, strerror(errno));
+			err_set(e, ERR_SESSION_LOG_IO, "cannot read %s: %s", path, strerror(errno));
 			free(data);
 			return NULL;
 		}
@@ -140,7 +140,7 @@ sess_inspect_file(const char *path, struct sess_image *img, struct err *e)
 
 	memset(img, 0, sizeof(*img));
 	if (fd < 0)
-		return err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io",
+		return err_set(e, errno == ENOENT ? ERR_UNKNOWN_SESSION : ERR_SESSION_LOG_IO,
 		    "cannot open %s: %s", path, strerror(errno));
 	rc = sess_inspect_fd(fd, path, img, e);
 	close(fd);
@@ -222,7 +222,7 @@ sess_closers_append(json_t *events)
 				"step", sno, "callId", cid, "name", name ? name : "",
 				"content", "type", "text", "text",
 				started ? SESS_TEXT_OUTCOME_UNKNOWN : SESS_TEXT_NOT_STARTED, "isError", 1,
-				"error", "code", started ? "TOOL_OUTCOME_UNKNOWN" : "TOOL_NOT_STARTED"));
+				"error", "code", err_tool(started ? ERR_TOOL_OUTCOME_UNKNOWN : ERR_TOOL_NOT_STARTED)));
 		}
 		sess_closer_push(events, "step/end", json_pack("{s:I, s:I}", "turn", tno, "step", sno));
 	}
@@ -517,7 +517,7 @@ sess_scan_lines(struct scan_run *run, const char *data, size_t len, int final, s
 		if (run->line_no == 1) {
 			json_t *h = nl ? sess_json_parse_line(line, n) : NULL;
 			if (h == NULL)
-				return err_set(e, "session_corrupt", "the session header is unreadable");
+				return err_set(e, ERR_SESSION_CORRUPT, "the session header is unreadable");
 			ok = sess_header_check(h, e);
 			json_decref(h);
 			if (ok < 0)
@@ -529,12 +529,12 @@ sess_scan_lines(struct scan_run *run, const char *data, size_t len, int final, s
 			    sess_event_type_knownn(type, tlen) &&
 			    scan_learn(shapes, line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL))) {
 				if (s != run->seq)
-					return err_set(e, "session_corrupt", "event seq gap: expected %lld",
+					return err_set(e, ERR_SESSION_CORRUPT, "event seq gap: expected %lld",
 					    (long long)run->seq);
 				if (keep && sess_scan_keeps(keep, type, tlen)) {
 					json_t *j = sess_json_parse_line(line, n);
 					if (j == NULL)	/* cannot be: the validator said jansson takes it */
-						return err_set(e, "session_corrupt", "line %d is not valid JSON",
+						return err_set(e, ERR_SESSION_CORRUPT, "line %d is not valid JSON",
 						    run->line_no);
 					/* what is kept reaches its readers: its payload is checked like load's */
 					if (sess_event_check(j, run->seq, e) < 0) {
@@ -552,7 +552,7 @@ sess_scan_lines(struct scan_run *run, const char *data, size_t len, int final, s
 						run->done = 1;
 						break;
 					}
-					return err_set(e, "session_corrupt", "line %d is not valid JSON", run->line_no);
+					return err_set(e, ERR_SESSION_CORRUPT, "line %d is not valid JSON", run->line_no);
 				}
 				ok = sess_event_check(j, run->seq, e);
 				if (ok < 0) {
@@ -595,7 +595,7 @@ scan_run_finish(struct scan_run *run, const char *tail, size_t tail_len, struct 
 	struct sess_scan *sc = run->sc;
 
 	if (run->line_no == 0)
-		return err_set(e, "session_corrupt", "the session file is empty");
+		return err_set(e, ERR_SESSION_CORRUPT, "the session file is empty");
 	sc->nevents = (long)run->seq;
 	if (tail) {
 		/* Only the open turn is parsed in full: the closers depend on it alone. */
@@ -632,11 +632,11 @@ sess_scan_file(const char *path, const char *const *keep, struct sess_scan *sc, 
 
 	scan_run_init(&run, keep, sc);
 	if (fd < 0)
-		return err_set(e, errno == ENOENT ? "unknown_session" : "session_log_io", "cannot open %s: %s", path,
+		return err_set(e, errno == ENOENT ? ERR_UNKNOWN_SESSION : ERR_SESSION_LOG_IO, "cannot open %s: %s", path,
 		    strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return err_set(e, "session_log_io", "%s is not a regular file", path);
+		return err_set(e, ERR_SESSION_LOG_IO, "%s is not a regular file", path);
 	}
 	buf = xmalloc(cap + 16);	/* padded: the short compares read whole words (jsonscan.h) */
 	while (rc == 0 && !run.done) {
@@ -646,7 +646,7 @@ sess_scan_file(const char *path, const char *const *keep, struct sess_scan *sc, 
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0) {
-				rc = err_set(e, "session_log_io", "cannot read %s: %s", path, strerror(errno));
+				rc = err_set(e, ERR_SESSION_LOG_IO, "cannot read %s: %s", path, strerror(errno));
 				break;
 			}
 			if (n == 0)

@@ -116,7 +116,7 @@ sess_store_load(struct sess_store *st, const char *id, struct err *e)
 	struct sess *s;
 
 	if (!sess_id_valid(id)) {
-		err_set(e, "invalid_params", "malformed session id");
+		err_set(e, ERR_INVALID_PARAMS, "malformed session id");
 		return NULL;
 	}
 	/* The lease first: what is read below is what no other process appends to meanwhile. */
@@ -127,7 +127,7 @@ sess_store_load(struct sess_store *st, const char *id, struct err *e)
 		return NULL;
 	}
 	if (strcmp(json_string_value(json_object_get(img.header, "id")), id) != 0) {
-		err_set(e, "session_corrupt", "the session file %s.jsonl holds session %s", id,
+		err_set(e, ERR_SESSION_CORRUPT, "the session file %s.jsonl holds session %s", id,
 		    json_string_value(json_object_get(img.header, "id")));
 		sess_image_free(&img);
 		sess_log_free(lg);
@@ -248,7 +248,7 @@ sess_put(struct sess *s, json_t *ev, struct err *e)
 
 	line->len = 0;
 	if (jenc_append(line, ev) < 0) {
-		err_set(e, "internal", "event %s cannot be encoded", type);
+		err_set(e, ERR_INTERNAL, "event %s cannot be encoded", type);
 		json_decref(ev);
 		return NULL;
 	}

@@ -43,7 +43,7 @@ cut_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 {
 	(void)inv;
 	(void)args;
-	tool_result_error(out, "CUT", "%.4s", "caf\xc3\xa9");
+	tool_result_error(out, ERR_INVALID_ARGUMENT, "%.4s", "caf\xc3\xa9");
 	return TOOL_DONE;
 }
 
@@ -257,7 +257,7 @@ START_TEST(agent_text_that_is_not_utf8_is_repaired_not_dropped)
 	ck_assert_ptr_nonnull(json_object_get(r, "content"));	/* the event kept its payload */
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text")),
 	    "Error: caf\xef\xbf\xbd");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"), "code")), "CUT");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"), "code")), "INVALID_ARGUMENT");
 	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
 	finish();
 }

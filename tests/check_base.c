@@ -1,4 +1,5 @@
 /* base/: utf8, map, run queue, JSON encoder. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "base/map.h"
 #include "base/runq.h"
 #include "base/utf8.h"
+#include "base/err.h"
 #include "tests/helpers.h"
 
 START_TEST(utf8_repair_replaces_invalid_sequences)
@@ -387,6 +389,43 @@ START_TEST(buf_append_file_appends_or_leaves_the_buffer_alone)
 }
 END_TEST
 
+/* base/errcode.h: one row per code; kinds are lower case, tool names upper case, all distinct. */
+START_TEST(errcode_table_names_every_code_once_in_its_casing)
+{
+	for (int c = ERR_NONE + 1; c < ERR_COUNT; c++) {
+		const char *k = err_kind((enum err_code)c), *t = err_tool((enum err_code)c);
+		ck_assert_ptr_nonnull(k);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_msg(err_text((enum err_code)c)[0] != '\0', "code %d has no default text", c);
+		for (const char *p = k; *p && k != t; p++)
+			ck_assert_msg(!isupper((unsigned char)*p), "kind %s is not lower case", k);
+		for (const char *p = t; *p && k != t; p++)
+			ck_assert_msg(!islower((unsigned char)*p), "tool name %s is not upper case", t);
+		for (int d = c + 1; d < ERR_COUNT; d++) {
+			ck_assert_str_ne(k, err_kind((enum err_code)d));
+			ck_assert_str_ne(t, err_tool((enum err_code)d));
+		}
+	}
+	/* One code, two surfaces (SPEC §3.3's data.kind, §6.9's error.code). */
+	ck_assert_str_eq(err_kind(ERR_SESSION_BUSY), "session_busy");
+	ck_assert_str_eq(err_tool(ERR_SESSION_BUSY), "SESSION_BUSY");
+	ck_assert_str_eq(err_tool(ERR_NOT_RESUMABLE), "NOT_RESUMABLE");
+	ck_assert_str_eq(err_kind(ERR_NOT_RESUMABLE), "NOT_RESUMABLE");	/* a tool-only code */
+	ck_assert_int_eq(err_rpc(ERR_UNKNOWN_SESSION), -32002);
+	ck_assert_int_eq(err_rpc(ERR_INVALID_PARAMS), -32602);
+	ck_assert_int_eq(err_rpc(ERR_PARSE_ERROR), -32700);
+	ck_assert_int_eq(err_rpc(ERR_DEPTH_EXCEEDED), 0);
+	ck_assert_str_eq(err_kind((enum err_code)ERR_COUNT), "internal");	/* out of range: never a crash */
+	struct err e;
+	err_clear(&e);
+	ck_assert_int_eq(e.code, ERR_NONE);
+	ck_assert_int_eq(err_set(&e, ERR_SESSION_BUSY, "held by %d", 7), -1);
+	ck_assert_int_eq(err_set(&e, ERR_INTERNAL, "second"), -1);		/* the first error wins */
+	ck_assert_int_eq(e.code, ERR_SESSION_BUSY);
+	ck_assert_str_eq(e.msg, "held by 7");
+}
+END_TEST
+
 Suite *
 base_suite(void)
 {
@@ -404,6 +443,7 @@ base_suite(void)
 	tcase_add_test(tc, jenc_matches_jansson_compact_output);
 	tcase_add_test(tc, jenc_rejects_invalid_utf8_and_leaves_the_buffer_as_it_was);
 	tcase_add_test(tc, jenc_refuses_nesting_deeper_than_its_limit);
+	tcase_add_test(tc, errcode_table_names_every_code_once_in_its_casing);
 	suite_add_tcase(s, tc);
 	return s;
 }

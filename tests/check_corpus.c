@@ -122,7 +122,7 @@ START_TEST(corpus_scan_fails_when_the_directory_cannot_be_listed)
 	test_rmtree(env.dir);
 	err_clear(&e);
 	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), -1);
-	ck_assert_str_eq(e.code, "session_log_io");
+	ck_assert_int_eq(e.code, ERR_SESSION_LOG_IO);
 }
 END_TEST
 

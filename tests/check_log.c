@@ -85,7 +85,7 @@ START_TEST(log_unencodable_event_is_refused_and_nothing_is_written)
 	path = sess_env_path(&env, ID1);
 	err_clear(&e);
 	ck_assert_ptr_null(sess_append(s, "user/message", json_pack("{s:o}", "text", json_stringn_nocheck("\xff", 1)), &e));
-	ck_assert_str_eq(e.code, "internal");
+	ck_assert_int_eq(e.code, ERR_INTERNAL);
 	ck_assert_str_eq(e.msg, "event user/message cannot be encoded");
 	ck_assert_uint_eq(json_array_size(s->events), 0);
 	ck_assert_int_ne(stat(path, &st), 0);	/* not even published */
@@ -115,7 +115,7 @@ START_TEST(log_second_writer_gets_session_busy)
 	/* A second open file description cannot take the lease while the first holds it. */
 	err_clear(&e);
 	ck_assert_ptr_null(sess_log_open(&env, ID1, &e));
-	ck_assert_str_eq(e.code, "session_busy");
+	ck_assert_int_eq(e.code, ERR_SESSION_BUSY);
 	teardown();
 }
 END_TEST
@@ -138,7 +138,7 @@ START_TEST(log_short_write_truncates_back_and_fails_the_session)
 	env.faults.short_write = 1;
 	err_clear(&e);
 	ck_assert_ptr_null(sess_append(s, "step/start", json_pack("{s:i, s:i}", "turn", 1, "step", 1), &e));
-	ck_assert_str_eq(e.code, "session_log_io");
+	ck_assert_int_eq(e.code, ERR_SESSION_LOG_IO);
 	ck_assert(sess_failed(s));
 	free(test_read_file(path, &after));
 	ck_assert_uint_eq(after, before);	/* no half line left behind */
@@ -165,7 +165,7 @@ START_TEST(log_short_write_on_publication_leaves_nothing)
 	s = new_session();
 	err_clear(&e);
 	ck_assert_ptr_null(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 1), &e));
-	ck_assert_str_eq(e.code, "session_log_io");
+	ck_assert_int_eq(e.code, ERR_SESSION_LOG_IO);
 	path = sess_env_path(&env, ID1);
 	ck_assert_int_ne(stat(path, &st), 0);
 	/* Nothing was linked: the next turn recovers and publishes (a child's first events). */
@@ -269,7 +269,7 @@ START_TEST(log_recovers_after_a_cut_back_write_but_not_after_a_failed_sync)
 	env.faults.short_write = 1;
 	ck_assert_ptr_null(sess_append(s, "user/message", json_pack("{s:s, s:[], s:{s:s}}", "id", "m",
 	    "content", "source", "kind", "user"), &e));
-	ck_assert_str_eq(e.code, "session_log_io");
+	ck_assert_int_eq(e.code, ERR_SESSION_LOG_IO);
 	ck_assert_ptr_nonnull(strstr(e.msg, "Input/output error"));
 	ck_assert_ptr_nonnull(strstr(sess_failure(s), "Input/output error"));
 	err_clear(&e);
@@ -340,7 +340,7 @@ START_TEST(log_unwritable_file_loads_read_only)
 		/* the open turn is closed in memory only */
 		ck_assert_uint_eq(json_array_size(s->events), 2);
 		ck_assert_ptr_null(sess_append(s, "turn/start", json_pack("{s:i}", "turn", 2), &e));
-		ck_assert_str_eq(e.code, "session_log_io");
+		ck_assert_int_eq(e.code, ERR_SESSION_LOG_IO);
 		ck_assert_ptr_nonnull(strstr(e.msg, "read-only"));
 		ck_assert_ptr_nonnull(strstr(e.msg, path));
 		err_clear(&e);

@@ -291,7 +291,7 @@ START_TEST(replay_refuses_a_file_that_is_not_regular)
 	runq_init(&q, NULL);
 	err_clear(&e);
 	ck_assert_ptr_null(model_replay_new(&q, path, &e));
-	ck_assert_str_eq(e.code, "invalid_recording");
+	ck_assert_int_eq(e.code, ERR_INVALID_RECORDING);
 	ck_assert_msg(strstr(e.msg, "not a regular file") != NULL, "%s", e.msg);
 	err_clear(&e);
 	ck_assert_ptr_null(model_replay_new(&q, dir, &e));
@@ -313,7 +313,7 @@ assert_bad(const char *text, const char *needle)
 	struct model *m = load(text, &q, &e);
 
 	ck_assert_ptr_null(m);
-	ck_assert_str_eq(e.code, "invalid_recording");
+	ck_assert_int_eq(e.code, ERR_INVALID_RECORDING);
 	ck_assert_msg(strstr(e.msg, needle) != NULL, "\"%s\" lacks \"%s\"", e.msg, needle);
 	test_rmtree(dir);
 }

@@ -118,7 +118,7 @@ END_TEST
 START_TEST(rpc_error_reply_shape)
 {
 	json_t *id = json_integer(9);
-	json_t *r = acp_error_new(id, ACP_UNKNOWN_SESSION, "unknown_session", "unknown session",
+	json_t *r = acp_error_new(id, ERR_UNKNOWN_SESSION, "unknown session",
 	    json_pack("{s:s}", "sessionId", "x"));
 	json_t *err = json_object_get(r, "error");
 

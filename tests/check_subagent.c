@@ -253,13 +253,13 @@ START_TEST(send_authority_matrix)
 	/* grandchild, sibling, stranger: belongs to another parent */
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(root, agent_id(g), "hi", mid, &e), -1);
-	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	ck_assert_int_eq(e.code, ERR_UNAUTHORIZED);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(a, agent_id(b), "hi", mid, &e), -1);
-	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	ck_assert_int_eq(e.code, ERR_UNAUTHORIZED);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(root, agent_id(x), "hi", mid, &e), -1);
-	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	ck_assert_int_eq(e.code, ERR_UNAUTHORIZED);
 	char want[200];
 	snprintf(want, sizeof(want), "subagent \"%s\" belongs to another parent session", agent_id(x));
 	ck_assert_str_eq(e.msg, want);
@@ -269,11 +269,11 @@ START_TEST(send_authority_matrix)
 	/* unknown and malformed ids */
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(root, "00000000-0000-4000-8000-0000000dead0", "x", mid, &e), -1);
-	ck_assert_str_eq(e.code, "NOT_RESUMABLE");
+	ck_assert_int_eq(e.code, ERR_NOT_RESUMABLE);
 	ck_assert_str_eq(e.msg, "subagent \"00000000-0000-4000-8000-0000000dead0\" is unavailable");
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(root, "../etc", "x", mid, &e), -1);
-	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
+	ck_assert_int_eq(e.code, ERR_INVALID_ARGUMENT);
 	finish();
 }
 END_TEST
@@ -292,19 +292,19 @@ START_TEST(send_to_parent_from_one_shot_or_without_live_parent)
 	ck_assert_ptr_nonnull(fg);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(fg, agent_id(root), "x", mid, &e), -1);
-	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	ck_assert_int_eq(e.code, ERR_UNAUTHORIZED);
 	snprintf(want, sizeof(want), "agent \"%s\" is not a resident continuable child and cannot send to parent \"%s\"",
 	    agent_id(fg), agent_id(root));
 	ck_assert_str_eq(e.msg, want);
 	/* A one-shot child is never resumable by send_message. */
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(root, agent_id(fg), "x", mid, &e), -1);
-	ck_assert_str_eq(e.code, "NOT_RESUMABLE");
+	ck_assert_int_eq(e.code, ERR_NOT_RESUMABLE);
 	agent_release(root);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_send(bg, json_string_value(json_object_get(bg->sess->header, "parentSession")), "x",
 	    mid, &e), -1);
-	ck_assert_str_eq(e.code, "PARENT_UNAVAILABLE");
+	ck_assert_int_eq(e.code, ERR_PARENT_UNAVAILABLE);
 	ck_assert_str_eq(e.msg, "direct parent is not live; the message was not delivered");
 	finish();
 }
@@ -329,7 +329,7 @@ START_TEST(interrupt_authority_matrix)
 	ck_assert_str_eq(e.msg, want);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_interrupt(root, agent_id(x), &e), -1);
-	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	ck_assert_int_eq(e.code, ERR_UNAUTHORIZED);
 	snprintf(want, sizeof(want), "subagent \"%s\" is not a live descendant of agent \"%s\"", agent_id(x),
 	    agent_id(root));
 	ck_assert_str_eq(e.msg, want);
@@ -365,7 +365,7 @@ START_TEST(interrupt_a_resident_root_is_unauthorized)
 	/* The root of another tree: resident, not a descendant. */
 	err_clear(&e);
 	ck_assert_int_eq(subagent_interrupt(root, agent_id(other), &e), -1);
-	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	ck_assert_int_eq(e.code, ERR_UNAUTHORIZED);
 	snprintf(want, sizeof(want), "subagent \"%s\" is not a live descendant of agent \"%s\"", agent_id(other),
 	    agent_id(root));
 	ck_assert_str_eq(e.msg, want);
@@ -373,7 +373,7 @@ START_TEST(interrupt_a_resident_root_is_unauthorized)
 	/* A child's own root: an ancestor, not a descendant. */
 	err_clear(&e);
 	ck_assert_int_eq(subagent_interrupt(a, agent_id(root), &e), -1);
-	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	ck_assert_int_eq(e.code, ERR_UNAUTHORIZED);
 	finish();
 }
 END_TEST
@@ -400,7 +400,7 @@ START_TEST(interrupt_authority_follows_any_depth_and_survives_a_cycle)
 	ck_assert_ptr_nonnull(leaf);
 	ck_assert_int_eq(json_integer_value(json_object_get(leaf->sess->header, "delegationDepth")), 300);
 	err_clear(&e);
-	ck_assert_msg(subagent_interrupt(root, agent_id(leaf), &e) == 0, "%s: %s", e.code, e.msg);
+	ck_assert_msg(subagent_interrupt(root, agent_id(leaf), &e) == 0, "%s: %s", err_kind(e.code), e.msg);
 	/* A damaged state directory whose parents go round in a circle: the walk still ends. */
 #define CY1 "00000000-0000-4000-8000-00000000c1c1"	/* far above the ids generated here */
 #define CY2 "00000000-0000-4000-8000-00000000c1c2"
@@ -411,7 +411,7 @@ START_TEST(interrupt_authority_follows_any_depth_and_survives_a_cycle)
 	ck_assert_msg(looped != NULL, "%s", e.msg);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_interrupt(root, CY1, &e), -1);
-	ck_assert_str_eq(e.code, "UNAUTHORIZED");
+	ck_assert_int_eq(e.code, ERR_UNAUTHORIZED);
 	err_clear(&e);
 	ck_assert_int_eq(subagent_interrupt(looped, CY2, &e), 0);	/* not resident: a no-op */
 	ck_assert_ptr_nonnull(spawn(looped, "g", 1, NULL));		/* its tree's capacity is counted */
@@ -432,7 +432,7 @@ START_TEST(capacity_counts_resident_continuable_children_only)
 	ck_assert_ptr_nonnull(spawn(root, "fg", 0, NULL));	/* one-shot: does not count */
 	ck_assert_ptr_nonnull(spawn(root, "a", 1, NULL));
 	ck_assert_ptr_null(spawn(root, "b", 1, &r));
-	ck_assert_str_eq(r.error_code, "ACTIVATION_LIMIT_REACHED");
+	ck_assert_int_eq(r.error_code, ERR_ACTIVATION_LIMIT_REACHED);
 	ck_assert_ptr_nonnull(strstr(r.text, "Error: subagent limit reached (active child limit: 1); wait for an "
 	    "existing child to finish or complete this work with the current agents\nholding slots: "));
 	ck_assert_ptr_nonnull(strstr(r.text, " (a)"));
@@ -454,7 +454,7 @@ START_TEST(depth_limit)
 	ck_assert_ptr_nonnull(a);
 	ck_assert_int_eq(json_integer_value(json_object_get(a->sess->header, "delegationDepth")), 1);
 	ck_assert_ptr_null(spawn(a, "g", 1, &r));
-	ck_assert_str_eq(r.error_code, "DEPTH_EXCEEDED");
+	ck_assert_int_eq(r.error_code, ERR_DEPTH_EXCEEDED);
 	ck_assert_str_eq(r.text, "Error: subagent depth 2 exceeds maxDepth 1");
 	tool_result_clear(&r);
 	finish();

@@ -34,7 +34,7 @@ assert_invalid(const struct toolbox *tb, const char *raw, const char *msg)
 
 	err_clear(&e);
 	ck_assert_ptr_null(toolbox_check_args(tb, &demo, raw, &e));
-	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
+	ck_assert_int_eq(e.code, ERR_INVALID_ARGUMENT);
 	ck_assert_str_eq(e.msg, msg);
 }
 
@@ -56,7 +56,7 @@ START_TEST(toolbox_check_names_the_field)
 	assert_invalid(&tb, "[1]", "invalid arguments: expected a JSON object");
 	err_clear(&e);
 	ck_assert_ptr_null(toolbox_check_args(&tb, &demo, "{\"prompt\":", &e));
-	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
+	ck_assert_int_eq(e.code, ERR_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(e.msg, "not valid JSON"));
 	err_clear(&e);
 	ok = toolbox_check_args(&tb, &demo, "{\"prompt\":\"x\",\"bg\":false,\"n\":2}", &e);
@@ -77,9 +77,9 @@ START_TEST(tool_result_error_renders_error_prefix)
 {
 	struct tool_result r = { 0 };
 
-	tool_result_error(&r, "UNAUTHORIZED", "agent \"%s\" cannot interrupt itself", "x");
+	tool_result_error(&r, ERR_UNAUTHORIZED, "agent \"%s\" cannot interrupt itself", "x");
 	ck_assert_str_eq(r.text, "Error: agent \"x\" cannot interrupt itself");
-	ck_assert_str_eq(r.error_code, "UNAUTHORIZED");
+	ck_assert_int_eq(r.error_code, ERR_UNAUTHORIZED);
 	tool_result_clear(&r);
 }
 END_TEST

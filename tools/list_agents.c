@@ -63,7 +63,7 @@ list_agents_run(struct tool_inv *inv, const json_t *args, struct tool_result *ou
 	err_clear(&e);
 	entries = subagent_list(inv->agent, descendants, &e);
 	if (entries == NULL) {
-		tool_result_error(out, e.code ? e.code : "SESSION_LOG_IO", "%s", e.msg);
+		tool_result_error(out, e.code ? e.code : ERR_SESSION_LOG_IO, "%s", e.msg);
 		return TOOL_DONE;
 	}
 	text = list_agents_render(entries, descendants);

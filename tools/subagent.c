@@ -63,7 +63,7 @@ subagent_finish(struct tool_inv *inv, struct agent *child, const json_t *reason)
 		free(full);
 		full = with;
 	}
-	tool_result_error(&r, strcmp(kind, "aborted") == 0 ? "CANCELLED" : "SUBAGENT_FAILED", "%s", full);
+	tool_result_error(&r, strcmp(kind, "aborted") == 0 ? ERR_CANCELLED : ERR_SUBAGENT_FAILED, "%s", full);
 	free(full);
 out:
 	snprintf(r.agent_id, sizeof(r.agent_id), "%s", agent_id(child));

@@ -38,7 +38,7 @@ team_tool_render(struct tool_result *out, json_t *result, const struct err *e)
 	char *text;
 
 	if (result == NULL) {
-		tool_result_error(out, e->code ? e->code : "TEAM_INVALID_ARGUMENT", "%s", e->msg);
+		tool_result_error(out, e->code ? e->code : ERR_TEAM_INVALID_ARGUMENT, "%s", e->msg);
 		return;
 	}
 	text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -67,7 +67,7 @@ team_tool_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	struct err e;
 
 	if (tt->member_only && (t = team_of(inv->agent)) == NULL) {
-		tool_result_error(out, "TEAM_MEMBER_NOT_FOUND", "this agent is not a member of a live team");
+		tool_result_error(out, ERR_TEAM_MEMBER_NOT_FOUND, "this agent is not a member of a live team");
 		return TOOL_DONE;
 	}
 	err_clear(&e);

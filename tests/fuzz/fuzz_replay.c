@@ -13,7 +13,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	runq_init(&q, NULL);
 	err_clear(&e);
 	m = model_replay_new_buf(&q, (const char *)data, size, &e);
-	if (m == NULL && e.code == NULL)
+	if (m == NULL && e.code == ERR_NONE)
 		__builtin_trap();	/* every refusal says why */
 	model_free(m);
 	return 0;

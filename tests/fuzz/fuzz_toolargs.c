@@ -29,7 +29,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			struct err e;
 			err_clear(&e);
 			json_t *args = toolbox_check_args(&sets[s], sets[s].tools[i], raw, &e);
-			if (args == NULL && (e.code == NULL || strcmp(e.code, "INVALID_ARGUMENT") != 0))
+			if (args == NULL && e.code != ERR_INVALID_ARGUMENT)
 				__builtin_trap();	/* a refusal is always INVALID_ARGUMENT */
 			json_decref(args);
 		}
