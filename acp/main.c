@@ -217,8 +217,15 @@ main_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	acp_server_shutdown(w->data);
 }
 
-int
-main(int argc, char **argv)
+/* What the command line and the environment say, before it is checked. */
+struct main_args {
+	struct main_setting state, model, rec, prof, sync, loglevel;
+	int tools_md;
+};
+
+/* Reads the options over the environment into a and o; -1 to go on, else the exit code. */
+static int
+main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 {
 	enum { OPT_STATE = 256, OPT_MODEL, OPT_REC, OPT_PROFILE, OPT_SYNC, OPT_DEPTH, OPT_ACTIVE, OPT_STEPS, OPT_LOG,
 		OPT_DET, OPT_VERSION, OPT_HELP, OPT_TOOLS_MD };
@@ -238,56 +245,42 @@ main(int argc, char **argv)
 		{ "print-tools-markdown", no_argument, NULL, OPT_TOOLS_MD },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct acp_options o = { 0 };
-	struct main_setting state, model, rec, prof, sync, loglevel;
-	const char *det;
-	char *state_default = NULL;
-	enum log_level level;
-	const struct toolset_profile *profile;
-	sigset_t ignored;
-	int c, tools_md = 0, rc = 0;
+	const char *det = main_env("ACP_AGENT_DETERMINISTIC");
+	int c;
 
-	main_catch_early(&ignored);
-	state = main_env_setting("ACP_AGENT_STATE_DIR");
-	model = main_env_setting("ACP_AGENT_MODEL_PROVIDER");
-	rec = main_env_setting("ACP_AGENT_RECORDING");
-	prof = main_env_setting("ACP_AGENT_PROFILE");
-	sync = main_env_setting("ACP_AGENT_SYNC");
-	loglevel = main_env_setting("ACP_AGENT_LOG");
-	det = main_env("ACP_AGENT_DETERMINISTIC");
-	/* Answers and their log lines are megabytes at times: keep such blocks in the heap and reuse
-	 * them, instead of an mmap, a page fault per 4 KiB and an munmap for every one. At most
-	 * MAIN_HEAP_KEEP bytes of freed memory stay with the process. */
-	mallopt(M_MMAP_THRESHOLD, MAIN_HEAP_KEEP);
-	mallopt(M_TRIM_THRESHOLD, MAIN_HEAP_KEEP);
-
-	o.max_depth = MAIN_MAX_DEPTH;
-	o.max_active = MAIN_MAX_ACTIVE;
-	o.max_steps = MAIN_MAX_STEPS;
-	o.deterministic = det != NULL && strcmp(det, "1") == 0;
-	o.faults = main_env("ACP_AGENT_FAULTS");
+	a->state = main_env_setting("ACP_AGENT_STATE_DIR");
+	a->model = main_env_setting("ACP_AGENT_MODEL_PROVIDER");
+	a->rec = main_env_setting("ACP_AGENT_RECORDING");
+	a->prof = main_env_setting("ACP_AGENT_PROFILE");
+	a->sync = main_env_setting("ACP_AGENT_SYNC");
+	a->loglevel = main_env_setting("ACP_AGENT_LOG");
+	o->max_depth = MAIN_MAX_DEPTH;
+	o->max_active = MAIN_MAX_ACTIVE;
+	o->max_steps = MAIN_MAX_STEPS;
+	o->deterministic = det != NULL && strcmp(det, "1") == 0;
+	o->faults = main_env("ACP_AGENT_FAULTS");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_STATE: main_set_opt(&state, "--state-dir", optarg); break;
-		case OPT_MODEL: main_set_opt(&model, "--model", optarg); break;
-		case OPT_REC: main_set_opt(&rec, "--recording", optarg); break;
-		case OPT_PROFILE: main_set_opt(&prof, "--profile", optarg); break;
-		case OPT_SYNC: main_set_opt(&sync, "--sync", optarg); break;
+		case OPT_STATE: main_set_opt(&a->state, "--state-dir", optarg); break;
+		case OPT_MODEL: main_set_opt(&a->model, "--model", optarg); break;
+		case OPT_REC: main_set_opt(&a->rec, "--recording", optarg); break;
+		case OPT_PROFILE: main_set_opt(&a->prof, "--profile", optarg); break;
+		case OPT_SYNC: main_set_opt(&a->sync, "--sync", optarg); break;
 		case OPT_DEPTH:
-			if (main_int(optarg, 0, &o.max_depth) < 0)
+			if (main_int(optarg, 0, &o->max_depth) < 0)
 				return main_usage("--max-depth: \"%s\" is not a non-negative integer", optarg);
 			break;
 		case OPT_ACTIVE:
-			if (main_int(optarg, 1, &o.max_active) < 0)
+			if (main_int(optarg, 1, &o->max_active) < 0)
 				return main_usage("--max-active: \"%s\" is not a positive integer", optarg);
 			break;
 		case OPT_STEPS:
-			if (main_int(optarg, 1, &o.max_steps) < 0)
+			if (main_int(optarg, 1, &o->max_steps) < 0)
 				return main_usage("--max-steps: \"%s\" is not a positive integer", optarg);
 			break;
-		case OPT_LOG: main_set_opt(&loglevel, "--log-level", optarg); break;
-		case OPT_DET: o.deterministic = 1; break;
+		case OPT_LOG: main_set_opt(&a->loglevel, "--log-level", optarg); break;
+		case OPT_DET: o->deterministic = 1; break;
 		case OPT_VERSION:
 			printf("acp-agent %s\n", ACP_AGENT_VERSION);
 			return 0;
@@ -295,61 +288,88 @@ main(int argc, char **argv)
 		case OPT_HELP:
 			fputs(main_help_text, stdout);
 			return 0;
-		case OPT_TOOLS_MD: tools_md = 1; break;
+		case OPT_TOOLS_MD: a->tools_md = 1; break;
 		default:
 			return main_usage("unknown or incomplete option \"%s\"", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		return main_usage("unexpected argument \"%s\"", argv[optind]);
-	if (loglevel.value && log_parse_level(loglevel.value, &level) < 0)
-		return main_usage("%s: \"%s\" is not error, warn, info or debug", loglevel.from,
-		    loglevel.value);
-	if (loglevel.value)
+	return -1;
+}
+
+/* Prints the profile's tools as markdown (make docs). */
+static int
+main_tools_markdown(const struct toolset_profile *profile)
+{
+	struct toolbox tb;
+	char *md;
+
+	toolbox_init(&tb);
+	toolsets_build(&tb, profile);
+	md = toolsets_markdown(&tb, profile->name);
+	fputs(md, stdout);
+	free(md);
+	toolbox_free(&tb);
+	return 0;
+}
+
+/* Checks what a says and completes o; -1 to go on, else the exit code. *state_default: owned. */
+static int
+main_settle(const struct main_args *a, struct acp_options *o, char **state_default)
+{
+	enum log_level level;
+	const struct toolset_profile *profile;
+	int rc;
+
+	if (a->loglevel.value && log_parse_level(a->loglevel.value, &level) < 0)
+		return main_usage("%s: \"%s\" is not error, warn, info or debug", a->loglevel.from,
+		    a->loglevel.value);
+	if (a->loglevel.value)
 		log_set_level(level);
-	o.sync = SESS_SYNC_TURN;
-	if (sync.value && sess_sync_parse(sync.value, &o.sync) < 0)
-		return main_usage("%s: \"%s\" is not none, turn or always", sync.from, sync.value);
-	o.profile = prof.value ? prof.value : "default";
-	if ((profile = toolsets_profile(o.profile)) == NULL)
-		return main_usage("%s: \"%s\" is not default or team", prof.from, o.profile);
-	if (tools_md) {
-		struct toolbox tb;
-		toolbox_init(&tb);
-		toolsets_build(&tb, profile);
-		char *md = toolsets_markdown(&tb, o.profile);
-		fputs(md, stdout);
-		free(md);
-		toolbox_free(&tb);
-		return 0;
-	}
-	o.model = model.value ? model.value : main_env("ACP_AGENT_API_KEY") ? "openai" : "builtin";
-	o.recording = rec.value;
-	if (strcmp(o.model, "builtin") != 0 && strcmp(o.model, "replay") != 0 &&
-	    strcmp(o.model, "openai") != 0)
-		return main_usage("%s: \"%s\" is not builtin, replay or openai", model.from, o.model);
-	if (strcmp(o.model, "replay") == 0 && o.recording == NULL)
+	o->sync = SESS_SYNC_TURN;
+	if (a->sync.value && sess_sync_parse(a->sync.value, &o->sync) < 0)
+		return main_usage("%s: \"%s\" is not none, turn or always", a->sync.from, a->sync.value);
+	o->profile = a->prof.value ? a->prof.value : "default";
+	if ((profile = toolsets_profile(o->profile)) == NULL)
+		return main_usage("%s: \"%s\" is not default or team", a->prof.from, o->profile);
+	if (a->tools_md)
+		return main_tools_markdown(profile);
+	o->model = a->model.value ? a->model.value : main_env("ACP_AGENT_API_KEY") ? "openai" : "builtin";
+	o->recording = a->rec.value;
+	if (strcmp(o->model, "builtin") != 0 && strcmp(o->model, "replay") != 0 &&
+	    strcmp(o->model, "openai") != 0)
+		return main_usage("%s: \"%s\" is not builtin, replay or openai", a->model.from, o->model);
+	if (strcmp(o->model, "replay") == 0 && o->recording == NULL)
 		return main_usage("%s%creplay needs --recording FILE (or ACP_AGENT_RECORDING)",
-		    model.from, model.sep);
-	if (strcmp(o.model, "replay") != 0 && o.recording != NULL)
+		    a->model.from, a->model.sep);
+	if (strcmp(o->model, "replay") != 0 && o->recording != NULL)
 		log_warn("%s is ignored: the model is %s, and only --model replay reads a recording",
-		    rec.from, o.model);
-	o.openai.base_url = main_env("ACP_AGENT_BASE_URL");
-	if (o.openai.base_url == NULL)
-		o.openai.base_url = MAIN_BASE_URL;
-	o.openai.api_key = main_env("ACP_AGENT_API_KEY");
-	o.openai.model = main_env("ACP_AGENT_MODEL");
-	if (o.openai.model == NULL)
-		o.openai.model = MAIN_MODEL;
-	o.openai.max_tries = 3;
+		    a->rec.from, o->model);
+	o->openai.base_url = main_env("ACP_AGENT_BASE_URL");
+	if (o->openai.base_url == NULL)
+		o->openai.base_url = MAIN_BASE_URL;
+	o->openai.api_key = main_env("ACP_AGENT_API_KEY");
+	o->openai.model = main_env("ACP_AGENT_MODEL");
+	if (o->openai.model == NULL)
+		o->openai.model = MAIN_MODEL;
+	o->openai.max_tries = 3;
 	if ((rc = main_env_ms("ACP_AGENT_CONNECT_TIMEOUT_MS", MAIN_CONNECT_MS,
-	    &o.openai.connect_timeout_ms)) ||
-	    (rc = main_env_ms("ACP_AGENT_IDLE_TIMEOUT_MS", MAIN_IDLE_MS, &o.openai.idle_timeout_ms)) ||
-	    (rc = main_env_ms("ACP_AGENT_RETRY_BASE_MS", MAIN_RETRY_MS, &o.openai.backoff_ms)))
+	    &o->openai.connect_timeout_ms)) ||
+	    (rc = main_env_ms("ACP_AGENT_IDLE_TIMEOUT_MS", MAIN_IDLE_MS, &o->openai.idle_timeout_ms)) ||
+	    (rc = main_env_ms("ACP_AGENT_RETRY_BASE_MS", MAIN_RETRY_MS, &o->openai.backoff_ms)))
 		return rc;
-	if (strcmp(o.model, "openai") == 0 && o.openai.api_key == NULL)
-		return main_usage("%s%copenai needs ACP_AGENT_API_KEY", model.from, model.sep);
-	o.state_dir = state.value ? state.value : (state_default = main_default_state_dir());
+	if (strcmp(o->model, "openai") == 0 && o->openai.api_key == NULL)
+		return main_usage("%s%copenai needs ACP_AGENT_API_KEY", a->model.from, a->model.sep);
+	o->state_dir = a->state.value ? a->state.value : (*state_default = main_default_state_dir());
+	return -1;
+}
+
+/* Serves ACP on stdin/stdout until EOF or a stop signal; returns the exit code. */
+static int
+main_serve(const struct acp_options *o, const sigset_t *ignored)
+{
+	int rc = 0;
 
 	/* The protocol gets its own fd; fd 1 becomes stderr so a stray print cannot corrupt it. */
 	signal(SIGPIPE, SIG_IGN);
@@ -373,16 +393,16 @@ main(int argc, char **argv)
 	ev_signal_init(&sighup, main_on_signal, SIGHUP);
 	ev_signal_init(&sigquit, main_on_signal, SIGQUIT);
 	sighup.data = sigquit.data = srv;
-	if (acp_server_init(srv, loop, STDIN_FILENO, proto, &o, &e) < 0) {
+	if (acp_server_init(srv, loop, STDIN_FILENO, proto, o, &e) < 0) {
 		fprintf(stderr, "acp-agent: %s\n", e.msg);
 		rc = e.code == ERR_SESSION_LOG_IO ? 1 : 2;
 	} else {
 		/* An ignored SIGHUP (nohup) stays ignored; neither watcher keeps the loop alive. */
-		if (!sigismember(&ignored, SIGHUP)) {
+		if (!sigismember(ignored, SIGHUP)) {
 			ev_signal_start(loop, &sighup);
 			ev_unref(loop);
 		}
-		if (!sigismember(&ignored, SIGQUIT)) {
+		if (!sigismember(ignored, SIGQUIT)) {
 			ev_signal_start(loop, &sigquit);
 			ev_unref(loop);
 		}
@@ -416,7 +436,30 @@ main(int argc, char **argv)
 	if (out_flags >= 0)
 		fcntl(proto, F_SETFL, out_flags);
 	close(proto);
-	free(state_default);
 	ev_loop_destroy(loop);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct acp_options o = { 0 };
+	struct main_args a = { 0 };
+	char *state_default = NULL;
+	sigset_t ignored;
+	int rc;
+
+	main_catch_early(&ignored);
+	/* Answers and their log lines are megabytes at times: keep such blocks in the heap and reuse
+	 * them, instead of an mmap, a page fault per 4 KiB and an munmap for every one. At most
+	 * MAIN_HEAP_KEEP bytes of freed memory stay with the process. */
+	mallopt(M_MMAP_THRESHOLD, MAIN_HEAP_KEEP);
+	mallopt(M_TRIM_THRESHOLD, MAIN_HEAP_KEEP);
+	if ((rc = main_parse(argc, argv, &a, &o)) >= 0 || (rc = main_settle(&a, &o, &state_default)) >= 0) {
+		free(state_default);
+		return rc;
+	}
+	rc = main_serve(&o, &ignored);
+	free(state_default);
 	return rc;
 }

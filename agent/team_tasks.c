@@ -217,6 +217,152 @@ team_task_list(struct team *t, const json_t *args, struct err *e)
 	return out;
 }
 
+/* One action of team_task_update on k (a copy is kept to undo it): 0, or -1 with e. */
+typedef int team_action_fn(struct team *t, struct team_task *k, const char *caller, const json_t *args,
+    struct err *e);
+
+static int
+team_act_claim(struct team *t, struct team_task *k, const char *caller, const json_t *args, struct err *e)
+{
+	(void)args;
+	if (k->owner)
+		return err_set(e, ERR_TEAM_TASK_ALREADY_CLAIMED, "task-%d is already claimed by \"%s\"", k->n,
+		    k->owner);
+	if (!team_task_ready(t, k))
+		return err_set(e, ERR_TEAM_TASK_BLOCKED, "task-%d is not ready: a task it is blocked by is not "
+		    "completed", k->n);
+	k->owner = xstrdup(caller);
+	k->status = TASK_IN_PROGRESS;
+	return 0;
+}
+
+static int
+team_act_release(struct team *t, struct team_task *k, const char *caller, const json_t *args, struct err *e)
+{
+	(void)t, (void)caller, (void)args;
+	if (k->status != TASK_IN_PROGRESS)
+		return err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is not in progress", k->n);
+	free(k->owner);
+	k->owner = NULL;
+	k->status = TASK_PENDING;
+	return 0;
+}
+
+static int
+team_act_edit(struct team *t, struct team_task *k, const char *caller, const json_t *args, struct err *e)
+{
+	const json_t *s = json_object_get(args, "subject"), *d = json_object_get(args, "description");
+	const json_t *w = json_object_get(args, "write_scopes");
+
+	(void)t, (void)caller;
+	if (!s && !d && !w)
+		return err_set(e, ERR_TEAM_INVALID_ARGUMENT, "edit needs subject, description or write_scopes");
+	if (s) {
+		free(k->subject);
+		k->subject = xstrdup(json_string_value(s));
+	}
+	if (d) {
+		free(k->description);
+		k->description = xstrdup(json_string_value(d));
+	}
+	if (w) {
+		json_decref(k->write_scopes);
+		k->write_scopes = team_strings(w);
+	}
+	return 0;
+}
+
+static int
+team_act_dependencies(struct team *t, struct team_task *k, const char *caller, const json_t *args,
+    struct err *e)
+{
+	const json_t *deps = json_object_get(args, "blocked_by");
+
+	(void)caller;
+	if (!json_is_array(deps))
+		return err_set(e, ERR_TEAM_INVALID_ARGUMENT, "set_dependencies needs blocked_by");
+	if (team_deps_check(t, k, deps, e) < 0)
+		return -1;
+	json_decref(k->blocked_by);
+	k->blocked_by = json_deep_copy(deps);
+	return 0;
+}
+
+static int
+team_act_complete(struct team *t, struct team_task *k, const char *caller, const json_t *args, struct err *e)
+{
+	(void)t, (void)caller, (void)args;
+	if (k->status == TASK_COMPLETED)
+		return err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is already completed", k->n);
+	k->status = TASK_COMPLETED;
+	return 0;
+}
+
+static int
+team_act_reopen(struct team *t, struct team_task *k, const char *caller, const json_t *args, struct err *e)
+{
+	(void)t, (void)caller, (void)args;
+	if (k->status != TASK_COMPLETED)
+		return err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is not completed", k->n);
+	free(k->owner);
+	k->owner = NULL;
+	k->status = TASK_PENDING;
+	return 0;
+}
+
+static int
+team_act_reassign(struct team *t, struct team_task *k, const char *caller, const json_t *args, struct err *e)
+{
+	const char *to = json_string_value(json_object_get(args, "owner"));
+
+	(void)caller;
+	if (to == NULL || (strcmp(to, "lead") != 0 && team_member(t, to) == NULL))
+		return err_set(e, ERR_TEAM_MEMBER_NOT_FOUND, "no team member is called \"%.64s\"", to ? to : "");
+	free(k->owner);
+	k->owner = xstrdup(to);
+	k->status = TASK_IN_PROGRESS;
+	return 0;
+}
+
+static int
+team_act_delete(struct team *t, struct team_task *k, const char *caller, const json_t *args, struct err *e)
+{
+	char me[32];
+
+	(void)caller, (void)args;
+	snprintf(me, sizeof(me), "task-%d", k->n);
+	for (size_t i = 0; i < t->ntasks; i++) {
+		size_t j;
+		json_t *b;
+		if (t->tasks[i].status == TASK_DELETED || &t->tasks[i] == k)
+			continue;
+		json_array_foreach(t->tasks[i].blocked_by, j, b) {
+			if (strcmp(json_string_value(b), me) == 0)
+				return err_set(e, ERR_TEAM_TASK_HAS_DEPENDENTS, "task-%d blocks task-%d; change that "
+				    "first", k->n, t->tasks[i].n);
+		}
+	}
+	k->status = TASK_DELETED;
+	return 0;
+}
+
+/* The actions and who may take them: anyone may claim; reassign is the Lead's; the rest are the
+ * owner's or the Lead's. */
+static const struct team_action {
+	const char *name;
+	team_action_fn *fn;
+	enum { TEAM_BY_ANYONE, TEAM_BY_OWNER, TEAM_BY_LEAD } who;
+} team_actions[] = {
+	{ "claim", team_act_claim, TEAM_BY_ANYONE },
+	{ "release", team_act_release, TEAM_BY_OWNER },
+	{ "edit", team_act_edit, TEAM_BY_OWNER },
+	{ "set_dependencies", team_act_dependencies, TEAM_BY_OWNER },
+	{ "complete", team_act_complete, TEAM_BY_OWNER },
+	{ "reopen", team_act_reopen, TEAM_BY_OWNER },
+	{ "reassign", team_act_reassign, TEAM_BY_LEAD },
+	{ "delete", team_act_delete, TEAM_BY_OWNER },
+};
+
 json_t *
 team_task_update(struct team *t, const char *caller, const json_t *args, struct err *e)
 {
@@ -224,6 +370,7 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 	const char *action = json_string_value(json_object_get(args, "action"));
 	json_int_t expected = json_integer_value(json_object_get(args, "expected_revision"));
 	struct team_task *k = team_task_by_id(t, id), before;
+	const struct team_action *act = NULL;
 	int lead = strcmp(caller, "lead") == 0;
 
 	if (k == NULL) {
@@ -239,9 +386,17 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 		    "team_task_get", k->n, k->revision, (long long)expected);
 		return NULL;
 	}
+	for (size_t i = 0; i < sizeof(team_actions) / sizeof(team_actions[0]); i++)
+		if (strcmp(action, team_actions[i].name) == 0)
+			act = &team_actions[i];
 	int owner = k->owner && strcmp(k->owner, caller) == 0;
-	if (strcmp(action, "reassign") == 0 ? !lead : (strcmp(action, "claim") != 0 && !owner && !lead)) {
+	int who = act ? (int)act->who : TEAM_BY_OWNER;	/* an unknown action: as the owner's */
+	if (who == TEAM_BY_LEAD ? !lead : who == TEAM_BY_OWNER && !owner && !lead) {
 		err_set(e, ERR_TEAM_TASK_UNAUTHORIZED, "\"%s\" may not %s task-%d", caller, action, k->n);
+		return NULL;
+	}
+	if (act == NULL) {
+		err_set(e, ERR_TEAM_INVALID_ARGUMENT, "unknown action \"%.20s\"", action);
 		return NULL;
 	}
 	before = *k;
@@ -250,99 +405,8 @@ team_task_update(struct team *t, const char *caller, const json_t *args, struct 
 	before.description = xstrdup(k->description);
 	before.blocked_by = json_deep_copy(k->blocked_by);
 	before.write_scopes = json_deep_copy(k->write_scopes);
-	if (strcmp(action, "claim") == 0) {
-		if (k->owner) {
-			err_set(e, ERR_TEAM_TASK_ALREADY_CLAIMED, "task-%d is already claimed by \"%s\"", k->n, k->owner);
-			goto fail;
-		}
-		if (!team_task_ready(t, k)) {
-			err_set(e, ERR_TEAM_TASK_BLOCKED, "task-%d is not ready: a task it is blocked by is not completed",
-			    k->n);
-			goto fail;
-		}
-		k->owner = xstrdup(caller);
-		k->status = TASK_IN_PROGRESS;
-	} else if (strcmp(action, "release") == 0) {
-		if (k->status != TASK_IN_PROGRESS) {
-			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is not in progress", k->n);
-			goto fail;
-		}
-		free(k->owner);
-		k->owner = NULL;
-		k->status = TASK_PENDING;
-	} else if (strcmp(action, "edit") == 0) {
-		const json_t *s = json_object_get(args, "subject"), *d = json_object_get(args, "description");
-		const json_t *w = json_object_get(args, "write_scopes");
-		if (!s && !d && !w) {
-			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "edit needs subject, description or write_scopes");
-			goto fail;
-		}
-		if (s) {
-			free(k->subject);
-			k->subject = xstrdup(json_string_value(s));
-		}
-		if (d) {
-			free(k->description);
-			k->description = xstrdup(json_string_value(d));
-		}
-		if (w) {
-			json_decref(k->write_scopes);
-			k->write_scopes = team_strings(w);
-		}
-	} else if (strcmp(action, "set_dependencies") == 0) {
-		const json_t *deps = json_object_get(args, "blocked_by");
-		if (!json_is_array(deps)) {
-			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "set_dependencies needs blocked_by");
-			goto fail;
-		}
-		if (team_deps_check(t, k, deps, e) < 0)
-			goto fail;
-		json_decref(k->blocked_by);
-		k->blocked_by = json_deep_copy(deps);
-	} else if (strcmp(action, "complete") == 0) {
-		if (k->status == TASK_COMPLETED) {
-			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is already completed", k->n);
-			goto fail;
-		}
-		k->status = TASK_COMPLETED;
-	} else if (strcmp(action, "reopen") == 0) {
-		if (k->status != TASK_COMPLETED) {
-			err_set(e, ERR_TEAM_INVALID_ARGUMENT, "task-%d is not completed", k->n);
-			goto fail;
-		}
-		free(k->owner);
-		k->owner = NULL;
-		k->status = TASK_PENDING;
-	} else if (strcmp(action, "reassign") == 0) {
-		const char *to = json_string_value(json_object_get(args, "owner"));
-		if (to == NULL || (strcmp(to, "lead") != 0 && team_member(t, to) == NULL)) {
-			err_set(e, ERR_TEAM_MEMBER_NOT_FOUND, "no team member is called \"%.64s\"", to ? to : "");
-			goto fail;
-		}
-		free(k->owner);
-		k->owner = xstrdup(to);
-		k->status = TASK_IN_PROGRESS;
-	} else if (strcmp(action, "delete") == 0) {
-		char me[32];
-		snprintf(me, sizeof(me), "task-%d", k->n);
-		for (size_t i = 0; i < t->ntasks; i++) {
-			size_t j;
-			json_t *b;
-			if (t->tasks[i].status == TASK_DELETED || &t->tasks[i] == k)
-				continue;
-			json_array_foreach(t->tasks[i].blocked_by, j, b) {
-				if (strcmp(json_string_value(b), me) == 0) {
-					err_set(e, ERR_TEAM_TASK_HAS_DEPENDENTS, "task-%d blocks task-%d; change that first",
-					    k->n, t->tasks[i].n);
-					goto fail;
-				}
-			}
-		}
-		k->status = TASK_DELETED;
-	} else {
-		err_set(e, ERR_TEAM_INVALID_ARGUMENT, "unknown action \"%.20s\"", action);
+	if (act->fn(t, k, caller, args, e) < 0)
 		goto fail;
-	}
 	k->revision++;
 	if (team_write(t, "team/task", team_task_record(k), e) < 0)
 		goto fail;
