@@ -89,6 +89,55 @@ acp_session_error(const json_t *id, const char *sid, const struct err *e)
 	    xjson_pack("{s:s}", "sessionId", sid));
 }
 
+/* ---- the client, as the runtime sees it (agent/client.h) ---- */
+
+static void
+acp_out_send(void *arg, json_t *msg)
+{
+	acp_send(arg, msg);
+}
+
+static long
+acp_client_request(void *self, const char *sid, const char *method, json_t *params, long timeout_ms,
+    agent_client_done *done, void *arg, struct err *e)
+{
+	struct acp_server *srv = self;
+	struct acp_session *as = map_get(&srv->sessions, sid);
+
+	if (as == NULL || as->agent == NULL || srv->shutting_down) {
+		json_decref(params);
+		err_set(e, ERR_CLIENT_ERROR, "the editor's session %s is not open", sid);
+		return 0;
+	}
+	return acp_outbound_request(&srv->out, method, params, timeout_ms, done, arg);
+}
+
+static void
+acp_client_cancel(void *self, long id)
+{
+	struct acp_server *srv = self;
+
+	acp_outbound_cancel(&srv->out, id);
+}
+
+static int
+acp_client_can(void *self, const char *capability)
+{
+	struct acp_server *srv = self;
+
+	if (strcmp(capability, "fs.readTextFile") == 0)
+		return srv->client_fs_read;
+	if (strcmp(capability, "fs.writeTextFile") == 0)
+		return srv->client_fs_write;
+	return 0;
+}
+
+static void
+acp_client_update(void *self, const char *sid, json_t *update)
+{
+	acp_send_update(self, sid, update);
+}
+
 /* ---- agent hooks ---- */
 
 
@@ -97,7 +146,12 @@ acp_session_error(const json_t *id, const char *sid, const struct err *e)
 static json_t *
 acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 {
+	const json_t *fs = json_object_get(json_object_get(m->params, "clientCapabilities"), "fs");
+
 	srv->initialized = 1;
+	/* Kept per connection: a second initialize states them anew. */
+	srv->client_fs_read = json_is_true(json_object_get(fs, "readTextFile"));
+	srv->client_fs_write = json_is_true(json_object_get(fs, "writeTextFile"));
 	return acp_result_new(m->id, xjson_pack(
 	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
 	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
@@ -203,8 +257,8 @@ acp_server_line(void *arg, const char *line, size_t len)
 	case ACP_MSG_RESPONSE:
 		if (json_is_null(m.id))
 			log_info("acp: a response with id null was ignored");
-		else
-			log_info("acp: a response to an unknown request was ignored");
+		else if (!acp_outbound_answer(&srv->out, m.id, m.root))
+			log_info("acp: a response to an unknown or finished request was ignored");
 		break;
 	case ACP_MSG_NOTIFICATION:
 		meth = acp_method_find(m.method);
@@ -375,6 +429,13 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->rt.max_active = opts->max_active;
 	srv->rt.loop = loop;
 	agent_rt_set_exts(&srv->rt, srv->profile->exts);
+	acp_outbound_init(&srv->out, loop, &srv->runq, acp_out_send, srv);
+	srv->client.request = acp_client_request;
+	srv->client.cancel = acp_client_cancel;
+	srv->client.can = acp_client_can;
+	srv->client.update = acp_client_update;
+	srv->client.self = srv;
+	srv->rt.client = &srv->client;
 	acp_wq_init(&srv->wq, loop, proto_fd);
 	srv->wq.on_high = acp_on_high;
 	srv->wq.on_low = acp_on_low;
@@ -416,6 +477,7 @@ acp_server_free(struct acp_server *srv)
 	free(srv->all);
 	map_free(&srv->sessions);
 	runq_stop(&srv->runq);
+	acp_outbound_free(&srv->out);	/* after the queue: a queued delivery still points at its entry */
 	agent_rt_free(&srv->rt);
 	model_free(srv->model);
 	toolbox_free(&srv->tools);

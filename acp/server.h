@@ -8,6 +8,7 @@
 #include <ev.h>
 #include <jansson.h>
 
+#include "acp/outbound.h"
 #include "acp/reader.h"
 #include "acp/wq.h"
 #include "agent/agent.h"
@@ -68,6 +69,9 @@ struct acp_server {
 	struct map sessions;		/* id -> struct acp_session * */
 	struct acp_session **all;	/* every session not yet reaped, in creation order */
 	size_t nall, call;
+	struct acp_outbound out;	/* our requests to the client */
+	struct agent_client client;	/* the runtime's view of it (rt.client) */
+	int client_fs_read, client_fs_write;	/* clientCapabilities.fs, from initialize */
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
 	ev_signal sigint, sigterm;

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "agent/client.h"
 #include "agent/ext.h"
 #include "agent/toolbox.h"
 #include "base/buf.h"
@@ -50,6 +51,7 @@ struct agent_rt {
 	int shutting_down;		/* disposal, not settlement: no notices */
 	struct ev_loop *loop;		/* for timers (wait_agent); may be NULL in tests */
 	const struct agent_ext *const *exts;	/* the profile's extensions, NULL-terminated; borrowed */
+	const struct agent_client *client;	/* the editor (acp/), or NULL: nothing to ask */
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent not yet reaped, in creation order */
 	size_t nall, call;

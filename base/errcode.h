@@ -38,6 +38,9 @@
 	/* repair closes calls a crash left open (session/repair.c) */                                 \
 	X(TOOL_NOT_STARTED, NULL, "TOOL_NOT_STARTED", 0, "the tool call never started")               \
 	X(TOOL_OUTCOME_UNKNOWN, NULL, "TOOL_OUTCOME_UNKNOWN", 0, "the tool call's outcome is unknown") \
+	/* the editor's answers to our requests (SPEC §16.4) */                                     \
+	X(CLIENT_ERROR, NULL, "CLIENT_ERROR", 0, "the editor refused the request")                    \
+	X(CLIENT_TIMEOUT, NULL, "CLIENT_TIMEOUT", 0, "the editor did not answer in time")             \
 	/* delegation (SPEC §6.9) */                                                                  \
 	X(NOT_RESUMABLE, NULL, "NOT_RESUMABLE", 0, "the subagent cannot be resumed")                  \
 	X(UNAUTHORIZED, NULL, "UNAUTHORIZED", 0, "the caller may not act on that agent")              \

@@ -1,0 +1,34 @@
+/*
+ * The editor, as the runtime and its tools see it (SPEC §16.4, §17.3): requests on a root's ACP
+ * session and what the client advertised. The server implements it (acp/outbound.c); in tests,
+ * and when no client is attached, rt->client is NULL and nothing is asked.
+ * A request's done runs exactly once, from the run queue, with the result or an error, unless
+ * the request is cancelled first; after agent_client_cancel nothing of it runs.
+ */
+#ifndef AGENT_CLIENT_H
+#define AGENT_CLIENT_H
+
+#include <jansson.h>
+
+#include "base/err.h"
+
+/*
+ * The answer: result (the client's, borrowed) on success; else error, the client's error object
+ * (borrowed), when it answered one, or e (borrowed: CLIENT_TIMEOUT, ...) when it did not answer.
+ */
+typedef void agent_client_done(void *arg, const json_t *result, const json_t *error, const struct err *e);
+
+struct agent_client {
+	/* Sends method {params (stolen)} for the ACP session sid; 0 with e when it cannot be sent. */
+	long (*request)(void *self, const char *sid, const char *method, json_t *params, long timeout_ms,
+	    agent_client_done *done, void *arg, struct err *e);
+	/* Drops a request still unanswered and tells the client ($/cancel_request). */
+	void (*cancel)(void *self, long id);
+	/* 1 when the client advertised capability ("fs.readTextFile", "fs.writeTextFile"). */
+	int (*can)(void *self, const char *capability);
+	/* Sends a session/update for sid (steals update): a child's ask shows on its root. */
+	void (*update)(void *self, const char *sid, json_t *update);
+	void *self;
+};
+
+#endif
