@@ -64,6 +64,12 @@ json_t *acp_m_session_resume(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_list(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_close(struct acp_server *srv, struct acp_msg *m);
 
+/* ---- asks.c: permission asks on the root's session (agent_client's ask and call_status) ---- */
+
+long acp_ask(void *self, struct tool_inv *inv, json_t *options, agent_client_done *done, void *arg,
+    struct err *e);
+void acp_ask_call_status(void *self, struct tool_inv *inv, const char *status);
+
 /* ---- prompt.c: the prompt flow and the agent's hooks ---- */
 
 void acp_hook_delta(void *arg, struct agent *a, int reasoning, const char *msg_id, const char *s,

@@ -177,7 +177,9 @@ acp_outbound_free(struct acp_outbound *ob)
 {
 	while (ob->head) {
 		struct acp_out *o = ob->head;
-		acp_out_unlink(o);
+		ob->head = o->next;
+		if (ob->loop)
+			ev_timer_stop(ob->loop, &o->timer);
 		acp_out_free(o);
 	}
 }

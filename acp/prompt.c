@@ -123,8 +123,20 @@ acp_observe_event(void *arg, struct sess *s, const json_t *ev)
 	json_t *u = acp_update_live(ev, &as->srv->tools);
 
 	(void)s;
-	if (u)
-		acp_send_update(as->srv, as->id, u);
+	if (u == NULL)
+		return;
+	/* A call of ours in flight: its checks said whether it asks first, and what it shows. */
+	if (as->agent && strcmp(json_string_value(json_object_get(ev, "type")), "tool/call") == 0) {
+		const struct tool_inv *inv = agent_find_call(as->agent,
+		    json_string_value(json_object_get(json_object_get(ev, "data"), "callId")));
+		if (inv && inv->asking)
+			json_object_set_new(u, "status", json_string("pending"));
+		if (inv && inv->plan.locations)
+			json_object_set(u, "locations", inv->plan.locations);
+		if (inv && inv->plan.content)
+			json_object_set(u, "content", inv->plan.content);
+	}
+	acp_send_update(as->srv, as->id, u);
 }
 
 /* Checks a prompt's content blocks; returns an error text or NULL. */

@@ -132,12 +132,6 @@ acp_client_can(void *self, const char *capability)
 	return 0;
 }
 
-static void
-acp_client_update(void *self, const char *sid, json_t *update)
-{
-	acp_send_update(self, sid, update);
-}
-
 /* ---- agent hooks ---- */
 
 
@@ -433,7 +427,8 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->client.request = acp_client_request;
 	srv->client.cancel = acp_client_cancel;
 	srv->client.can = acp_client_can;
-	srv->client.update = acp_client_update;
+	srv->client.ask = acp_ask;
+	srv->client.call_status = acp_ask_call_status;
 	srv->client.self = srv;
 	srv->rt.client = &srv->client;
 	acp_wq_init(&srv->wq, loop, proto_fd);

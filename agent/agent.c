@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/ask.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -34,6 +35,7 @@ agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env, struct 
 	rt->max_steps = 50;
 	rt->max_depth = 3;
 	rt->max_active = 8;
+	rt->start_mode = PERMIT_DEFAULT;
 	map_init(&rt->agents);
 }
 
@@ -560,6 +562,7 @@ agent_step_reset(struct agent *a)
 	for (size_t i = 0; i < a->ninv; i++) {
 		struct tool_inv *inv = a->invs[i];
 		tool_result_clear(&inv->result);
+		tool_plan_clear(&inv->plan);
 		free(inv->call_id);
 		json_decref(inv->args);
 		free(inv);
@@ -595,7 +598,69 @@ agent_tool_done(struct tool_inv *inv)
 	}
 }
 
-/* Starts call i: tool/call, argument check, run. */
+/* Runs a call whose checks passed; a call that completes at once is done now. */
+static void
+agent_tool_run(struct tool_inv *inv)
+{
+	struct tool_result r = { 0 };
+
+	if (inv->tool->run(inv, inv->args, &r) == TOOL_DONE) {
+		inv->result = r;
+		inv->done = 1;
+	}
+}
+
+/* After an allow (from the run queue): run, and tell the agent when it is done already. */
+static void
+agent_tool_run_allowed(struct tool_inv *inv)
+{
+	agent_tool_run(inv);
+	if (inv->done)
+		inv->on_done(inv);
+}
+
+/*
+ * The checks before a call is announced, in SPEC §20.1's order: arguments, then the tool's own
+ * (confinement, the mode, observation, the diff), then the rules. 0: fill nothing more and run;
+ * 1: ask first; -1: the call failed (its result is filled).
+ */
+static int
+agent_tool_check(struct agent *a, struct tool_inv *inv, const char *name, const char *raw)
+{
+	struct err e;
+	int rule;
+
+	err_clear(&e);
+	if (inv->tool == NULL) {
+		tool_result_error(&inv->result, ERR_UNKNOWN_TOOL, "unknown tool \"%s\"", name);
+		return -1;
+	}
+	inv->args = toolbox_check_args(a->tools, inv->tool, raw, &e);
+	if (inv->args == NULL) {
+		tool_result_error(&inv->result, e.code, "%s", e.msg);
+		return -1;
+	}
+	if (inv->tool->cls == PERMIT_READ)
+		return 0;
+	inv->plan.verdict = permit_decide(agent_mode(a), inv->tool->cls);
+	if (inv->tool->prepare && inv->tool->prepare(inv, inv->args, &inv->plan, &inv->result) < 0)
+		return -1;
+	if (inv->plan.verdict == PERMIT_REFUSE) {
+		tool_result_clear(&inv->result);
+		tool_result_read_only(&inv->result, inv->tool);
+		return -1;
+	}
+	if (inv->plan.verdict != PERMIT_ASK)
+		return 0;
+	rule = agent_ask_rule(a, inv->tool, &inv->plan);
+	if (rule < 0) {
+		agent_ask_rejected(inv);	/* a "reject always" rule: no ask */
+		return -1;
+	}
+	return rule == 0;
+}
+
+/* Starts call i: the checks, tool/call (announced pending when it will ask), then ask or run. */
 static int
 agent_tool_start(struct agent *a, size_t i)
 {
@@ -603,30 +668,33 @@ agent_tool_start(struct agent *a, size_t i)
 	json_t *c = json_array_get(a->calls, i);
 	const char *name = json_string_value(json_object_get(c, "name"));
 	const char *raw = json_string_value(json_object_get(c, "arguments"));
-	struct err e;
+	int verdict = agent_tool_check(a, inv, name, raw);
 
 	a->nstarted++;
+	inv->asking = verdict == 1;	/* the observers of tool/call read it */
 	if (agent_log(a, "tool/call", xjson_pack("{s:i, s:i, s:s, s:s, s:s}", "turn", a->turn, "step",
 		a->step, "callId", inv->call_id, "name", name, "arguments", raw)) < 0)
 		return -1;
-	err_clear(&e);
-	if (inv->tool == NULL) {
-		tool_result_error(&inv->result, ERR_UNKNOWN_TOOL, "unknown tool \"%s\"", name);
+	if (verdict < 0) {
 		inv->done = 1;
 		return 0;
 	}
-	inv->args = toolbox_check_args(a->tools, inv->tool, raw, &e);
-	if (inv->args == NULL) {
-		tool_result_error(&inv->result, e.code, "%s", e.msg);
-		inv->done = 1;
+	if (verdict == 1) {
+		if (agent_ask_start(a, inv, agent_tool_run_allowed) < 0)
+			inv->done = 1;
 		return 0;
 	}
-	struct tool_result r = { 0 };
-	if (inv->tool->run(inv, inv->args, &r) == TOOL_DONE) {
-		inv->result = r;
-		inv->done = 1;
-	}
+	agent_tool_run(inv);
 	return 0;
+}
+
+const struct tool_inv *
+agent_find_call(const struct agent *a, const char *call_id)
+{
+	for (size_t i = 0; i < a->ninv; i++)
+		if (strcmp(a->invs[i]->call_id, call_id) == 0)
+			return a->invs[i];
+	return NULL;
 }
 
 static int
@@ -646,6 +714,10 @@ agent_commit_result(struct agent *a, size_t i)
 		json_object_set_new(data, "error", xjson_pack("{s:s}", "code", err_tool(inv->result.error_code)));
 	if (inv->result.agent_id[0])
 		json_object_set_new(data, "agentId", json_string(inv->result.agent_id));
+	/* A child's asked call shows on its root: it ends there too (SPEC §20.1). */
+	if (inv->asked && agent_parent(a) && a->rt->client && !a->rt->shutting_down)
+		a->rt->client->call_status(a->rt->client->self, inv,
+		    inv->result.error_code != ERR_NONE ? "failed" : "completed");
 	return agent_log(a, "tool/result", data);
 }
 
@@ -960,6 +1032,8 @@ agent_end_turn(struct agent *a, const char *kind, const char *cause, const char 
 void
 agent_cancel(struct agent *a, const char *cause)
 {
+	if (agent_parent(a) == NULL && a->sess && strcmp(cause, "user") == 0)
+		agent_ask_cancel_below(a);	/* the children's asks fail as cancelled calls */
 	if (a->status != AGENT_RUNNING || a->cancelling)
 		return;
 	a->cancelling = 1;
@@ -981,7 +1055,9 @@ agent_cancel(struct agent *a, const char *cause)
 	} else if (a->invs) {
 		for (size_t i = 0; i < a->ninv; i++) {
 			struct tool_inv *inv = a->invs[i];
-			if (!inv->done && inv->cancel)
+			if (!inv->done && inv->asking)
+				agent_ask_cancel(a, inv);
+			else if (!inv->done && inv->cancel)
 				inv->cancel(inv);
 			if (!inv->done) {
 				tool_result_clear(&inv->result);

@@ -52,6 +52,8 @@ struct agent_rt {
 	struct ev_loop *loop;		/* for timers (wait_agent); may be NULL in tests */
 	const struct agent_ext *const *exts;	/* the profile's extensions, NULL-terminated; borrowed */
 	const struct agent_client *client;	/* the editor (acp/), or NULL: nothing to ask */
+	enum permit_mode start_mode;		/* --permission-mode: a new root's mode */
+	int child_approvals_never;		/* --child-approvals never */
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent not yet reaped, in creation order */
 	size_t nall, call;
@@ -159,6 +161,8 @@ void *agent_state(const struct agent *a, const void *key);
 void agent_state_set(struct agent *a, const void *key, void *state, void (*free_fn)(void *state));
 const char *agent_parent(const struct agent *a);
 
+/* The call in flight with call_id (the step's), or NULL. */
+const struct tool_inv *agent_find_call(const struct agent *a, const char *call_id);
 /* The final assistant text of the last turn (owned), or NULL when it left none. */
 char *agent_final_text(const struct agent *a);
 /* A new child agent (unpublished session with parentSession/origin); the caller sets it up. */

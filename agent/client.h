@@ -18,6 +18,8 @@
  */
 typedef void agent_client_done(void *arg, const json_t *result, const json_t *error, const struct err *e);
 
+struct tool_inv;
+
 struct agent_client {
 	/* Sends method {params (stolen)} for the ACP session sid; 0 with e when it cannot be sent. */
 	long (*request)(void *self, const char *sid, const char *method, json_t *params, long timeout_ms,
@@ -26,8 +28,15 @@ struct agent_client {
 	void (*cancel)(void *self, long id);
 	/* 1 when the client advertised capability ("fs.readTextFile", "fs.writeTextFile"). */
 	int (*can)(void *self, const char *capability);
-	/* Sends a session/update for sid (steals update): a child's ask shows on its root. */
-	void (*update)(void *self, const char *sid, json_t *update);
+	/*
+	 * Asks the user about inv's call on its root's ACP session (a child's call shows there as
+	 * "<child id>/<call id>", announced first). options: the ACP options, stolen. The answer
+	 * comes as a request's. Returns the request id, or 0 with e when no session can show it.
+	 */
+	long (*ask)(void *self, struct tool_inv *inv, json_t *options, agent_client_done *done, void *arg,
+	    struct err *e);
+	/* An asked call's status changed: "in_progress" after an allow; "completed" or "failed". */
+	void (*call_status)(void *self, struct tool_inv *inv, const char *status);
 	void *self;
 };
 

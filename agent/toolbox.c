@@ -194,6 +194,22 @@ tool_result_error(struct tool_result *r, enum err_code code, const char *fmt, ..
 }
 
 void
+tool_result_read_only(struct tool_result *r, const struct tool *t)
+{
+	tool_result_error(r, ERR_PERMISSION_MODE_READ_ONLY, "%s is not allowed in read-only mode", t->name);
+}
+
+void
+tool_plan_clear(struct tool_plan *p)
+{
+	free(p->command);
+	free(p->mcp_tool);
+	json_decref(p->locations);
+	json_decref(p->content);
+	memset(p, 0, sizeof(*p));
+}
+
+void
 tool_result_clear(struct tool_result *r)
 {
 	free(r->text);

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "agent/permit.h"
 #include "base/err.h"
 
 #define TOOL_DONE 0
@@ -27,6 +28,19 @@ struct tool_result {
 	char agent_id[40];		/* the child a delegation call is about, or "" */
 };
 
+/*
+ * What the permission policy needs of a call, and what an ask shows (SPEC §17.3). The runtime
+ * fills verdict from the mode and the tool's class; prepare fills the rest (all owned by the
+ * plan; the runtime frees them).
+ */
+struct tool_plan {
+	enum permit_verdict verdict;	/* in: the mode's word for this class; REFUSE: prepare refuses */
+	char *command;			/* bash: the command, for the "exec:" rule */
+	char *mcp_tool;			/* an MCP tool: "server:tool", for the "mcp:" rule */
+	json_t *locations;		/* ACP locations, or NULL */
+	json_t *content;		/* ACP content shown while asking (a diff), or NULL */
+};
+
 struct tool {
 	const char *name;
 	const char *description;
@@ -38,6 +52,15 @@ struct tool {
 	/* args: borrowed; fills out when returning TOOL_DONE. */
 	int (*run)(struct tool_inv *inv, const json_t *args, struct tool_result *out);
 	void *svc;			/* the service the tool adapts (borrowed) */
+	enum permit_class cls;		/* what the call does (SPEC §17.1); agent tools read */
+	/*
+	 * Optional, for tools the policy judges: after the argument check and before the call is
+	 * announced, the checks that come before an ask, in SPEC §20.1's order (confinement, then
+	 * the mode: plan->verdict REFUSE means refuse with tool_result_read_only, then observation
+	 * and the diff). 0 to go on, or -1 with out filled: the call fails and nothing runs. run is
+	 * still called after an allow and checks again (the file may change while the user thinks).
+	 */
+	int (*prepare)(struct tool_inv *inv, const json_t *args, struct tool_plan *plan, struct tool_result *out);
 };
 
 /* One call in flight; owned by the agent that dispatched it. */
@@ -51,6 +74,11 @@ struct tool_inv {
 	int done;
 	struct tool_result result;
 	void (*on_done)(struct tool_inv *inv);	/* the agent's completion hook */
+	/* the permission ask (agent/ask.c) */
+	struct tool_plan plan;
+	int asking;			/* an ask is out: announced pending, runs after an allow */
+	long ask_id;			/* the client request, while asking */
+	int asked;			/* it was asked (the client shows its status) */
 };
 
 /* An agent's tool set: borrowed tool descriptions plus their parsed schemas. */
@@ -79,6 +107,9 @@ void tool_result_set(struct tool_result *r, const char *text, json_t *output);	/
 void tool_result_error(struct tool_result *r, enum err_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void tool_result_clear(struct tool_result *r);
+/* PERMISSION_MODE_READ_ONLY "<tool> is not allowed in read-only mode". */
+void tool_result_read_only(struct tool_result *r, const struct tool *t);
+void tool_plan_clear(struct tool_plan *p);
 /* A pending tool finishes; the result is moved into the invocation. */
 void tool_inv_complete(struct tool_inv *inv, struct tool_result *r);
 

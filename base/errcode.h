@@ -41,6 +41,9 @@
 	/* the editor's answers to our requests (SPEC §16.4) */                                     \
 	X(CLIENT_ERROR, NULL, "CLIENT_ERROR", 0, "the editor refused the request")                    \
 	X(CLIENT_TIMEOUT, NULL, "CLIENT_TIMEOUT", 0, "the editor did not answer in time")             \
+	/* permissions (SPEC §17) */                                                                \
+	X(PERMISSION_REJECTED, NULL, "PERMISSION_REJECTED", 0, "the user rejected the call")          \
+	X(PERMISSION_MODE_READ_ONLY, NULL, "PERMISSION_MODE_READ_ONLY", 0, "the call is not allowed in read-only mode") \
 	/* delegation (SPEC §6.9) */                                                                  \
 	X(NOT_RESUMABLE, NULL, "NOT_RESUMABLE", 0, "the subagent cannot be resumed")                  \
 	X(UNAUTHORIZED, NULL, "UNAUTHORIZED", 0, "the caller may not act on that agent")              \

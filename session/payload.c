@@ -75,6 +75,11 @@ SHAPE(p_task, F("id", PK_STR), F("revision", PK_COUNT), F("subject", PK_STR), F(
 SHAPE(p_message, F("id", PK_STR), F("senderName", PK_STR), F("targetName", PK_STR), F("content", PK_STR));
 
 SHAPE(e_created, F("mode", PK_STR), F("model", PK_STR));
+SHAPE(e_mode, F("mode", PK_STR));
+SHAPE(e_model, F("model", PK_STR));
+SHAPE(e_rule, F("rule", PK_STR), F("allow", PK_BOOL));
+SHAPE(e_job_started, F("jobId", PK_STR), F("command", PK_STR));
+SHAPE(e_job_ended, F("jobId", PK_STR), F("exit", PK_ANY), FO("signal", PK_STR));
 SHAPE(e_turn, F("turn", PK_COUNT));
 SHAPE(e_step, F("turn", PK_COUNT), F("step", PK_COUNT));
 SHAPE(e_user, F("id", PK_STR), FA("content", PK_OBJ, REQ, &p_user_block), FS("source", PK_OBJ, &p_source));
@@ -105,6 +110,8 @@ static const struct {
 	T("subagent/descriptor", &e_descriptor), T("subagent/settled", &e_settled),
 	T("team/member", &e_team_member), T("team/task", &e_team_task),
 	T("team/message/queued", &e_team_queued), T("team/message/delivered", &e_team_delivered),
+	T("session/mode", &e_mode), T("session/model", &e_model), T("permission/rule", &e_rule),
+	T("job/started", &e_job_started), T("job/ended", &e_job_ended),
 };
 #undef T
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/ask.h"
 #include "tests/helpers.h"
 
 static struct test_runtime T;
@@ -47,13 +48,15 @@ cut_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	return TOOL_DONE;
 }
 
-static const struct tool cut_tool = { "cut", "cuts", "{\"type\":\"object\",\"properties\":{}}", "other", 1, NULL,
-	cut_run, NULL };
+static const struct tool cut_tool = { .name = "cut", .description = "cuts",
+	.schema = "{\"type\":\"object\",\"properties\":{}}", .kind = "other", .concurrency_safe = 1, .run = cut_run };
 
-static const struct tool echo_tool = { "echo", "echoes", "{\"type\":\"object\",\"additionalProperties\":false,"
-	"\"required\":[\"text\"],\"properties\":{\"text\":{\"type\":\"string\"}}}", "other", 1, NULL, echo_run, NULL };
-static const struct tool slow_tool = { "slow", "waits", "{\"type\":\"object\",\"properties\":{}}", "other", 0,
-	NULL, slow_run, NULL };
+static const struct tool echo_tool = { .name = "echo", .description = "echoes",
+	.schema = "{\"type\":\"object\",\"additionalProperties\":false,"
+	"\"required\":[\"text\"],\"properties\":{\"text\":{\"type\":\"string\"}}}", .kind = "other",
+	.concurrency_safe = 1, .run = echo_run };
+static const struct tool slow_tool = { .name = "slow", .description = "waits",
+	.schema = "{\"type\":\"object\",\"properties\":{}}", .kind = "other", .run = slow_run };
 
 static void
 on_turn_end(void *arg, struct agent *a, const char *first, const json_t *reason)
@@ -486,6 +489,284 @@ START_TEST(agent_extensions_hook_in_order_and_free_their_state)
 }
 END_TEST
 
+/* ---- asks (SPEC §17): a fake client answers the permission requests ---- */
+
+struct fake_ask {
+	struct tool_inv *inv;
+	json_t *options;
+	agent_client_done *done;
+	void *arg;
+};
+
+static struct fake_client {
+	struct fake_ask asks[8];
+	int nasks;
+	long cancelled[8];
+	int ncancelled;
+	char statuses[256];
+	int runs;
+} F;
+
+static long
+fake_request(void *self, const char *sid, const char *method, json_t *params, long timeout_ms,
+    agent_client_done *done, void *arg, struct err *e)
+{
+	(void)self, (void)sid, (void)method, (void)timeout_ms, (void)done, (void)arg, (void)e;
+	json_decref(params);
+	return 0;
+}
+
+static void
+fake_cancel(void *self, long id)
+{
+	(void)self;
+	F.cancelled[F.ncancelled++] = id;
+}
+
+static int
+fake_can(void *self, const char *cap)
+{
+	(void)self, (void)cap;
+	return 0;
+}
+
+static long
+fake_ask(void *self, struct tool_inv *inv, json_t *options, agent_client_done *done, void *arg, struct err *e)
+{
+	(void)self, (void)e;
+	F.asks[F.nasks] = (struct fake_ask){ inv, options, done, arg };
+	return ++F.nasks;
+}
+
+static void
+fake_status(void *self, struct tool_inv *inv, const char *status)
+{
+	(void)self, (void)inv;
+	strcat(F.statuses, status);
+	strcat(F.statuses, " ");
+}
+
+static const struct agent_client fake_client = { fake_request, fake_cancel, fake_can, fake_ask, fake_status, NULL };
+
+/* The client's answer to ask k: an option, or NULL for cancelled. */
+static void
+answer(int k, const char *option)
+{
+	json_t *r = option ? json_pack("{s:{s:s, s:s}}", "outcome", "outcome", "selected", "optionId", option)
+			   : json_pack("{s:{s:s}}", "outcome", "outcome", "cancelled");
+	F.asks[k].done(F.asks[k].arg, r, NULL, NULL);
+	json_decref(r);
+	runq_drain(&T.q);
+}
+
+static int
+risky_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *plan, struct tool_result *out)
+{
+	(void)inv;
+	if (plan->verdict == PERMIT_REFUSE) {
+		tool_result_read_only(out, inv->tool);
+		return -1;
+	}
+	plan->command = strdup(json_string_value(json_object_get(args, "command")));
+	plan->content = json_pack("[{s:s, s:{s:s, s:s}}]", "type", "content", "content", "type", "text", "text",
+	    "shown");
+	return 0;
+}
+
+static int
+risky_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+{
+	(void)inv;
+	F.runs++;
+	tool_result_set(out, json_string_value(json_object_get(args, "command")), NULL);
+	return TOOL_DONE;
+}
+
+static const struct tool risky_tool = { .name = "risky", .description = "runs",
+	.schema = "{\"type\":\"object\",\"required\":[\"command\"],\"properties\":{\"command\":{\"type\":\"string\"}}}",
+	.kind = "execute", .run = risky_run, .cls = PERMIT_EXEC, .prepare = risky_prepare };
+static const struct tool edit_tool = { .name = "edits", .description = "edits",
+	.schema = "{\"type\":\"object\",\"properties\":{}}", .kind = "edit", .run = echo_run, .cls = PERMIT_EDIT };
+
+/* A root in mode m whose script calls risky (command) twice, in two turns, then answers. */
+static struct agent *
+ask_start(enum permit_mode m)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"risky\",\"arguments\":{\"command\":\"git status\"}}]},{\"text\":\"one\"},"
+	    "{\"tool_calls\":[{\"name\":\"risky\",\"arguments\":{\"command\":\"git status -s\"}}]},{\"text\":\"two\"}"
+	    "]}]}", 50);
+
+	memset(&F, 0, sizeof(F));
+	toolbox_add(&tb, &risky_tool);
+	toolbox_add(&tb, &edit_tool);
+	T.rt.client = &fake_client;
+	T.rt.start_mode = m;
+	return a;
+}
+
+static void
+ask_finish(void)
+{
+	for (int i = 0; i < F.nasks; i++)
+		json_decref(F.asks[i].options);
+	T.rt.client = NULL;
+	finish();
+}
+
+START_TEST(agent_ask_allow_runs_and_always_is_remembered)
+{
+	struct agent *a = ask_start(PERMIT_DEFAULT);
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 1);
+	ck_assert_int_eq(F.runs, 0);			/* nothing runs before the answer */
+	ck_assert_int_eq(a->status, AGENT_RUNNING);
+	ck_assert_ptr_nonnull(strstr(types(a), "tool/call"));
+	ck_assert_ptr_null(strstr(types(a), "tool/result"));
+	ck_assert(F.asks[0].inv->asking);		/* what the announcement reads: pending */
+	json_t *o = F.asks[0].options;
+	ck_assert_uint_eq(json_array_size(o), 4);
+	static const char *const ids[] = { "allow", "allow_always", "reject", "reject_always" };
+	static const char *const kinds[] = { "allow_once", "allow_always", "reject_once", "reject_always" };
+	for (int i = 0; i < 4; i++) {
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(o, i), "optionId")), ids[i]);
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(o, i), "kind")), kinds[i]);
+	}
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(o, 1), "name")),
+	    "Always allow \"git status …\"");
+	answer(0, "allow_always");
+	ck_assert_int_eq(F.runs, 1);
+	ck_assert_str_eq(F.statuses, "in_progress ");
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
+	const json_t *rule = find(a, "permission/rule", 0);
+	ck_assert_ptr_nonnull(rule);
+	ck_assert_str_eq(json_string_value(json_object_get(rule, "rule")), "exec:git status");
+	ck_assert(json_is_true(json_object_get(rule, "allow")));
+	/* The second call matches the rule: no ask. */
+	prompt(a, "again", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 1);
+	ck_assert_int_eq(F.runs, 2);
+	ask_finish();
+}
+END_TEST
+
+START_TEST(agent_ask_reject_fails_the_call_and_the_turn_goes_on)
+{
+	struct agent *a = ask_start(PERMIT_DEFAULT);
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	answer(0, "reject");
+	ck_assert_int_eq(F.runs, 0);
+	const json_t *r = find(a, "tool/result", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"), "code")), "PERMISSION_REJECTED");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text")),
+	    "Error: the user rejected this command");
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");	/* "one" */
+	/* reject_always: the next matching call is rejected without an ask. */
+	prompt(a, "again", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 2);
+	answer(1, "reject_always");
+	ck_assert_ptr_nonnull(find(a, "permission/rule", 0));
+	ck_assert_int_eq(F.runs, 0);
+	ask_finish();
+}
+END_TEST
+
+START_TEST(agent_ask_cancelled_outcome_and_cancel_while_asking)
+{
+	struct agent *a = ask_start(PERMIT_DEFAULT);
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	answer(0, NULL);				/* outcome cancelled: the turn is cancelled */
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "aborted");
+	ck_assert_int_eq(F.runs, 0);
+	const json_t *r = find(a, "tool/result", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"), "code")), "CANCELLED");
+	/* session/cancel while asking: the ask is dropped ($/cancel_request) and the call cancelled. */
+	prompt(a, "again", NULL);	/* the script's "one" */
+	runq_drain(&T.q);
+	prompt(a, "and again", NULL);	/* its second call */
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 2);
+	agent_cancel(a, "user");
+	ck_assert_int_eq(F.ncancelled, 1);
+	ck_assert_int_eq(F.cancelled[0], 2);
+	runq_drain(&T.q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "aborted");
+	ck_assert_int_eq(F.runs, 0);
+	ask_finish();
+}
+END_TEST
+
+START_TEST(agent_ask_unknown_option_is_a_reject)
+{
+	struct agent *a = ask_start(PERMIT_DEFAULT);
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	test_log_capture_start();
+	answer(0, "maybe");
+	char *logged = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(logged, "unknown permission answer \"maybe\""));
+	free(logged);
+	ck_assert_int_eq(F.runs, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(find(a, "tool/result", 0), "error"),
+	    "code")), "PERMISSION_REJECTED");
+	ask_finish();
+}
+END_TEST
+
+START_TEST(agent_ask_modes_follow_the_table)
+{
+	struct agent *a = ask_start(PERMIT_FULL_ACCESS);
+	struct err e;
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 0);			/* full access: no ask */
+	ck_assert_int_eq(F.runs, 1);
+	/* read-only: commands still ask; the mode is logged and read back. */
+	err_clear(&e);
+	ck_assert_int_eq(agent_set_mode(a, PERMIT_READ_ONLY, &e), 0);
+	ck_assert_int_eq(agent_mode(a), PERMIT_READ_ONLY);
+	ck_assert_str_eq(json_string_value(json_object_get(find(a, "session/mode", 0), "mode")), "read-only");
+	prompt(a, "again", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 1);
+	answer(0, "allow");
+	ck_assert_int_eq(F.runs, 2);
+	ask_finish();
+}
+END_TEST
+
+START_TEST(agent_ask_read_only_refuses_edits)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"edits\",\"arguments\":{}}]},{\"text\":\"one\"}]}]}", 50);
+
+	memset(&F, 0, sizeof(F));
+	toolbox_add(&tb, &edit_tool);
+	T.rt.client = &fake_client;
+	T.rt.start_mode = PERMIT_READ_ONLY;
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 0);
+	const json_t *r = find(a, "tool/result", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"), "code")),
+	    "PERMISSION_MODE_READ_ONLY");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text")),
+	    "Error: edits is not allowed in read-only mode");
+	T.rt.client = NULL;
+	finish();
+}
+END_TEST
+
 Suite *
 agent_suite(void)
 {
@@ -494,6 +775,12 @@ agent_suite(void)
 
 	tcase_add_test(tc, agent_turn_dispatches_tools_and_commits_results_in_order);
 	tcase_add_test(tc, agent_extensions_hook_in_order_and_free_their_state);
+	tcase_add_test(tc, agent_ask_allow_runs_and_always_is_remembered);
+	tcase_add_test(tc, agent_ask_reject_fails_the_call_and_the_turn_goes_on);
+	tcase_add_test(tc, agent_ask_cancelled_outcome_and_cancel_while_asking);
+	tcase_add_test(tc, agent_ask_unknown_option_is_a_reject);
+	tcase_add_test(tc, agent_ask_modes_follow_the_table);
+	tcase_add_test(tc, agent_ask_read_only_refuses_edits);
 	tcase_add_test(tc, agent_cancel_during_a_pending_tool_records_cancelled);
 	tcase_add_test(tc, agent_cancel_while_the_model_hangs);
 	tcase_add_test(tc, agent_step_limit_ends_max_steps);

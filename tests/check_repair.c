@@ -468,6 +468,10 @@ START_TEST(inspect_refuses_payloads_of_the_wrong_shape)
 		    "\"text\",\"text\":\"x\"}],\"isError\":true,\"error\":{}}", "error.code is missing" },
 		{ "turn/end", "{\"turn\":1,\"reason\":\"completed\"}", "reason must be an object" },
 		{ "subagent/settled", "{\"epoch\":1}", "end is missing" },
+		{ "session/mode", "{\"mode\":3}", "mode must be a string" },
+		{ "permission/rule", "{\"rule\":\"edit:*\",\"allow\":\"yes\"}", "allow must be a boolean" },
+		{ "job/started", "{\"jobId\":\"job-1\"}", "command is missing" },
+		{ "job/ended", "{\"jobId\":\"job-1\",\"exit\":null,\"signal\":9}", "signal must be a string" },
 		{ "team/task", "{\"version\":1,\"task\":{\"id\":\"task-1\",\"revision\":1,\"subject\":\"s\","
 		    "\"description\":\"d\",\"status\":\"pending\",\"blockedBy\":[1],\"writeScopes\":[]}}",
 		    "task.blockedBy[0] must be a string" },
@@ -479,7 +483,7 @@ START_TEST(inspect_refuses_payloads_of_the_wrong_shape)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		static const char *const keep_all[] = { "turn/start", "step/start", "user/message", "assistant/message",
 			"tool/call", "tool/result", "turn/end", "subagent/settled", "team/task",
-			"team/message/queued", NULL };
+			"team/message/queued", "session/mode", "permission/rule", "job/started", "job/ended", NULL };
 		struct sess_image img;
 		struct sess_scan sc;
 		struct err e;

@@ -57,5 +57,6 @@ Suite *openai_suite(void);
 Suite *team_suite(void);
 Suite *toolbox_texts_suite(void);
 Suite *outbound_suite(void);
+Suite *permit_suite(void);
 
 #endif
