@@ -46,7 +46,8 @@ static const char main_help_text[] =
     "usage: acp-agent [--state-dir DIR] [--model builtin|replay|openai] [--recording FILE]\n"
     "                 [--profile default|team] [--sync none|turn|always] [--max-depth N]\n"
     "                 [--max-active N] [--max-steps N] [--log-level error|warn|info|debug]\n"
-    "                 [--deterministic] [--version] [-h|--help]\n"
+    "                 [--tools none|workspace] [--permission-mode MODE]\n"
+    "                 [--child-approvals ask|never] [--deterministic] [--version] [-h|--help]\n"
     "Speaks ACP v1 (JSON-RPC 2.0, one object per line) on stdin/stdout; logs go to stderr.\n"
     "An option wins over its variable; a variable set to \"\" counts as unset.\n"
     "\n"
@@ -58,6 +59,12 @@ static const char main_help_text[] =
     "--recording FILE       ACP_AGENT_RECORDING       none; --model replay needs one\n"
     "--profile NAME         ACP_AGENT_PROFILE         default; or team\n"
     "--sync POLICY          ACP_AGENT_SYNC            turn; or none, always\n"
+    "--tools SET                                      workspace (read, write, edit, glob, grep,\n"
+    "                                                 bash, job_output, job_kill); or none\n"
+    "--permission-mode MODE ACP_AGENT_PERMISSION_MODE default; or read-only, accept-edits,\n"
+    "                                                 full-access (a new session's mode)\n"
+    "--child-approvals WHEN                           ask (children ask through their root);\n"
+    "                                                 or never (their asks are rejected)\n"
     "--max-depth N                                    "
     MAIN_STR(MAIN_MAX_DEPTH) " (deepest delegation)\n"
     "--max-active N                                   "
@@ -219,7 +226,7 @@ main_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 /* What the command line and the environment say, before it is checked. */
 struct main_args {
-	struct main_setting state, model, rec, prof, sync, loglevel;
+	struct main_setting state, model, rec, prof, sync, loglevel, tools, perm, child;
 	int tools_md;
 };
 
@@ -228,7 +235,7 @@ static int
 main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 {
 	enum { OPT_STATE = 256, OPT_MODEL, OPT_REC, OPT_PROFILE, OPT_SYNC, OPT_DEPTH, OPT_ACTIVE, OPT_STEPS, OPT_LOG,
-		OPT_DET, OPT_VERSION, OPT_HELP, OPT_TOOLS_MD };
+		OPT_DET, OPT_VERSION, OPT_HELP, OPT_TOOLS_MD, OPT_TOOLS, OPT_PERM, OPT_CHILD };
 	static const struct option longopts[] = {
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "model", required_argument, NULL, OPT_MODEL },
@@ -243,6 +250,9 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "print-tools-markdown", no_argument, NULL, OPT_TOOLS_MD },
+		{ "tools", required_argument, NULL, OPT_TOOLS },
+		{ "permission-mode", required_argument, NULL, OPT_PERM },
+		{ "child-approvals", required_argument, NULL, OPT_CHILD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *det = main_env("ACP_AGENT_DETERMINISTIC");
@@ -252,6 +262,7 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 	a->model = main_env_setting("ACP_AGENT_MODEL_PROVIDER");
 	a->rec = main_env_setting("ACP_AGENT_RECORDING");
 	a->prof = main_env_setting("ACP_AGENT_PROFILE");
+	a->perm = main_env_setting("ACP_AGENT_PERMISSION_MODE");
 	a->sync = main_env_setting("ACP_AGENT_SYNC");
 	a->loglevel = main_env_setting("ACP_AGENT_LOG");
 	o->max_depth = MAIN_MAX_DEPTH;
@@ -289,6 +300,9 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 			fputs(main_help_text, stdout);
 			return 0;
 		case OPT_TOOLS_MD: a->tools_md = 1; break;
+		case OPT_TOOLS: main_set_opt(&a->tools, "--tools", optarg); break;
+		case OPT_PERM: main_set_opt(&a->perm, "--permission-mode", optarg); break;
+		case OPT_CHILD: main_set_opt(&a->child, "--child-approvals", optarg); break;
 		default:
 			return main_usage("unknown or incomplete option \"%s\"", argv[optind - 1]);
 		}
@@ -331,7 +345,20 @@ main_settle(const struct main_args *a, struct acp_options *o, char **state_defau
 	if (a->sync.value && sess_sync_parse(a->sync.value, &o->sync) < 0)
 		return main_usage("%s: \"%s\" is not none, turn or always", a->sync.from, a->sync.value);
 	o->profile = a->prof.value ? a->prof.value : "default";
-	if ((profile = toolsets_profile(o->profile)) == NULL)
+	o->workspace = 1;
+	if (a->tools.value && strcmp(a->tools.value, "none") == 0)
+		o->workspace = 0;
+	else if (a->tools.value && strcmp(a->tools.value, "workspace") != 0)
+		return main_usage("%s: \"%s\" is not none or workspace", a->tools.from, a->tools.value);
+	o->start_mode = PERMIT_DEFAULT;
+	if (a->perm.value && permit_mode_parse(a->perm.value, &o->start_mode) < 0)
+		return main_usage("%s: \"%s\" is not read-only, default, accept-edits or full-access", a->perm.from,
+		    a->perm.value);
+	if (a->child.value && strcmp(a->child.value, "never") == 0)
+		o->child_approvals_never = 1;
+	else if (a->child.value && strcmp(a->child.value, "ask") != 0)
+		return main_usage("%s: \"%s\" is not ask or never", a->child.from, a->child.value);
+	if ((profile = toolsets_profile(o->profile, o->workspace)) == NULL)
 		return main_usage("%s: \"%s\" is not default or team", a->prof.from, o->profile);
 	if (a->tools_md)
 		return main_tools_markdown(profile);

@@ -412,7 +412,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 		if (srv->model == NULL)
 			return -1;
 	}
-	srv->profile = toolsets_profile(opts->profile);
+	srv->profile = toolsets_profile(opts->profile, opts->workspace);
 	if (srv->profile == NULL)
 		return err_set(e, ERR_USAGE, "\"%s\" is not default or team", opts->profile);
 	toolbox_init(&srv->tools);
@@ -423,6 +423,8 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->rt.max_active = opts->max_active;
 	srv->rt.loop = loop;
 	agent_rt_set_exts(&srv->rt, srv->profile->exts);
+	srv->rt.start_mode = opts->start_mode;
+	srv->rt.child_approvals_never = opts->child_approvals_never;
 	acp_outbound_init(&srv->out, loop, &srv->runq, acp_out_send, srv);
 	srv->client.request = acp_client_request;
 	srv->client.cancel = acp_client_cancel;

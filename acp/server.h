@@ -25,6 +25,9 @@ struct acp_options {
 	const char *model;		/* builtin | replay | openai */
 	const char *recording;
 	const char *profile;
+	int workspace;			/* --tools workspace (the default): SPEC §16's tools */
+	enum permit_mode start_mode;	/* --permission-mode */
+	int child_approvals_never;	/* --child-approvals never */
 	enum sess_sync sync;
 	int max_depth, max_active, max_steps;
 	int deterministic;
