@@ -672,6 +672,19 @@ START_TEST(read_offset_limit_and_the_footer)
 	ck_assert_ptr_null(strchr(s, '['));		/* the end: no footer */
 	ck_assert_int_eq(sp.more, 0);
 	free(s);
+	/* Any offset lands on its line, lines of every length around the 4 KiB skip blocks. */
+	f.len = 0;
+	for (int i = 1; i <= 20000; i++)
+		buf_printf(&f, "%d:%.*s\n", i, (i * 37) % 23, "xxxxxxxxxxxxxxxxxxxxxxxxx");
+	for (int i = 1; i <= 20000; i += 97) {
+		char want[64];
+
+		s = render(f.data, f.len, (size_t)i, 1, &sp);
+		snprintf(want, sizeof(want), "%6d\t%d:", i, i);
+		ck_assert_msg(strncmp(s, want, strlen(want)) == 0, "offset %d: %.20s", i, s);
+		ck_assert_uint_eq(sp.total, 20000);
+		free(s);
+	}
 	/* Numbers wider than six columns push the tab right. */
 	f.len = 0;
 	for (int i = 0; i < 1000001; i++)
