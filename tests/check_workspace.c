@@ -685,6 +685,13 @@ START_TEST(read_offset_limit_and_the_footer)
 		ck_assert_uint_eq(sp.total, 20000);
 		free(s);
 	}
+	/* A block of nothing but '\n' near the offset is not skipped past it. */
+	f.len = 0;
+	for (int i = 0; i < 10000; i++)
+		buf_append(&f, "\n", 1);
+	s = render(f.data, f.len, 4050, 1, &sp);
+	ck_assert_str_eq(s, "  4050\t\n[lines 4050-4050 of 10000; continue with offset=4051]");
+	free(s);
 	/* Numbers wider than six columns push the tab right. */
 	f.len = 0;
 	for (int i = 0; i < 1000001; i++)

@@ -178,13 +178,9 @@ ws_fs_read_render(const char *p, const char *data, size_t len, size_t offset, si
 		limit = WS_READ_LINES;
 	if (memchr(data, '\0', len < WS_BINARY_SCAN ? len : WS_BINARY_SCAN) != NULL)
 		return err_set(err, "FS_BINARY", "file \"%.300s\" is binary (a NUL byte in its first 8 KiB)", p);
-	/* To the offset: whole blocks by their count of '\n', then line by line. */
+	/* To the offset: whole 4 KiB blocks while more lines are to go than one can hold. */
 	while (offset - line > 4096 && end - s >= 4096) {
-		size_t k = fs_count_nl(s, 4096);
-
-		if (k >= offset - line)
-			break;
-		line += k;
+		line += fs_count_nl(s, 4096);
 		s += 4096;
 	}
 	while (line < offset && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
