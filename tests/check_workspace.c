@@ -315,6 +315,8 @@ START_TEST(path_symlink_loops_are_an_io_error)
 	ln("loop1", "ws/loop2");
 	expect_err(ws_path_resolve(&fx.roots, "loop1", 0, &w, &fx.e), "FS_IO",
 	    "cannot read \"loop1\": Too many levels of symbolic links");
+	expect_err(ws_path_resolve(&fx.roots, "loop1", 1, &w, &fx.e), "FS_IO",
+	    "cannot write \"loop1\": Too many levels of symbolic links");
 	expect_err(ws_path_open_read(&fx.roots, "loop1/x", &w, &fx.e), "FS_IO", NULL);
 	expect_err(ws_path_write(&fx.roots, "loop2", "x", 1, 0, &w, &fx.e), "FS_IO",
 	    "cannot write \"loop2\": Too many levels of symbolic links");

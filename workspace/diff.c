@@ -94,9 +94,11 @@ diff_myers(const struct dlines *a, size_t ao, size_t N, const struct dlines *b, 
 				dd = d;
 		}
 		/* Round d's V[-d..d] lives at trace[d*d]. */
-		while (cap < need)
-			cap *= 2;
-		trace = xrealloc(trace, cap * sizeof(*trace));
+		if (cap < need) {
+			while (cap < need)
+				cap *= 2;
+			trace = xrealloc(trace, cap * sizeof(*trace));
+		}
 		memcpy(trace + (size_t)(d * d), v + mid - d, (size_t)(2 * d + 1) * sizeof(*v));
 		if (work > WS_DIFF_WORK_MAX)
 			break;
@@ -155,7 +157,7 @@ diff_blocks(const unsigned char *del, size_t na, const unsigned char *ins, size_
 			else
 				j++;
 		}
-		if (n > 0 && i0 - bl[n - 1].oe <= 2 * WS_DIFF_CONTEXT) {
+		if (n > 0 && i0 - bl[n - 1].oe <= (size_t)2 * WS_DIFF_CONTEXT) {
 			bl[n - 1].oe = i;
 			bl[n - 1].ne = j;
 			continue;

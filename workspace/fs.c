@@ -42,7 +42,13 @@ ws_fs_load(const struct ws_roots *r, const char *path, size_t max, struct ws_pat
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > max) {
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+
+		close(fd);
+		return err_set(err, "FS_IO", "cannot read \"%.300s\": %s", path, strerror(e));
+	}
+	if ((uint64_t)st.st_size > max) {
 		close(fd);
 		return fs_too_large(path, (size_t)st.st_size, max, err);
 	}
@@ -134,7 +140,8 @@ static void
 fs_put_line(struct buf *out, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t chars = 0, i = 0, check = n < 4 * WS_LINE_CHARS ? n : 4 * WS_LINE_CHARS;
+	const size_t most = (size_t)4 * WS_LINE_CHARS;	/* bytes WS_LINE_CHARS characters span */
+	size_t chars = 0, i = 0, check = n < most ? n : most;
 
 	if (n <= WS_LINE_CHARS && utf8_valid(s, n)) {
 		buf_append(out, s, n);
@@ -149,7 +156,7 @@ fs_put_line(struct buf *out, const char *s, size_t n)
 		buf_append(out, s, i);
 		return;
 	}
-	buf_reserve(out, check + 3 * WS_LINE_CHARS);
+	buf_reserve(out, check + (size_t)3 * WS_LINE_CHARS);
 	for (i = 0; i < n && chars < WS_LINE_CHARS; chars++) {
 		size_t l = utf8_seq_len(u + i, n - i);
 

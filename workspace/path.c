@@ -36,6 +36,7 @@ struct walk {
 	const struct ws_roots *roots;
 	const char *p;			/* the caller's path, for messages */
 	enum walk_mode mode;
+	int for_write;			/* messages say "write" (WALK_WRITE, or a resolve for one) */
 	int which;			/* the base: 0 the workspace root, 1 the read-only root */
 	int dirfd;
 	struct buf canon;		/* below the base: real names, '/'-joined */
@@ -182,7 +183,7 @@ static int
 walk_io(const struct walk *w, int e, struct err *err)
 {
 	return err_set(err, "FS_IO", "cannot %s \"%.300s\": %s",
-	    w->mode == WALK_WRITE ? "write" : "read", w->p, strerror(e));
+	    w->for_write ? "write" : "read", w->p, strerror(e));
 }
 
 static const char *
@@ -500,6 +501,8 @@ walk_steps(struct walk *w, struct err *err)
 {
 	char name[NAME_MAX + 1];
 
+	if (w->rest == NULL)
+		return 0;
 	for (;;) {
 		const char *s = w->rest + w->pos, *e;
 		size_t n;
@@ -557,6 +560,7 @@ walk_init(struct walk *w, const struct ws_roots *r, const char *path, enum walk_
 	w->roots = r;
 	w->p = path;
 	w->mode = mode;
+	w->for_write = mode == WALK_WRITE;
 	w->dirfd = w->fd = -1;
 	buf_init(&w->canon);
 }
@@ -589,6 +593,7 @@ ws_path_resolve(const struct ws_roots *r, const char *path, int for_write,
 
 	memset(out, 0, sizeof(*out));
 	walk_init(&w, r, path, WALK_RESOLVE);
+	w.for_write = for_write;
 	if ((rc = walk_run(&w, err)) == 0) {
 		walk_result(&w, out);
 		if (for_write && out->read_only) {
