@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "base/xmalloc.h"
 #include "bench/util.h"
+#include "workspace/diff.h"
 #include "workspace/fs.h"
 #include "workspace/hash.h"
 #include "workspace/obs.h"
@@ -208,6 +209,40 @@ main(void)
 	}
 	ms = median(t, RUNS);
 	printf("edit[8MiB, replace_all, %zu matches]: %.2f ms (median of %d)\n", calls, ms, RUNS);
+	/* The diff the edit presents: hunks, then at the edit budget (every 300th line changed). */
+	{
+		struct ws_edit one, many;
+		struct ws_diff d;
+		const char *labels[2] = { "one edit at the end", "every 300th line changed" };
+		struct buf b;
+		size_t nth = 0;
+
+		if (ws_fs_edit("f", f.data, f.len, "UNIQUE_NEEDLE_AT_THE_END();", "replaced();", 0, &one, &e) != 0)
+			return 1;
+		buf_init(&b);
+		for (const char *q = f.data, *nl; (nl = memchr(q, '\n', (size_t)(f.data + f.len - q))) != NULL; q = nl + 1) {
+			if (++nth % 300 == 0)
+				buf_puts(&b, "changed\n");
+			else
+				buf_append(&b, q, (size_t)(nl + 1 - q));
+		}
+		many.text = b;
+		for (int k = 0; k < 2; k++) {
+			const struct buf *nt = k ? &many.text : &one.text;
+
+			for (int r = 0; r < 5; r++) {
+				double t0 = bench_now_ms();
+
+				ws_diff_make(&d, f.data, f.len, nt->data, nt->len);
+				t[r] = bench_now_ms() - t0;
+				calls = d.nhunks;
+				ws_diff_free(&d);
+			}
+			printf("diff[8MiB, %s]: %.1f ms (median of 5; %zu hunks)\n", labels[k], median(t, 5), calls);
+		}
+		ws_edit_free(&one);
+		buf_free(&b);
+	}
 	buf_free(&out);
 	buf_free(&f);
 	return 0;
