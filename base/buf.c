@@ -36,6 +36,7 @@ buf_reserve(struct buf *b, size_t extra)
 		cap *= 2;
 	b->data = xrealloc(b->data, cap);
 	b->cap = cap;
+	b->data[b->len] = '\0';	/* a fresh buffer's bytes are NUL-terminated too (buf.h) */
 }
 
 void

@@ -41,6 +41,24 @@
 	/* the editor's answers to our requests (SPEC §16.4) */                                     \
 	X(CLIENT_ERROR, NULL, "CLIENT_ERROR", 0, "the editor refused the request")                    \
 	X(CLIENT_TIMEOUT, NULL, "CLIENT_TIMEOUT", 0, "the editor did not answer in time")             \
+	/* the workspace (SPEC §16.2, §16.3; workspace/) */                                         \
+	X(FS_OUTSIDE_WORKSPACE, NULL, "FS_OUTSIDE_WORKSPACE", 0, "the path is outside the workspace") \
+	X(FS_NOT_FOUND, NULL, "FS_NOT_FOUND", 0, "the file does not exist")                           \
+	X(FS_IS_DIRECTORY, NULL, "FS_IS_DIRECTORY", 0, "the path is a directory")                     \
+	X(FS_TOO_LARGE, NULL, "FS_TOO_LARGE", 0, "the file is larger than the limit")                 \
+	X(FS_BINARY, NULL, "FS_BINARY", 0, "the file is binary")                                      \
+	X(FS_NOT_UTF8, NULL, "FS_NOT_UTF8", 0, "the text is not valid UTF-8")                         \
+	X(FS_NOT_OBSERVED, NULL, "FS_NOT_OBSERVED", 0, "the file has not been read")                  \
+	X(FS_STALE_VERSION, NULL, "FS_STALE_VERSION", 0, "the file changed since it was last read")   \
+	X(FS_IO, NULL, "FS_IO", 0, "the file cannot be read or written")                              \
+	X(EDIT_NO_MATCH, NULL, "EDIT_NO_MATCH", 0, "old_string was not found")                        \
+	X(EDIT_AMBIGUOUS, NULL, "EDIT_AMBIGUOUS", 0, "old_string occurs more than once")              \
+	X(TOOL_TIMEOUT, NULL, "TOOL_TIMEOUT", 0, "the command timed out")                             \
+	X(PROC_SPILL_EXISTS, NULL, "PROC_SPILL_EXISTS", 0, "the spill file exists already")           \
+	X(PROC_SPILL_IO, NULL, "PROC_SPILL_IO", 0, "the spill file cannot be created")                \
+	X(PROC_SPAWN_FAILED, NULL, "PROC_SPAWN_FAILED", 0, "the command cannot be started")           \
+	X(JOB_NOT_FOUND, NULL, "JOB_NOT_FOUND", 0, "no such background job")                          \
+	X(JOB_LIMIT_REACHED, NULL, "JOB_LIMIT_REACHED", 0, "too many background jobs run at once")    \
 	/* permissions (SPEC §17) */                                                                \
 	X(PERMISSION_REJECTED, NULL, "PERMISSION_REJECTED", 0, "the user rejected the call")          \
 	X(PERMISSION_MODE_READ_ONLY, NULL, "PERMISSION_MODE_READ_ONLY", 0, "the call is not allowed in read-only mode") \

@@ -58,5 +58,6 @@ Suite *team_suite(void);
 Suite *toolbox_texts_suite(void);
 Suite *outbound_suite(void);
 Suite *permit_suite(void);
+Suite *workspace_suite(void);
 
 #endif

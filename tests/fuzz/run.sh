@@ -32,7 +32,8 @@ mkdir -p "$out/corpus-scan"
 cat scenarios/*/expected/sessions/*.jsonl 2>/dev/null | head -400 | split -l 1 - "$out/corpus-scan/line-"
 # And pairs of consecutive lines: the second is matched against the shape of the first.
 cat scenarios/*/expected/sessions/*.jsonl 2>/dev/null | head -400 | awk 'NR > 1 { print prev > ("'"$out"'/corpus-scan/pair-" NR); print $0 >> ("'"$out"'/corpus-scan/pair-" NR); close("'"$out"'/corpus-scan/pair-" NR) } { prev = $0 }'
-for t in line inspect replay toolargs delta scan consumers; do
+mkdir -p "$out/corpus-path"
+for t in line inspect replay toolargs delta scan consumers path; do
 	echo "fuzz: $t for ${secs}s"
 	if ! (cd "$out" && ASAN_OPTIONS=detect_leaks=1 ./fuzz_$t -max_total_time="$secs" -print_final_stats=1 \
 		-rss_limit_mb=4096 "corpus-$t" 2>"fuzz-$t.log"); then

@@ -1,0 +1,101 @@
+/* The workspace extension: the per-tree state of the eight tools, and the extension itself. */
+#include "tools/workspace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/ask.h"
+#include "base/xmalloc.h"
+#include "tools/tools.h"
+
+/* The key of the state among the root's extension state. */
+static const char ws_key;
+
+static void
+ws_state_free(void *p)
+{
+	struct ws_state *st = p;
+
+	ws_jobs_free(st->jobs);
+	ws_obs_free(&st->obs);
+	ws_roots_free(&st->roots);
+	free(st->spill);
+	free(st);
+}
+
+struct ws_state *
+ws_state(struct agent *a, struct err *e)
+{
+	struct agent *holder = agent_root(a);
+	struct ws_state *st;
+
+	/* A child whose root is not live (a cold resume after the root closed) keeps its own. */
+	if (holder == NULL || holder->sess == NULL)
+		holder = a;
+	st = agent_state(holder, &ws_key);
+	if (st)
+		return st;
+	st = xcalloc(1, sizeof(*st));
+	st->root = holder;
+	st->spill = xasprintf("%s/spill/%s", holder->rt->env->state_dir, agent_id(holder));
+	if (ws_roots_init(&st->roots, sess_header_str(holder->sess, "cwd"), st->spill, e) < 0) {
+		free(st->spill);
+		free(st);
+		return NULL;
+	}
+	ws_obs_init(&st->obs);
+	agent_state_set(holder, &ws_key, st, ws_state_free);
+	return st;
+}
+
+int
+ws_state_spill(struct ws_state *st, struct err *e)
+{
+	char *parent = xasprintf("%s/spill", st->root->rt->env->state_dir);
+	int rc = 0;
+
+	if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || (mkdir(st->spill, 0700) < 0 && errno != EEXIST))
+		rc = err_set(e, ERR_PROC_SPILL_IO, "cannot create the spill directory %s: %s", st->spill,
+		    strerror(errno));
+	free(parent);
+	return rc;
+}
+
+int
+ws_state_sync_flags(const struct agent *a)
+{
+	return a->rt->env->sync == SESS_SYNC_NONE ? 0 : WS_WRITE_SYNC;
+}
+
+const char *
+ws_state_sid(struct agent *a)
+{
+	struct agent *root = agent_root(a);
+
+	return root ? agent_id(root) : NULL;
+}
+
+/* A root released: its jobs die with it (SPEC §16.3); the record goes at the reap. */
+static void
+ws_release(struct agent *a)
+{
+	struct ws_state *st = agent_parent(a) ? NULL : agent_state(a, &ws_key);
+
+	if (st) {
+		ws_jobs_free(st->jobs);
+		st->jobs = NULL;
+	}
+}
+
+static const struct tool *const ws_tools[] = {
+	&tool_read, &tool_write, &tool_edit, &tool_glob, &tool_grep, &tool_bash, &tool_job_output,
+	&tool_job_kill, NULL,
+};
+
+const struct agent_ext workspace_ext = {
+	.name = "workspace",
+	.tools = ws_tools,
+	.release = ws_release,
+};

@@ -1,0 +1,32 @@
+/*
+ * The workspace tools' shared state (SPEC §16): one per root session tree, kept by the root
+ * (children use their root's): the roots (the realpath of the root's cwd, and its spill
+ * directory <state-dir>/spill/<root id>/ read-only), the observation record and the background
+ * jobs. tools/ws_*.c are the eight tools; workspace.c the state and the extension.
+ */
+#ifndef TOOLS_WORKSPACE_H
+#define TOOLS_WORKSPACE_H
+
+#include "agent/agent.h"
+#include "workspace/jobs.h"
+#include "workspace/obs.h"
+#include "workspace/path.h"
+
+struct ws_state {
+	struct ws_roots roots;
+	struct ws_obs obs;
+	struct ws_jobs *jobs;		/* made on first use; killed when the root is released */
+	char *spill;			/* owned: the spill directory (made on first use) */
+	struct agent *root;		/* the agent that holds the state */
+};
+
+/* The state of a's tree, made on first use; NULL with e (FS_IO) when the cwd is gone. */
+struct ws_state *ws_state(struct agent *a, struct err *e);
+/* Creates the spill directory (0700); 0, or -1 with e (PROC_SPILL_IO). */
+int ws_state_spill(struct ws_state *st, struct err *e);
+/* The write flags of --sync (always: WS_WRITE_SYNC). */
+int ws_state_sync_flags(const struct agent *a);
+/* The editor's session id for a's requests (its root's), or NULL when no root is live. */
+const char *ws_state_sid(struct agent *a);
+
+#endif
