@@ -529,6 +529,21 @@ START_TEST(grep_literal_must_and_regex_paths_equal_line_by_line_regexec)
 }
 END_TEST
 
+START_TEST(grep_reads_a_brace_that_opens_no_interval_as_literal)
+{
+	char d[128];
+
+	tree(d, sizeof(d));
+	put(d, "a.c", "struct foo {\n{\naa{b}\nxx\n{2}\n");
+	grep_is(d, "struct foo {", NULL, "a.c\n  1: struct foo {");
+	grep_is(d, "^{$", NULL, "a.c\n  2: {");
+	grep_is(d, "a{b}", NULL, "a.c\n  3: aa{b}");
+	grep_is(d, "x{2}", NULL, "a.c\n  4: xx");		/* an interval stays one */
+	grep_is(d, "^{2}", NULL, "a.c\n  5: {2}");		/* nothing before it: literal */
+	grep_is(d, "[{]b", NULL, "a.c\n  3: aa{b}");
+}
+END_TEST
+
 START_TEST(grep_refuses_invalid_regex_and_newline)
 {
 	char d[128];
@@ -541,6 +556,8 @@ START_TEST(grep_refuses_invalid_regex_and_newline)
 	ck_assert_str_eq(e.msg, "invalid regular expression \"a(b\": Unmatched ( or \\(");
 	ck_assert_ptr_null(grep_text(d, d, "[z-a]", NULL, &e));
 	ck_assert_str_eq(e.msg, "invalid regular expression \"[z-a]\": Invalid range end");
+	ck_assert_ptr_null(grep_text(d, d, "a{(", NULL, &e));	/* the brace is not all that is wrong */
+	ck_assert_str_eq(e.msg, "invalid regular expression \"a{(\": Unmatched \\{");
 	ck_assert_ptr_null(grep_text(d, d, "a\nb", NULL, &e));
 	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
 	ck_assert_str_eq(e.msg, "pattern must not contain a newline (grep matches one line at a time)");
@@ -698,6 +715,7 @@ search_suite(void)
 	tcase_add_test(tc, grep_include_is_one_basename_glob);
 	tcase_add_test(tc, grep_skips_binary_files);
 	tcase_add_test(tc, grep_literal_must_and_regex_paths_equal_line_by_line_regexec);
+	tcase_add_test(tc, grep_reads_a_brace_that_opens_no_interval_as_literal);
 	tcase_add_test(tc, grep_refuses_invalid_regex_and_newline);
 	tcase_add_test(tc, grep_cuts_long_lines_around_the_match);
 	tcase_add_test(tc, names_with_spaces_utf8_and_newlines);

@@ -194,6 +194,52 @@ ws_grep_must(const char *p, size_t *len)
 	return buf_steal(&best);
 }
 
+/*
+ * p with every '{' that cannot open an interval escaped, as GNU grep reads them ("struct s {",
+ * "a{b", a '{' with nothing before it), owned; NULL when there is no such '{'.
+ */
+static char *
+ws_grep_braces(const char *p)
+{
+	struct buf b;
+	int changed = 0;
+
+	buf_init(&b);
+	for (size_t i = 0; p[i]; i++) {
+		if (p[i] == '\\' && p[i + 1]) {
+			buf_append(&b, p + i++, 2);
+			continue;
+		}
+		if (p[i] == '[') {
+			size_t j = ws_grep_skip_bracket(p, i);
+
+			buf_append(&b, p + i, j - i);
+			i = j - 1;
+			continue;
+		}
+		if (p[i] == '{') {
+			size_t j = i + 1;
+
+			while (isdigit((unsigned char)p[j]))
+				j++;
+			if (p[j] == ',')
+				for (j++; isdigit((unsigned char)p[j]); j++)
+					;
+			if (p[j] != '}' || j == i + 1 || i == 0 || strchr("(|^", p[i - 1])) {
+				buf_puts(&b, "\\{");
+				changed = 1;
+				continue;
+			}
+		}
+		buf_append(&b, p + i, 1);
+	}
+	if (!changed) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_steal(&b);
+}
+
 /* Finds the first matching line in b[pos..end], end being the last line's end. 1 when found. */
 static int
 ws_grep_next(struct grep *g, const char *b, size_t pos, size_t end, struct grep_span *m)
@@ -342,15 +388,29 @@ ws_grep_each(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg, struct err
 		g.must = xstrdup(o->pattern);
 		g.must_len = strlen(o->pattern);
 	} else {
-		int rc_re = regcomp(&g.re, o->pattern, REG_EXTENDED | REG_NEWLINE);
+		const char *pattern = o->pattern;
+		char *fixed = NULL;
+		int rc_re = regcomp(&g.re, pattern, REG_EXTENDED | REG_NEWLINE);
 
+		/* A '{' that opens no interval is literal, as in GNU grep (POSIX leaves it undefined). */
+		if (rc_re != 0 && (fixed = ws_grep_braces(pattern)) != NULL) {
+			regex_t again;
+
+			if (regcomp(&again, fixed, REG_EXTENDED | REG_NEWLINE) == 0) {
+				g.re = again;	/* the failed one holds nothing to free */
+				pattern = fixed;
+				rc_re = 0;
+			}
+		}
 		if (rc_re != 0) {
 			char msg[160];
 
 			regerror(rc_re, &g.re, msg, sizeof(msg));
+			free(fixed);
 			return err_set(e, "INVALID_ARGUMENT", "invalid regular expression \"%s\": %s", o->pattern, msg);
 		}
-		g.must = ws_grep_must(o->pattern, &g.must_len);
+		g.must = ws_grep_must(pattern, &g.must_len);
+		free(fixed);
 	}
 	g.cap = WS_GREP_BUF;
 	g.buf = xmalloc(g.cap);

@@ -3,7 +3,8 @@
  *
  * Matching: regcomp(REG_EXTENDED | REG_NEWLINE) in the process's locale (bytes in the C locale,
  * which the agent keeps); one line at a time, as `grep -E` matches: a match never spans a
- * newline, and a pattern holding one is INVALID_ARGUMENT. A pattern without any of .[]()*+?{}|^$\
+ * newline, and a pattern holding one is INVALID_ARGUMENT. A '{' that opens no interval is a
+ * literal '{', as GNU grep reads it ("struct s {"; POSIX leaves it undefined, regcomp refuses). A pattern without any of .[]()*+?{}|^$\
  * is a literal and is found with memmem, with the same results as the regex. Otherwise the
  * longest literal run every match must hold (if any) is searched first, and only the lines
  * holding it go to regexec. Files: path may be a file or a directory; include (NULL: none) is one
