@@ -33,4 +33,5 @@ done
 $b/bench_list | grep -v revalidation
 $b/bench_append
 $b/bench_inspect
+$b/bench_search
 $b/bench_agent bin/acp-agent $b/mock-openai
