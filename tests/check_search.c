@@ -481,7 +481,8 @@ START_TEST(grep_literal_must_and_regex_paths_equal_line_by_line_regexec)
 	static const char *const patterns[] = {
 		"foo", "fo[o]", "(foo)", "o f", "^foo", "foo$", "^$", "x*", "", "a+b", "ab?c", "ab*c",
 		"a{2}b", "(ab)+c", "q\\.c", "[[:digit:]]+z", "\\<foo\\>", "foo\\b", "z.z", "f(o|0)o",
-		"a\\+b", "\\(x\\)", "[]a]b", "[^a-z ]foo", "o\\s+b", "end\\'", "b\\Bc",
+		"a\\+b", "\\(x\\)", "[]a]b", "[^a-z ]foo", "o\\s+b", "end\\'", "b\\Bc", "(c|z)\\'",
+		"\\`(f|a)", "[[:space:]]", "(^|z)a", "(a|^)$", "\\W\\w",
 	};
 	static const char *const words[] = {
 		"foo", "fo", "oo", "bar", "a", "aab", "ab", "abc", "ac", "abbc", "q.c", "qxc", "12z",

@@ -18,16 +18,18 @@
 #define WS_GREP_BUF (256 * 1024)	/* the read buffer's first size; it grows for longer lines */
 #define WS_GREP_BINARY_PEEK 8192
 #define WS_GREP_META ".[]()*+?{}|^$\\"
+#define WS_GREP_WINDOW (16 * 1024)	/* bytes per regexec call without a literal to look for */
 
 /*
  * One search. must (must_len bytes) is a string every matching line holds: the pattern itself
  * when literal (then re is not compiled), else the longest literal run of the regex, or NULL.
- * buf is the read buffer reused for every file; it always starts at a line's start.
+ * buf is the read buffer reused for every file (cap bytes and a NUL); it starts at a line's start.
  */
 struct grep {
 	const struct ws_grep_opts *o;
 	regex_t re;
 	int literal;
+	int per_line;	/* the regex holds \` or \' (buffer anchors): each line is a buffer */
 	char *must;
 	size_t must_len;
 	char *buf;
@@ -240,14 +242,39 @@ ws_grep_braces(const char *p)
 	return buf_steal(&b);
 }
 
-/* Finds the first matching line in b[pos..end], end being the last line's end. 1 when found. */
+/*
+ * regexec over b[from..to), from a line's start to a line's end: 1 with the match in *so, *eo.
+ * b[to] is a NUL for the call, so that a regexec interposer reading string to its NUL despite
+ * REG_STARTEND (ASan's) reads no further than the range.
+ */
 static int
-ws_grep_next(struct grep *g, const char *b, size_t pos, size_t end, struct grep_span *m)
+ws_grep_exec(const regex_t *re, char *b, size_t from, size_t to, size_t *so, size_t *eo)
 {
-	regmatch_t pm = { 0, 0 };
+	regmatch_t pm = { 0, (regoff_t)(to - from) };
+	char keep = b[to];
+	int rc;
 
+	b[to] = '\0';
+	rc = regexec(re, b + from, 1, &pm, REG_STARTEND);
+	b[to] = keep;
+	if (rc != 0)
+		return 0;
+	*so = from + (size_t)pm.rm_so;
+	*eo = from + (size_t)pm.rm_eo;
+	return 1;
+}
+
+/*
+ * Finds the first matching line in b[pos..end], pos a line's start and end the last line's end.
+ * 1 when found. Without a literal to look for, regexec runs over windows of whole lines of about
+ * WS_GREP_WINDOW bytes (line by line when per_line), and a match it finds is checked on its line
+ * alone when it runs past the line's end (\s takes a newline).
+ */
+static int
+ws_grep_next(struct grep *g, char *b, size_t pos, size_t end, struct grep_span *m)
+{
 	while (pos <= end) {
-		size_t at;
+		size_t at, so = 0, eo = 0;
 
 		if (g->must) {
 			const char *h = memmem(b + pos, end - pos, g->must, g->must_len);
@@ -256,11 +283,17 @@ ws_grep_next(struct grep *g, const char *b, size_t pos, size_t end, struct grep_
 				return 0;
 			at = (size_t)(h - b);
 		} else {
-			pm.rm_so = (regoff_t)pos;
-			pm.rm_eo = (regoff_t)end;
-			if (regexec(&g->re, b, 1, &pm, REG_STARTEND) != 0)
-				return 0;
-			at = (size_t)pm.rm_so;
+			size_t w = g->per_line ? pos : end - pos > WS_GREP_WINDOW ? pos + WS_GREP_WINDOW : end;
+			const char *nl = w < end ? memchr(b + w, '\n', end - w) : NULL;
+			size_t wend = nl ? (size_t)(nl - b) : end;
+
+			if (!ws_grep_exec(&g->re, b, pos, wend, &so, &eo)) {
+				if (wend == end)
+					return 0;
+				pos = wend + 1;
+				continue;
+			}
+			at = so;
 		}
 		const char *nl = at > pos ? memrchr(b + pos, '\n', at - pos) : NULL;
 		m->ls = nl ? (size_t)(nl - b) + 1 : pos;
@@ -271,18 +304,12 @@ ws_grep_next(struct grep *g, const char *b, size_t pos, size_t end, struct grep_
 			m->eo = at + g->must_len;
 			return 1;
 		}
-		/* A candidate line, or a match that ran past its line's end (\s takes a newline): the
-		 * line alone decides. */
-		if (g->must || (size_t)pm.rm_eo > m->le) {
-			pm.rm_so = (regoff_t)m->ls;
-			pm.rm_eo = (regoff_t)m->le;
-			if (regexec(&g->re, b, 1, &pm, REG_STARTEND) != 0) {
-				pos = m->le + 1;
-				continue;
-			}
+		if ((g->must || eo > m->le) && !ws_grep_exec(&g->re, b, m->ls, m->le, &so, &eo)) {
+			pos = m->le + 1;
+			continue;
 		}
-		m->so = (size_t)pm.rm_so;
-		m->eo = (size_t)pm.rm_eo;
+		m->so = so;
+		m->eo = eo;
 		return 1;
 	}
 	return 0;
@@ -290,7 +317,7 @@ ws_grep_next(struct grep *g, const char *b, size_t pos, size_t end, struct grep_
 
 /* Reports the matching lines of b[0..end]; *line_no is the number of the line at b[*counted]. */
 static void
-ws_grep_region(struct grep *g, const char *rel, const char *b, size_t end, size_t *line_no, size_t *counted)
+ws_grep_region(struct grep *g, const char *rel, char *b, size_t end, size_t *line_no, size_t *counted)
 {
 	struct grep_span m;
 	size_t pos = 0;
@@ -323,7 +350,7 @@ ws_grep_file(void *arg, const struct ws_walk_file *f, int depth, struct err *e)
 	for (;;) {
 		if (len == g->cap) {
 			g->cap *= 2;
-			g->buf = xrealloc(g->buf, g->cap);
+			g->buf = xrealloc(g->buf, g->cap + 1);
 		}
 		ssize_t n = read(fd, g->buf + len, g->cap - len);
 		if (n < 0 && errno == EINTR)
@@ -333,6 +360,7 @@ ws_grep_file(void *arg, const struct ws_walk_file *f, int depth, struct err *e)
 		if (n == 0)
 			eof = 1;
 		len += (size_t)n;
+		g->buf[len] = '\0';	/* regexec interposers (ASan's) read to a NUL despite REG_STARTEND */
 		if (!checked) {
 			if (len < WS_GREP_BINARY_PEEK && !eof)
 				continue;
@@ -410,10 +438,11 @@ ws_grep_each(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg, struct err
 			return err_set(e, "INVALID_ARGUMENT", "invalid regular expression \"%s\": %s", o->pattern, msg);
 		}
 		g.must = ws_grep_must(pattern, &g.must_len);
+		g.per_line = strstr(pattern, "\\`") || strstr(pattern, "\\'");
 		free(fixed);
 	}
 	g.cap = WS_GREP_BUF;
-	g.buf = xmalloc(g.cap);
+	g.buf = xmalloc(g.cap + 1);
 	rc = ws_walk(o->root, o->path, 1, &ops, &g, o->cancel, e);
 	free(g.buf);
 	free(g.must);
