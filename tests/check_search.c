@@ -331,6 +331,40 @@ START_TEST(glob_refuses_bad_patterns_and_paths)
 }
 END_TEST
 
+START_TEST(a_start_that_cannot_be_searched_is_refused)
+{
+	char d[128], path[200];
+	struct err e;
+
+	tree(d, sizeof(d));
+	put(d, "a.c", "x\n");
+	link_at(d, "loop", "loop");
+	snprintf(path, sizeof(path), "%s/loop", d);
+	ck_assert_ptr_null(grep_text(d, path, "x", NULL, &e));
+	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
+	ck_assert_str_eq(e.msg, "cannot search \"loop\": Too many levels of symbolic links");
+	snprintf(path, sizeof(path), "%s/fifo", d);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_ptr_null(grep_text(d, path, "x", NULL, &e));
+	ck_assert_str_eq(e.msg, "path \"fifo\" is not a file or a directory");
+	ck_assert_ptr_null(glob_text(d, path, "x", 1, &e));
+	ck_assert_str_eq(e.msg, "path \"fifo\" is not a directory");
+	/* A directory that cannot be opened (root opens any: then only the search is checked). */
+	snprintf(path, sizeof(path), "%s/closed", d);
+	put(d, "closed/b.c", "x\n");
+	ck_assert_int_eq(chmod(path, 0), 0);
+	char *got = glob_text(d, path, "*.c", 1, &e);
+	if (geteuid() != 0) {
+		ck_assert_ptr_null(got);
+		ck_assert_str_eq(e.msg, "cannot search \"closed\": Permission denied");
+	} else {
+		ck_assert_str_eq(got, "closed/b.c");
+	}
+	free(got);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+}
+END_TEST
+
 START_TEST(grep_groups_lines_by_file_with_numbers)
 {
 	char d[128];
@@ -615,13 +649,18 @@ END_TEST
 
 START_TEST(deep_trees_hold_few_fds)
 {
-	char d[128], rel[512] = "";
-	struct err e;
+	char d[128], deep[512] = "", want[2048];
 
 	tree(d, sizeof(d));
 	for (int i = 0; i < WS_WALK_FDS + 8; i++)
-		strcat(rel, "d/");
-	strcat(rel, "deep.c");
+		strcat(deep, "d/");
+	/* Past WS_WALK_FDS levels a directory is reopened after each subdirectory: z.c needs it. */
+	char rel[600];
+	snprintf(rel, sizeof(rel), "%sa.c", deep);
+	put(d, rel, "needle\n");
+	snprintf(rel, sizeof(rel), "%sm/x.c", deep);
+	put(d, rel, "needle\n");
+	snprintf(rel, sizeof(rel), "%sz.c", deep);
 	put(d, rel, "needle\n");
 	put(d, "top.c", "needle\n");
 	int before = 0, after = 0;
@@ -629,13 +668,11 @@ START_TEST(deep_trees_hold_few_fds)
 	while (readdir(fds))
 		before++;
 	closedir(fds);
-	char *got = glob_text(d, d, "**/deep.c", 1, &e);
-	ck_assert_str_eq(got, rel);
-	free(got);
-	got = grep_text(d, d, "needle", NULL, &e);
-	ck_assert_ptr_nonnull(strstr(got, rel));
-	ck_assert_ptr_nonnull(strstr(got, "\ntop.c\n  1: needle"));
-	free(got);
+	snprintf(want, sizeof(want), "%sa.c\n%sm/x.c\n%sz.c\ntop.c", deep, deep, deep);
+	glob_is(d, "**/*.c", want);
+	snprintf(want, sizeof(want), "%sa.c\n  1: needle\n%sm/x.c\n  1: needle\n%sz.c\n  1: needle\ntop.c\n  1: needle",
+	    deep, deep, deep);
+	grep_is(d, "needle", NULL, want);
 	fds = opendir("/proc/self/fd");
 	while (readdir(fds))
 		after++;
@@ -711,6 +748,7 @@ search_suite(void)
 	tcase_add_test(tc, glob_newest_first_ties_by_path_or_by_path_when_deterministic);
 	tcase_add_test(tc, paths_show_relative_to_the_root_or_absolute_outside_it);
 	tcase_add_test(tc, glob_refuses_bad_patterns_and_paths);
+	tcase_add_test(tc, a_start_that_cannot_be_searched_is_refused);
 	tcase_add_test(tc, grep_groups_lines_by_file_with_numbers);
 	tcase_add_test(tc, grep_caps_at_250_lines_with_a_cut_line);
 	tcase_add_test(tc, grep_include_is_one_basename_glob);

@@ -15,10 +15,10 @@
 #include "base/xmalloc.h"
 #include "workspace/walk.h"
 
-#define WS_GREP_BUF (256 * 1024)	/* the read buffer's first size; it grows for longer lines */
+#define WS_GREP_BUF ((size_t)256 * 1024)	/* the read buffer's first size; it grows for longer lines */
 #define WS_GREP_BINARY_PEEK 8192
 #define WS_GREP_META ".[]()*+?{}|^$\\"
-#define WS_GREP_WINDOW (16 * 1024)	/* bytes per regexec call without a literal to look for */
+#define WS_GREP_WINDOW ((size_t)16 * 1024)	/* bytes per regexec call without a literal to look for */
 
 /*
  * One search. must (must_len bytes) is a string every matching line holds: the pattern itself

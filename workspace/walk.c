@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +32,8 @@ struct walk {
 	struct err *e;
 	struct buf path;
 	size_t rel_off;
+	int anchor_fd;		/* the directory at depth WS_WALK_FDS - 1 being walked */
+	size_t anchor_len;	/* its path's length in path */
 	struct buf names;
 	struct walk_ent *ents;
 	size_t nents, cap;
@@ -117,11 +120,50 @@ ws_walk_list(struct walk *w, DIR *d, int fd)
 	}
 }
 
-/* Walks the directory at w->path, open as fd (owned here); depth 0 is the start. */
+/*
+ * Opens the directory w->path.data[0..dirlen), which lies below the anchor, one component at a
+ * time from the anchor's fd, never through a symlink (a component swapped for one fails).
+ */
+static int
+ws_walk_reopen(const struct walk *w, size_t dirlen)
+{
+	const char *p = w->path.data;
+	size_t i = w->anchor_len + (w->anchor_len > 1);
+	int fd = w->anchor_fd;
+
+	while (i < dirlen) {
+		char comp[NAME_MAX + 1];
+		size_t j = i;
+
+		while (j < dirlen && p[j] != '/')
+			j++;
+		int next = -1;
+		if (j - i <= NAME_MAX) {
+			memcpy(comp, p + i, j - i);
+			comp[j - i] = '\0';
+			next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (fd != w->anchor_fd)
+			close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+		i = j + 1;
+	}
+	return fd == w->anchor_fd ? -1 : fd;
+}
+
+/*
+ * Walks the directory at w->path, open as fd (owned here); depth 0 is the start. Above
+ * WS_WALK_FDS levels the directory stream keeps fd open while the subtree is walked; deeper,
+ * the directory is closed once listed and while a subdirectory is walked, and reopened from
+ * the anchor (the directory at depth WS_WALK_FDS - 1) when one of its entries needs it.
+ */
 static void
 ws_walk_dir(struct walk *w, int fd, int depth)
 {
 	size_t base = w->nents, names_base = w->names.len, dirlen = w->path.len;
+	int deep = depth >= WS_WALK_FDS;
 	DIR *d = fdopendir(fd);
 
 	if (d == NULL) {
@@ -130,11 +172,13 @@ ws_walk_dir(struct walk *w, int fd, int depth)
 	}
 	ws_walk_list(w, d, fd);
 	size_t end = w->nents, names_end = w->names.len;
-	/* Deep down, let go of the directory now and open what it holds by path. */
-	if (depth >= WS_WALK_FDS) {
+	if (deep) {
 		closedir(d);
 		d = NULL;
 		fd = -1;
+	} else if (depth == WS_WALK_FDS - 1) {
+		w->anchor_fd = fd;
+		w->anchor_len = dirlen;
 	}
 	qsort_r(w->ents + base, end - base, sizeof(*w->ents), ws_walk_cmp, w->names.data);
 	for (size_t i = base; i < end && !w->stop; i++) {
@@ -143,9 +187,12 @@ ws_walk_dir(struct walk *w, int fd, int depth)
 			w->stop = w->failed = 1;
 			break;
 		}
+		w->path.len = dirlen;
+		w->path.data[dirlen] = '\0';
+		if (fd < 0 && (fd = ws_walk_reopen(w, dirlen)) < 0)
+			break;
 		/* The children's entries go above this directory's: names may move, offsets stay. */
 		const char *name = w->names.data + w->ents[i].off;
-		w->path.len = dirlen;
 		if (dirlen > 1)
 			buf_append(&w->path, "/", 1);
 		buf_puts(&w->path, name);
@@ -161,10 +208,13 @@ ws_walk_dir(struct walk *w, int fd, int depth)
 		}
 		if (w->ops->enter && !w->ops->enter(w->arg, name, depth + 1))
 			continue;
-		int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-		int cfd = fd >= 0 ? openat(fd, name, flags) : open(w->path.data, flags);
+		int cfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd < 0)
 			continue;
+		if (deep) {
+			close(fd);
+			fd = -1;
+		}
 		ws_walk_dir(w, cfd, depth + 1);
 		w->nents = end;
 		w->names.len = names_end;
@@ -175,6 +225,8 @@ ws_walk_dir(struct walk *w, int fd, int depth)
 	w->path.data[dirlen] = '\0';
 	if (d)
 		closedir(d);
+	else if (fd >= 0)
+		close(fd);
 }
 
 /* Where the shown path of every file under start (no trailing slash) begins: 0 for absolute. */
@@ -209,12 +261,14 @@ ws_walk(const char *root, const char *start, int allow_file, const struct ws_wal
 	struct walk w = { .ops = ops, .arg = arg, .cancel = cancel, .e = e };
 	const char *shown = ws_walk_rel(root, start);
 	struct stat st;
+	char why[128];	/* strerror_r's (GNU): strerror's buffer is not the thread's */
 	int rc = 0;
 
 	if (stat(start, &st) != 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return err_set(e, "FS_NOT_FOUND", "path \"%s\" does not exist", shown);
-		return err_set(e, "INVALID_ARGUMENT", "cannot search \"%s\": %s", shown, strerror(errno));
+		return err_set(e, "INVALID_ARGUMENT", "cannot search \"%s\": %s", shown,
+		    strerror_r(errno, why, sizeof(why)));
 	}
 	if (!S_ISDIR(st.st_mode) && !(allow_file && S_ISREG(st.st_mode)))
 		return err_set(e, "INVALID_ARGUMENT", allow_file ? "path \"%s\" is not a file or a directory" :
@@ -235,7 +289,8 @@ ws_walk(const char *root, const char *start, int allow_file, const struct ws_wal
 	/* The start itself was named by the caller, so it may be a symlink: no O_NOFOLLOW. */
 	int fd = open(w.path.data, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		rc = err_set(e, "INVALID_ARGUMENT", "cannot search \"%s\": %s", shown, strerror(errno));
+		rc = err_set(e, "INVALID_ARGUMENT", "cannot search \"%s\": %s", shown,
+		    strerror_r(errno, why, sizeof(why)));
 		goto out;
 	}
 	ws_walk_dir(&w, fd, 0);

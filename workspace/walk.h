@@ -6,8 +6,8 @@
  * - skips the VCS entries .git, .hg, .svn, .bzr and .jj, directories or files (a worktree's .git
  *   is a file), and devices, FIFOs and sockets;
  * - skips silently what it cannot open or read (a search shows what it can read);
- * - holds at most WS_WALK_FDS directories open (the fds are the process's): deeper ones, and
- *   their files, are opened by their whole path, and one that is too long is skipped.
+ * - holds at most WS_WALK_FDS + 2 directories open (the fds are the process's): deeper ones are
+ *   reopened one component at a time from the last one held, never through a symlink.
  * A start given explicitly is followed when it is a symlink and is searched even when its name
  * is a VCS one. No global state: one walk per call, on any thread; cancel is read between entries.
  */
@@ -24,7 +24,7 @@
 
 /* A file being visited; every pointer is borrowed for the callback only. */
 struct ws_walk_file {
-	int dirfd;		/* its directory, open; -1 past WS_WALK_FDS levels: use path */
+	int dirfd;		/* its directory, open (openat); -1 for a start file: use path */
 	const char *name;	/* its entry name (for a start file, its basename) */
 	const char *path;	/* absolute path */
 	const char *rel;	/* as shown: relative to the root, or absolute when outside it */
