@@ -27,7 +27,7 @@ struct glob {
 	const char *segs[WS_GLOB_SEGS];
 	int star2[WS_GLOB_SEGS];	/* segs[i] is "**" */
 	int nseg;
-	uint64_t *st;			/* st[depth]: the state of the directory being walked there */
+	uint64_t *st;			/* st[depth]: the state of the directory walked there */
 	size_t st_cap;
 	ws_glob_fn *fn;
 	void *arg;
@@ -56,10 +56,11 @@ ws_glob_compile(struct glob *g, const char *pattern, struct err *e)
 			continue;
 		if (strcmp(s, "..") == 0)
 			return err_set(e, "INVALID_ARGUMENT",
-			    "glob pattern \"%s\" goes up with \"..\"; search another path instead", pattern);
+			    "glob pattern \"%s\" goes up with \"..\"; search another path instead",
+			    pattern);
 		if (g->nseg == WS_GLOB_SEGS)
-			return err_set(e, "INVALID_ARGUMENT", "glob pattern \"%s\" has more than %d segments",
-			    pattern, WS_GLOB_SEGS);
+			return err_set(e, "INVALID_ARGUMENT",
+			    "glob pattern \"%s\" has more than %d segments", pattern, WS_GLOB_SEGS);
 		g->star2[g->nseg] = strcmp(s, "**") == 0;
 		g->segs[g->nseg++] = s;
 	}
@@ -214,7 +215,8 @@ ws_glob(const struct ws_glob_opts *o, struct buf *out, struct err *e)
 			ws_walk_show(out, p, strlen(p));
 		}
 		if (l.n > WS_GLOB_MAX)
-			buf_printf(out, "\n[%d of %zu files shown; narrow the pattern or path]", WS_GLOB_MAX, l.n);
+			buf_printf(out, "\n[%d of %zu files shown; narrow the pattern or path]",
+			    WS_GLOB_MAX, l.n);
 	}
 	buf_free(&l.names);
 	free(l.hits);

@@ -1,4 +1,4 @@
-/* grep: whole-buffer search (memmem, then regexec per candidate line) over ws_walk, and its text. */
+/* grep: whole-buffer search (memmem, regexec per candidate line) over ws_walk, and its text. */
 #include "workspace/grep.h"
 
 #include <ctype.h>
@@ -15,10 +15,10 @@
 #include "base/xmalloc.h"
 #include "workspace/walk.h"
 
-#define WS_GREP_BUF ((size_t)256 * 1024)	/* the read buffer's first size; it grows for longer lines */
+#define WS_GREP_BUF ((size_t)256 * 1024)	/* the read buffer's first size */
 #define WS_GREP_BINARY_PEEK 8192
 #define WS_GREP_META ".[]()*+?{}|^$\\"
-#define WS_GREP_WINDOW ((size_t)16 * 1024)	/* bytes per regexec call without a literal to look for */
+#define WS_GREP_WINDOW ((size_t)16 * 1024)	/* bytes per regexec call without a literal */
 
 /*
  * One search. must (must_len bytes) is a string every matching line holds: the pattern itself
@@ -283,7 +283,10 @@ ws_grep_next(struct grep *g, char *b, size_t pos, size_t end, struct grep_span *
 				return 0;
 			at = (size_t)(h - b);
 		} else {
-			size_t w = g->per_line ? pos : end - pos > WS_GREP_WINDOW ? pos + WS_GREP_WINDOW : end;
+			size_t w = end - pos > WS_GREP_WINDOW ? pos + WS_GREP_WINDOW : end;
+
+			if (g->per_line)
+				w = pos;
 			const char *nl = w < end ? memchr(b + w, '\n', end - w) : NULL;
 			size_t wend = nl ? (size_t)(nl - b) : end;
 
@@ -317,7 +320,8 @@ ws_grep_next(struct grep *g, char *b, size_t pos, size_t end, struct grep_span *
 
 /* Reports the matching lines of b[0..end]; *line_no is the number of the line at b[*counted]. */
 static void
-ws_grep_region(struct grep *g, const char *rel, char *b, size_t end, size_t *line_no, size_t *counted)
+ws_grep_region(struct grep *g, const char *rel, char *b, size_t end, size_t *line_no,
+    size_t *counted)
 {
 	struct grep_span m;
 	size_t pos = 0;
@@ -325,7 +329,8 @@ ws_grep_region(struct grep *g, const char *rel, char *b, size_t end, size_t *lin
 	while (!g->stop && ws_grep_next(g, b, pos, end, &m)) {
 		*line_no += ws_grep_count_nl(b + *counted, m.ls - *counted);
 		*counted = m.ls;
-		struct ws_grep_hit h = { rel, g->file_no, *line_no, b + m.ls, m.le - m.ls, m.so - m.ls, m.eo - m.ls };
+		struct ws_grep_hit h = { rel, g->file_no, *line_no, b + m.ls, m.le - m.ls,
+			m.so - m.ls, m.eo - m.ls };
 		if (g->fn(g->arg, &h))
 			g->stop = 1;
 		pos = m.le + 1;
@@ -337,12 +342,14 @@ ws_grep_file(void *arg, const struct ws_walk_file *f, int depth, struct err *e)
 {
 	struct grep *g = arg;
 	/* Only a start file the caller named may be a symlink; O_NONBLOCK: a FIFO swapped in. */
-	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (depth == 0 && f->dirfd < 0 ? 0 : O_NOFOLLOW);
+	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
 	size_t len = 0, line_no = 1, counted = 0;
 	int eof = 0, checked = 0, fd;
 
 	if (g->o->include && fnmatch(g->o->include, f->name, 0) != 0)
 		return 0;
+	if (depth > 0 || f->dirfd >= 0)
+		flags |= O_NOFOLLOW;
 	fd = f->dirfd >= 0 ? openat(f->dirfd, f->name, flags) : open(f->path, flags);
 	if (fd < 0)
 		return 0;
@@ -360,12 +367,14 @@ ws_grep_file(void *arg, const struct ws_walk_file *f, int depth, struct err *e)
 		if (n == 0)
 			eof = 1;
 		len += (size_t)n;
-		g->buf[len] = '\0';	/* regexec interposers (ASan's) read to a NUL despite REG_STARTEND */
+		g->buf[len] = '\0';	/* see ws_grep_exec */
 		if (!checked) {
 			if (len < WS_GREP_BINARY_PEEK && !eof)
 				continue;
 			checked = 1;
-			if (memchr(g->buf, '\0', len < WS_GREP_BINARY_PEEK ? len : WS_GREP_BINARY_PEEK))
+			size_t peek = len < WS_GREP_BINARY_PEEK ? len : WS_GREP_BINARY_PEEK;
+
+			if (memchr(g->buf, '\0', peek))
 				break;
 		}
 		if (!eof && len < g->cap)
@@ -407,10 +416,12 @@ ws_grep_each(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg, struct err
 	int rc;
 
 	if (strchr(o->pattern, '\n'))
-		return err_set(e, "INVALID_ARGUMENT", "pattern must not contain a newline (grep matches one line at a time)");
+		return err_set(e, "INVALID_ARGUMENT",
+		    "pattern must not contain a newline (grep matches one line at a time)");
 	if (o->include && strchr(o->include, '/'))
 		return err_set(e, "INVALID_ARGUMENT",
-		    "include \"%s\" is a file-name glob, without \"/\"; give the directory as path", o->include);
+		    "include \"%s\" is a file-name glob, without \"/\"; give the directory as path",
+		    o->include);
 	g.literal = strpbrk(o->pattern, WS_GREP_META) == NULL;
 	if (g.literal) {
 		g.must = xstrdup(o->pattern);
@@ -420,7 +431,7 @@ ws_grep_each(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg, struct err
 		char *fixed = NULL;
 		int rc_re = regcomp(&g.re, pattern, REG_EXTENDED | REG_NEWLINE);
 
-		/* A '{' that opens no interval is literal, as in GNU grep (POSIX leaves it undefined). */
+		/* A '{' opening no interval is literal, as in GNU grep (POSIX: undefined). */
 		if (rc_re != 0 && (fixed = ws_grep_braces(pattern)) != NULL) {
 			regex_t again;
 
@@ -435,7 +446,8 @@ ws_grep_each(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg, struct err
 
 			regerror(rc_re, &g.re, msg, sizeof(msg));
 			free(fixed);
-			return err_set(e, "INVALID_ARGUMENT", "invalid regular expression \"%s\": %s", o->pattern, msg);
+			return err_set(e, "INVALID_ARGUMENT",
+			    "invalid regular expression \"%s\": %s", o->pattern, msg);
 		}
 		g.must = ws_grep_must(pattern, &g.must_len);
 		g.per_line = strstr(pattern, "\\`") || strstr(pattern, "\\'");
@@ -500,7 +512,8 @@ ws_grep_put(void *arg, const struct ws_grep_hit *h)
 	buf_printf(&t->out, "\n  %zu: ", h->line_no);
 	if (len > 0 && h->line[len - 1] == '\r')
 		len--;
-	ws_grep_put_line(&t->out, h->line, len, h->so < len ? h->so : len, h->eo < len ? h->eo : len);
+	ws_grep_put_line(&t->out, h->line, len, h->so < len ? h->so : len,
+	    h->eo < len ? h->eo : len);
 	t->n++;
 	return 0;
 }
@@ -520,7 +533,8 @@ ws_grep(const struct ws_grep_opts *o, struct buf *out, struct err *e)
 	else
 		buf_append(out, t.out.data, t.out.len);
 	if (t.cut)
-		buf_printf(out, "\n[cut at %d matching lines; narrow the pattern, path or include]", WS_GREP_MAX);
+		buf_printf(out, "\n[cut at %d matching lines; narrow the pattern, path or include]",
+		    WS_GREP_MAX);
 	buf_free(&t.out);
 	return 0;
 }

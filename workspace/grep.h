@@ -4,12 +4,14 @@
  * Matching: regcomp(REG_EXTENDED | REG_NEWLINE) in the process's locale (bytes in the C locale,
  * which the agent keeps); one line at a time, as `grep -E` matches: a match never spans a
  * newline, and a pattern holding one is INVALID_ARGUMENT. A '{' that opens no interval is a
- * literal '{', as GNU grep reads it ("struct s {"; POSIX leaves it undefined, regcomp refuses). A pattern without any of .[]()*+?{}|^$\
- * is a literal and is found with memmem, with the same results as the regex. Otherwise the
- * longest literal run every match must hold (if any) is searched first, and only the lines
- * holding it go to regexec. Files: path may be a file or a directory; include (NULL: none) is one
- * fnmatch glob on the basename ("*.c"; with a '/' it is INVALID_ARGUMENT); a file with a NUL
- * byte in its first 8 KiB is binary and skipped. The walk is ws_walk's (workspace/walk.h):
+ * literal '{', as GNU grep reads it ("struct s {"; POSIX leaves it undefined, regcomp refuses).
+ * A pattern without any of .[]()*+?{}|^$\ is a literal, found with memmem, with the same
+ * results as the regex. Otherwise the longest literal run every match must hold (if any) is
+ * searched first, and only the lines holding it go to regexec.
+ *
+ * Files: path may be a file or a directory; include (NULL: none) is one fnmatch glob on the
+ * basename ("*.c"; with a '/' it is INVALID_ARGUMENT); a file with a NUL byte in its first
+ * 8 KiB is binary and skipped. The walk is ws_walk's (workspace/walk.h):
  * symlinks never followed, VCS entries skipped, unreadable files skipped silently. Files and
  * their lines come in path order, always (so --deterministic changes nothing here).
  *
@@ -44,7 +46,7 @@
 /* Borrowed for the call. */
 struct ws_grep_opts {
 	const char *root;		/* workspace root, absolute: paths show relative to it */
-	const char *path;		/* absolute file or directory to search (already confined) */
+	const char *path;		/* absolute file or directory to search (confined) */
 	const char *pattern;		/* POSIX ERE */
 	const char *include;		/* basename glob, or NULL */
 	const atomic_int *cancel;	/* may be NULL */

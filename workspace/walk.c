@@ -191,13 +191,14 @@ ws_walk_dir(struct walk *w, int fd, int depth)
 		w->path.data[dirlen] = '\0';
 		if (fd < 0 && (fd = ws_walk_reopen(w, dirlen)) < 0)
 			break;
-		/* The children's entries go above this directory's: names may move, offsets stay. */
+		/* Children's entries go above this directory's: names may move, offsets stay. */
 		const char *name = w->names.data + w->ents[i].off;
 		if (dirlen > 1)
 			buf_append(&w->path, "/", 1);
 		buf_puts(&w->path, name);
 		if (!w->ents[i].dir) {
-			struct ws_walk_file f = { fd, name, w->path.data, w->path.data + w->rel_off };
+			struct ws_walk_file f = { fd, name, w->path.data,
+				w->path.data + w->rel_off };
 			int rc = w->ops->file(w->arg, &f, depth, w->e);
 
 			if (rc != 0)
@@ -255,8 +256,8 @@ ws_walk_rel(const char *root, const char *path)
 }
 
 int
-ws_walk(const char *root, const char *start, int allow_file, const struct ws_walk_ops *ops, void *arg,
-    const atomic_int *cancel, struct err *e)
+ws_walk(const char *root, const char *start, int allow_file, const struct ws_walk_ops *ops,
+    void *arg, const atomic_int *cancel, struct err *e)
 {
 	struct walk w = { .ops = ops, .arg = arg, .cancel = cancel, .e = e };
 	const char *shown = ws_walk_rel(root, start);
@@ -271,8 +272,8 @@ ws_walk(const char *root, const char *start, int allow_file, const struct ws_wal
 		    strerror_r(errno, why, sizeof(why)));
 	}
 	if (!S_ISDIR(st.st_mode) && !(allow_file && S_ISREG(st.st_mode)))
-		return err_set(e, "INVALID_ARGUMENT", allow_file ? "path \"%s\" is not a file or a directory" :
-		    "path \"%s\" is not a directory", shown);
+		return err_set(e, "INVALID_ARGUMENT", "path \"%s\" is not a %s", shown,
+		    allow_file ? "file or a directory" : "directory");
 	buf_init(&w.path);
 	buf_init(&w.names);
 	buf_puts(&w.path, start);
@@ -281,7 +282,8 @@ ws_walk(const char *root, const char *start, int allow_file, const struct ws_wal
 	w.rel_off = ws_walk_rel_off(root, w.path.data);
 	if (S_ISREG(st.st_mode)) {
 		const char *slash = strrchr(w.path.data, '/');
-		struct ws_walk_file f = { -1, slash ? slash + 1 : w.path.data, w.path.data, w.path.data + w.rel_off };
+		struct ws_walk_file f = { -1, slash ? slash + 1 : w.path.data, w.path.data,
+			w.path.data + w.rel_off };
 
 		rc = ops->file(arg, &f, 0, e) < 0 ? -1 : 0;
 		goto out;

@@ -33,8 +33,8 @@ struct ws_walk_file {
 struct ws_walk_ops {
 	/* May be NULL. A directory at depth (1: in the start directory) is next; 0 skips it. */
 	int (*enter)(void *arg, const char *name, int depth);
-	/* A regular file at depth (0: the start itself). 0 goes on, 1 ends the walk (ws_walk
-	 * returns 0), -1 ends it with e set. */
+	/* A regular file in a directory at depth (0: the start, or the start itself as a file).
+	 * 0 goes on, 1 ends the walk (ws_walk returns 0), -1 ends it with e set. */
 	int (*file)(void *arg, const struct ws_walk_file *f, int depth, struct err *e);
 };
 
@@ -45,8 +45,8 @@ struct ws_walk_ops {
  * when allow_file; unreadable), CANCELLED (*cancel became non-zero), or the callback's error.
  * root, start, ops: borrowed; arg: the callbacks'; cancel: may be NULL.
  */
-int ws_walk(const char *root, const char *start, int allow_file, const struct ws_walk_ops *ops, void *arg,
-    const atomic_int *cancel, struct err *e);
+int ws_walk(const char *root, const char *start, int allow_file, const struct ws_walk_ops *ops,
+    void *arg, const atomic_int *cancel, struct err *e);
 
 /* path as the walk shows it: a pointer into path past "<root>/", "." for root itself, else path. */
 const char *ws_walk_rel(const char *root, const char *path);
