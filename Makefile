@@ -93,6 +93,11 @@ $(BUILD)/bin/state-check: $(BUILD)/tests/state_check.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
 
+$(BUILD)/bin/ws-search: $(BUILD)/tests/ws_search.o $(LIB_OBJ)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
+
 $(MOCK): $(BUILD)/tests/mock_openai.o $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
@@ -146,6 +151,7 @@ test: deps
 	$(Q)sh tests/load_replay.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)
 	$(Q)sh tests/clients.sh $(AGENT)
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/bin/ws-search && sh tests/search_diff.sh $(BUILD)/bin/ws-search
 	$(Q)$(MAKE) --no-print-directory crash-loop
 
 crash-loop: $(AGENT) $(BUILD)/bin/state-check

@@ -34,4 +34,5 @@ $b/bench_list | grep -v revalidation
 $b/bench_append
 $b/bench_inspect
 $b/bench_fs
+$b/bench_search
 $b/bench_agent bin/acp-agent $b/mock-openai

@@ -59,5 +59,6 @@ Suite *toolbox_texts_suite(void);
 Suite *outbound_suite(void);
 Suite *permit_suite(void);
 Suite *workspace_suite(void);
+Suite *search_suite(void);
 
 #endif
