@@ -640,7 +640,7 @@ agent_tool_check(struct agent *a, struct tool_inv *inv, const char *name, const 
 		tool_result_error(&inv->result, e.code, "%s", e.msg);
 		return -1;
 	}
-	if (inv->tool->cls == PERMIT_READ)
+	if (inv->tool->cls == PERMIT_READ && inv->tool->prepare == NULL)
 		return 0;
 	inv->plan.verdict = permit_decide(agent_mode(a), inv->tool->cls);
 	if (inv->tool->prepare && inv->tool->prepare(inv, inv->args, &inv->plan, &inv->result) < 0)

@@ -87,7 +87,7 @@ bench(int n, int events)
 	double scan = bench_now_ms() - t0;
 	long rss_after = rss_kb();
 	toolbox_init(&tb);
-	toolsets_build(&tb, toolsets_profile("default"));
+	toolsets_build(&tb, toolsets_profile("default", 0));
 	agent_rt_init(&rt, &q, &env, &store, &corpus, NULL);
 	struct agent fake;
 	struct sess sess;

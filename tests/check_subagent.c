@@ -25,8 +25,8 @@ start(const char *recording)
 {
 	test_runtime_start(&T, recording);
 	toolbox_init(&tb);
-	toolsets_build(&tb, toolsets_profile("default"));
-	agent_rt_set_exts(&T.rt, toolsets_profile("default")->exts);
+	toolsets_build(&tb, toolsets_profile("default", 0));
+	agent_rt_set_exts(&T.rt, toolsets_profile("default", 0)->exts);
 }
 
 /* Runs the subagent tool as parent's call inv. */

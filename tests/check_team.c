@@ -298,8 +298,8 @@ START_TEST(team_tools_report_a_broken_lead_log_as_session_log_io)
 
 	test_runtime_start(&T, "{\"version\":1,\"scripts\":[]}");
 	toolbox_init(&tb);
-	toolsets_build(&tb, toolsets_profile("team"));
-	agent_rt_set_exts(&T.rt, toolsets_profile("team")->exts);
+	toolsets_build(&tb, toolsets_profile("team", 0));
+	agent_rt_set_exts(&T.rt, toolsets_profile("team", 0)->exts);
 	struct agent *lead = agent_new_root(&T.rt, "/w", &tb, NULL);
 	T.env.faults.short_write = 1;		/* the Lead's next write fails half-way (EIO) */
 	inv.agent = lead;

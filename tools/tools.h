@@ -12,6 +12,12 @@ extern const struct tool tool_interrupt_agent;
 /* The Delegation section of the system prompt, beside the subagent tool (tools/subagent.c). */
 void delegation_prompt(const struct agent *a, struct buf *b);
 
+/* The workspace tools (SPEC §16; tools/ws_files.c, ws_search.c, ws_bash.c) and their extension
+ * (tools/workspace.c): every agent of a profile gets them, after the profile's own. */
+extern const struct tool tool_read, tool_write, tool_edit, tool_glob, tool_grep, tool_bash, tool_job_output,
+    tool_job_kill;
+extern const struct agent_ext workspace_ext;
+
 /* The Team (tools/team_tools.c): its nine tools in table order and the Team runtime's hooks. */
 extern const struct agent_ext team_ext;
 /* What wait_agent says when no other member can make progress (SPEC §9.2). */

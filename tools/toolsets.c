@@ -20,18 +20,26 @@ static const struct agent_ext delegation_ext = {
 
 static const struct agent_ext *const default_exts[] = { &delegation_ext, &subagent_ext, NULL };
 static const struct agent_ext *const team_exts[] = { &subagent_ext, &team_ext, NULL };
+static const struct agent_ext *const default_ws_exts[] = { &delegation_ext, &subagent_ext, &workspace_ext, NULL };
+static const struct agent_ext *const team_ws_exts[] = { &subagent_ext, &team_ext, &workspace_ext, NULL };
 
-static const struct toolset_profile profiles[] = {
-	{ "default", default_exts, "agent_id", "{\"scope\":\"descendants\"}" },
-	{ "team", team_exts, "target", "{}" },
+/* Each profile twice: with the workspace tools (the default) and without (--tools none). */
+static const struct {
+	struct toolset_profile p;
+	int workspace;
+} profiles[] = {
+	{ { "default", default_ws_exts, "agent_id", "{\"scope\":\"descendants\"}" }, 1 },
+	{ { "team", team_ws_exts, "target", "{}" }, 1 },
+	{ { "default", default_exts, "agent_id", "{\"scope\":\"descendants\"}" }, 0 },
+	{ { "team", team_exts, "target", "{}" }, 0 },
 };
 
 const struct toolset_profile *
-toolsets_profile(const char *name)
+toolsets_profile(const char *name, int workspace)
 {
 	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
-		if (strcmp(profiles[i].name, name) == 0)
-			return &profiles[i];
+		if (strcmp(profiles[i].p.name, name) == 0 && profiles[i].workspace == (workspace != 0))
+			return &profiles[i].p;
 	return NULL;
 }
 

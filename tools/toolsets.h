@@ -16,8 +16,9 @@ struct toolset_profile {
 	const char *agents_args;	/* list_agents' arguments for /agents, as JSON text */
 };
 
-/* The profile called name ("default", "team"), or NULL. */
-const struct toolset_profile *toolsets_profile(const char *name);
+/* The profile called name ("default", "team"), with SPEC §16's tools after its own when
+ * workspace (--tools workspace), or NULL. */
+const struct toolset_profile *toolsets_profile(const char *name, int workspace);
 /* Fills tb (initialised by the caller) with the tools of p's extensions, in order. */
 void toolsets_build(struct toolbox *tb, const struct toolset_profile *p);
 /* docs/tools.md: name, description, parameters of each tool; returns owned. */

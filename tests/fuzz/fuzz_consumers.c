@@ -35,7 +35,7 @@ fuzz_setup(void)
 {
 	for (int i = 0; i < 2; i++) {
 		toolbox_init(&sets[i]);
-		toolsets_build(&sets[i], toolsets_profile(i ? "team" : "default"));
+		toolsets_build(&sets[i], toolsets_profile(i ? "team" : "default", 0));
 	}
 	snprintf(state, sizeof(state), "/tmp/fuzz-consumers-%ld", (long)getpid());
 }

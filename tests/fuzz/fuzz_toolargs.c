@@ -17,9 +17,9 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 
 	if (!ready) {
 		toolbox_init(&sets[0]);
-		toolsets_build(&sets[0], toolsets_profile("default"));
+		toolsets_build(&sets[0], toolsets_profile("default", 0));
 		toolbox_init(&sets[1]);
-		toolsets_build(&sets[1], toolsets_profile("team"));
+		toolsets_build(&sets[1], toolsets_profile("team", 0));
 		ready = 1;
 	}
 	memcpy(raw, data, size);

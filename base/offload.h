@@ -1,0 +1,24 @@
+/*
+ * Work off the loop thread: fn runs on a thread of its own; when it returns, done runs on the
+ * loop (from an ev_async watcher), unless the job was cancelled first. fn must touch only what
+ * its argument owns and check *cancel between slices of its work. Without a loop (unit tests)
+ * fn runs at once and done is queued on the run queue.
+ */
+#ifndef BASE_OFFLOAD_H
+#define BASE_OFFLOAD_H
+
+#include <stdatomic.h>
+
+#include <ev.h>
+
+#include "base/runq.h"
+
+struct offload;
+
+/* Starts fn(arg, cancel); returns the job (owned by the offload until done runs or cancel). */
+struct offload *offload_start(struct ev_loop *loop, struct runq *q, void (*fn)(void *arg, const atomic_int *cancel),
+    void (*done)(void *arg), void *arg);
+/* Asks fn to stop, waits for its thread, frees the job; done never runs. */
+void offload_cancel(struct offload *o);
+
+#endif
