@@ -25,6 +25,7 @@ main(void)
 	srunner_add_suite(sr, openai_suite());
 	srunner_add_suite(sr, team_suite());
 	srunner_add_suite(sr, toolbox_texts_suite());
+	srunner_add_suite(sr, proc_suite());
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

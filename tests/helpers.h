@@ -56,5 +56,6 @@ Suite *sse_suite(void);
 Suite *openai_suite(void);
 Suite *team_suite(void);
 Suite *toolbox_texts_suite(void);
+Suite *proc_suite(void);
 
 #endif
