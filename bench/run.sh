@@ -34,3 +34,4 @@ $b/bench_list | grep -v revalidation
 $b/bench_append
 $b/bench_inspect
 $b/bench_agent bin/acp-agent $b/mock-openai
+$b/bench_bash
