@@ -36,3 +36,4 @@ $b/bench_inspect
 $b/bench_fs
 $b/bench_search
 $b/bench_agent bin/acp-agent $b/mock-openai
+$b/bench_bash

@@ -60,5 +60,6 @@ Suite *outbound_suite(void);
 Suite *permit_suite(void);
 Suite *workspace_suite(void);
 Suite *search_suite(void);
+Suite *proc_suite(void);
 
 #endif
