@@ -83,7 +83,7 @@ on_done(void *arg, struct ws_proc *p, const struct ws_proc_result *r)
 	fx.killed = r->killed;
 	fx.total = r->total_bytes;
 	if (r->err != NULL) {
-		snprintf(fx.err_code, sizeof(fx.err_code), "%s", r->err->code);
+		snprintf(fx.err_code, sizeof(fx.err_code), "%s", err_tool(r->err->code));
 		snprintf(fx.err_msg, sizeof(fx.err_msg), "%s", r->err->msg);
 	}
 	if (fx.free_in_done) {
@@ -188,7 +188,7 @@ start(const struct ws_proc_opts *o)
 
 	err_clear(&e);
 	fx.p = ws_proc_start(fx.loop, o, &e);
-	ck_assert_msg(fx.p != NULL, "start: %s %s", e.code, e.msg);
+	ck_assert_msg(fx.p != NULL, "start: %s %s", err_tool(e.code), e.msg);
 	return fx.p;
 }
 
@@ -214,7 +214,7 @@ expect_start_error(const struct ws_proc_opts *o, const char *code, const char *m
 
 	err_clear(&e);
 	ck_assert_ptr_null(ws_proc_start(fx.loop, o, &e));
-	ck_assert_str_eq(e.code, code);
+	ck_assert_str_eq(err_tool(e.code), code);
 	ck_assert_str_eq(e.msg, msg);
 }
 

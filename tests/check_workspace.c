@@ -133,8 +133,8 @@ static void
 expect_err(int rc, const char *code, const char *msg)
 {
 	ck_assert_int_eq(rc, -1);
-	ck_assert_ptr_nonnull(fx.e.code);
-	ck_assert_str_eq(fx.e.code, code);
+	ck_assert_int_ne(fx.e.code, ERR_NONE);
+	ck_assert_str_eq(err_tool(fx.e.code), code);
 	if (msg)
 		ck_assert_str_eq(fx.e.msg, msg);
 	err_clear(&fx.e);

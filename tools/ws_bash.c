@@ -239,19 +239,19 @@ const struct tool tool_bash = {
 
 /* ---- job_output and job_kill ---- */
 
-static char *
-job_title(const char *fmt, const json_t *args)
+static const char *
+job_arg(const json_t *args)
 {
 	const char *id = json_string_value(json_object_get(args, "job_id"));
 
-	return xasprintf(fmt, id ? id : "");
+	return id ? id : "";
 }
 
 static char *
 job_output_title(const struct tool *t, const json_t *args)
 {
 	(void)t;
-	return job_title("Job %s output", args);
+	return xasprintf("Job %s output", job_arg(args));
 }
 
 static void
@@ -330,7 +330,7 @@ static char *
 job_kill_title(const struct tool *t, const json_t *args)
 {
 	(void)t;
-	return job_title("Kill job %s", args);
+	return xasprintf("Kill job %s", job_arg(args));
 }
 
 static int

@@ -172,7 +172,7 @@ ws_jobs_start(struct ws_jobs *j, const char *command, const char *workdir, char 
 		snprintf(jb->id, sizeof(jb->id), "job-%lu", j->next_n);
 		err_clear(&tmp);
 		jb->proc = ws_proc_start(j->loop, &o, &tmp);
-		if (jb->proc == NULL && strcmp(tmp.code, "PROC_SPILL_EXISTS") != 0)
+		if (jb->proc == NULL && tmp.code != ERR_PROC_SPILL_EXISTS)
 			break;
 		j->next_n++;
 	}

@@ -11,7 +11,7 @@ W = {"waitIdle": True}; EOF_ = {"eof": True}
 def sc(name, steps, responses, env=None, args=None, recording=None):
     d = os.path.join(B, name); os.makedirs(d, exist_ok=True)
     # The network decides where a stream is cut: compare merged chunks (parity needs exact ones).
-    o = {"args": args or [], "mock": "mock.json", "steps": steps}
+    o = {"args": ["--tools", "none"] + (args or []), "mock": "mock.json", "steps": steps}
     if not name.startswith("parity"): o["mergeChunks"] = True
     if env: o["env"] = env
     json.dump(o, open(d + "/scenario.json", "w"), indent=1)
@@ -33,7 +33,7 @@ sc("openai-text", INIT + [P("Say hello."), EOF_], [
 sc("openai-reasoning", INIT + [P("Think first.")], [
     {"events": [chunk({"reasoning_content": "Let me think"}), chunk({"reasoning_content": " it through."}),
                 chunk({"content": "Thought, then answered."}), chunk(finish="stop")], "split": 7}])
-json.dump({"args": [], "mock": "mock.json", "mergeChunks": True, "steps": INIT + [P("Think first."), EOF_]}, open(os.path.join(B, "openai-reasoning", "scenario.json"), "w"), indent=1)
+json.dump({"args": ["--tools", "none"], "mock": "mock.json", "mergeChunks": True, "steps": INIT + [P("Think first."), EOF_]}, open(os.path.join(B, "openai-reasoning", "scenario.json"), "w"), indent=1)
 
 def tc(index, id=None, name=None, args=None):
     d = {"index": index, "function": {}}
@@ -83,7 +83,7 @@ sc("openai-slow-drip", INIT + [P("Drip."), EOF_], [
 PARITY_TEXT = "Parity: same transcript either way."
 conv = INIT + [P("Use a tool, then answer."), W, EOF_]
 os.makedirs(os.path.join(B, "parity-replay"), exist_ok=True)
-json.dump({"args": [], "steps": conv}, open(os.path.join(B, "parity-replay", "scenario.json"), "w"), indent=1)
+json.dump({"args": ["--tools", "none"], "steps": conv}, open(os.path.join(B, "parity-replay", "scenario.json"), "w"), indent=1)
 json.dump({"version": 1, "scripts": [{"agent": "root", "replies": [
     {"tool_calls": [{"name": "list_agents", "arguments": {}}]},
     {"text": PARITY_TEXT}]}]}, open(os.path.join(B, "parity-replay", "recording.json"), "w"), indent=1)

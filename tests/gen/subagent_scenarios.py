@@ -8,7 +8,7 @@ INIT=[{"send": {"method": "initialize", "params": {"protocolVersion": 1, "client
 def P(text, n=1): return {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:%d}}"%n, "prompt": [{"type": "text", "text": text}]}}}
 def sc(name, steps, scripts, args=None, env=None, state=None):
     d=os.path.join(B,name); os.makedirs(d, exist_ok=True)
-    o={"args": args or [], "steps": steps}
+    o={"args": ["--tools", "none"] + (args or []), "steps": steps}
     if env: o["env"]=env
     json.dump(o, open(d+"/scenario.json","w"), indent=1)
     json.dump({"version":1,"scripts":scripts}, open(d+"/recording.json","w"), indent=1)

@@ -10,7 +10,7 @@ W = {"waitIdle": True}; EOF_ = {"eof": True}
 def call(tool, **a): return {"name": tool, "arguments": a}
 def sc(name, steps, scripts, args=None, env=None):
     d = os.path.join(B, name); os.makedirs(d, exist_ok=True)
-    o = {"args": ["--profile", "team"] + (args or []), "steps": steps}
+    o = {"args": ["--tools", "none", "--profile", "team"] + (args or []), "steps": steps}
     if env: o["env"] = env
     json.dump(o, open(d + "/scenario.json", "w"), indent=1)
     json.dump({"version": 1, "scripts": scripts}, open(d + "/recording.json", "w"), indent=1)
