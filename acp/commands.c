@@ -1,24 +1,28 @@
-/* Slash commands: /agents, /send <id> <text>, /interrupt <id>. */
+/* Slash commands: /agents, /send <id> <text>, /interrupt <id>, /mode <id>. */
 #include "acp/commands.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "acp/internal.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 
 json_t *
 acp_commands_update(void)
 {
-	return xjson_pack("{s:s, s:[{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}]}",
+	return xjson_pack("{s:s, s:[{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, "
+	    "{s:s, s:s, s:{s:s}}]}",
 	    "sessionUpdate", "available_commands_update", "availableCommands",
 	    "name", "agents", "description", "List every subagent below this session, with status",
 	    "input", "hint", "(no arguments)",
 	    "name", "send", "description", "Send a message to a subagent of this session",
 	    "input", "hint", "<agent id> <text>",
 	    "name", "interrupt", "description", "Stop a subagent's current turn",
-	    "input", "hint", "<agent id>");
+	    "input", "hint", "<agent id>",
+	    "name", "mode", "description", "Set the session's permission mode, without the model",
+	    "input", "hint", "read-only|default|accept-edits|full-access");
 }
 
 static size_t acp_commands_slash_word(const char *text);
@@ -94,11 +98,22 @@ acp_commands_tool(struct agent *root, const char *name, json_t *args)
 }
 
 char *
-acp_commands_run(struct agent *root, const struct toolset_profile *p, const char *text)
+acp_commands_run(struct acp_session *as, const char *text)
 {
+	struct agent *root = as->agent;
+	const struct toolset_profile *p = as->srv->profile;
 	const char *rest;
 	const char *key = p->target_key;	/* the Team addresses members by name: "target" */
 
+	if (acp_commands_word(text, "/mode")) {
+		rest = text + strlen("/mode");
+		while (*rest == ' ')
+			rest++;
+		char *id = xstrndup(rest, strcspn(rest, " \n"));
+		char *out = acp_mode_command(as, id);
+		free(id);
+		return out;
+	}
 	if (acp_commands_word(text, "/agents"))
 		return acp_commands_tool(root, "list_agents", json_loads(p->agents_args, 0, NULL));
 	if (acp_commands_word(text, "/interrupt")) {

@@ -1,4 +1,4 @@
-/* Slash commands (SPEC §3.6): a person steers subagents by hand, without the model. */
+/* Slash commands (SPEC §3.6, §17.5): a person steers subagents and sets the mode, without the model. */
 #ifndef ACP_COMMANDS_H
 #define ACP_COMMANDS_H
 
@@ -15,7 +15,8 @@ json_t *acp_commands_update(void);
 /* The command text when prompt is one text block starting with a /word (a known command, or an
  * unknown one that gets ACP_COMMANDS_UNKNOWN), else NULL (borrowed). */
 const char *acp_commands_match(const json_t *prompt);
-/* Runs a matched command as root, with p's tools; returns the owned text to show. */
-char *acp_commands_run(struct agent *root, const struct toolset_profile *p, const char *text);
+struct acp_session;
+/* Runs a matched command as the session's root, with its profile's tools; returns the owned text. */
+char *acp_commands_run(struct acp_session *as, const char *text);
 
 #endif

@@ -64,6 +64,17 @@ json_t *acp_m_session_resume(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_list(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_close(struct acp_server *srv, struct acp_msg *m);
 
+/* ---- options.c: modes and config options (SPEC §17.2) ---- */
+
+json_t *acp_session_modes(struct agent *root);				/* new ref */
+json_t *acp_session_config(struct acp_server *srv, struct agent *root);	/* new ref */
+/* Adds modes and configOptions to a new/load/resume result. */
+void acp_session_describe(struct acp_server *srv, struct agent *root, json_t *result);
+/* /mode [id]: the text to show; sets the mode and sends both updates when id is given. */
+char *acp_mode_command(struct acp_session *as, const char *arg);
+json_t *acp_m_session_set_mode(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_session_set_config_option(struct acp_server *srv, struct acp_msg *m);
+
 /* ---- asks.c: permission asks on the root's session (agent_client's ask and call_status) ---- */
 
 long acp_ask(void *self, struct tool_inv *inv, json_t *options, agent_client_done *done, void *arg,

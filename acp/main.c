@@ -84,6 +84,7 @@ static const char main_help_text[] =
     "ACP_AGENT_API_KEY              none; required (sent as a bearer token, never logged)\n"
     "ACP_AGENT_BASE_URL             " MAIN_BASE_URL "\n"
     "ACP_AGENT_MODEL                " MAIN_MODEL "\n"
+    "ACP_AGENT_MODELS               the one ACP_AGENT_MODEL (a comma list: the model choices)\n"
     "ACP_AGENT_CONNECT_TIMEOUT_MS   " MAIN_STR(MAIN_CONNECT_MS) "\n"
     "ACP_AGENT_IDLE_TIMEOUT_MS      "
     MAIN_STR(MAIN_IDLE_MS) " (no byte for that long fails the request)\n"
@@ -377,6 +378,7 @@ main_settle(const struct main_args *a, struct acp_options *o, char **state_defau
 	if (o->openai.base_url == NULL)
 		o->openai.base_url = MAIN_BASE_URL;
 	o->openai.api_key = main_env("ACP_AGENT_API_KEY");
+	o->models = main_env("ACP_AGENT_MODELS");
 	o->openai.model = main_env("ACP_AGENT_MODEL");
 	if (o->openai.model == NULL)
 		o->openai.model = MAIN_MODEL;

@@ -193,7 +193,7 @@ acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt)
 	struct acp_server *srv = as->srv;
 
 	if (acp_commands_match(prompt)) {
-		char *text = acp_commands_run(as->agent, as->srv->profile, acp_commands_match(prompt));
+		char *text = acp_commands_run(as, acp_commands_match(prompt));
 		char mid[SESS_ID_LEN + 1];
 		sess_ids_new(&srv->env.ids, mid);
 		acp_send_update(srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));

@@ -222,6 +222,8 @@ static const struct acp_method {
 	{ "session/close", acp_m_session_close, 0 },
 	{ "session/prompt", acp_m_session_prompt, 0 },
 	{ "session/cancel", acp_m_session_cancel, 1 },
+	{ "session/set_mode", acp_m_session_set_mode, 0 },
+	{ "session/set_config_option", acp_m_session_set_config_option, 0 },
 	{ "_acp_agent/wait_idle", acp_m_wait_idle, 0 },
 };
 

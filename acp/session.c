@@ -136,14 +136,16 @@ acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 	    NULL);
 	/* Durable from the response on: a client that reconnects later finds it (SPEC §20). */
 	err_clear(&e);
-	if (agent_publish_root(a, "default", model_id(srv->rt.model), &e) < 0) {
+	if (agent_publish_root(a, permit_mode_id(srv->rt.start_mode), model_id(srv->rt.model), &e) < 0) {
 		char sid[SESS_ID_LEN + 1];
 		snprintf(sid, sizeof(sid), "%s", agent_id(a));
 		agent_release(a);
 		return acp_session_error(m->id, sid, &e);
 	}
 	acp_session_attach(srv, a);
-	acp_send(srv, acp_result_new(m->id, xjson_pack("{s:s}", "sessionId", agent_id(a))));
+	json_t *result = xjson_pack("{s:s}", "sessionId", agent_id(a));
+	acp_session_describe(srv, a, result);
+	acp_send(srv, acp_result_new(m->id, result));
 	acp_send_update(srv, agent_id(a), acp_commands_update());
 	return NULL;
 }
@@ -329,7 +331,10 @@ acp_replay_finish(struct acp_replay_task *t)
 	struct acp_session *as = t->as;
 
 	t->busy = 1;		/* a write error in acp_send stops it: it is freed here */
-	acp_send(srv, acp_result_new(t->id, json_object()));
+	json_t *result = json_object();
+	if (as->agent)
+		acp_session_describe(srv, as->agent, result);
+	acp_send(srv, acp_result_new(t->id, result));
 	acp_send(srv, acp_update_msg(as->id, acp_commands_update()));
 	t->busy = 0;
 	if (t->as == NULL) {
@@ -436,7 +441,9 @@ acp_m_session_resume(struct acp_server *srv, struct acp_msg *m)
 
 	if (as == NULL)
 		return reply;
-	acp_send(srv, acp_result_new(m->id, json_object()));
+	json_t *result = json_object();
+	acp_session_describe(srv, as->agent, result);
+	acp_send(srv, acp_result_new(m->id, result));
 	/* Clients that only ever resume learn the commands too (SPEC §20). */
 	acp_send_update(srv, as->id, acp_commands_update());
 	return NULL;

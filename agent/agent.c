@@ -957,6 +957,7 @@ agent_request(void *arg)
 	call.system = system;
 	call.messages = messages;
 	call.tools = tools;
+	call.model = agent_model(a);
 	call.script.resolve_child = agent_resolve_child;
 	call.script.resolve_arg = a;
 	a->req = a->rt->model->ops->start(a->rt->model, &call, &sink);

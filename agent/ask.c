@@ -12,6 +12,7 @@
 struct ask_policy {
 	enum permit_mode mode;
 	struct permit_rules rules;
+	char *model;		/* the last session/model's; NULL: the provider's */
 };
 
 static const char ask_key;
@@ -22,6 +23,7 @@ ask_policy_free(void *p)
 	struct ask_policy *pol = p;
 
 	permit_rules_free(&pol->rules);
+	free(pol->model);
 	free(pol);
 }
 
@@ -54,6 +56,10 @@ ask_policy(struct agent *root)
 			/* A mode this build does not know (a newer writer) leaves the one before. */
 			if (permit_mode_parse(json_string_value(json_object_get(d, "mode")), &m) == 0)
 				pol->mode = m;
+		}
+		if (strcmp(t, "session/model") == 0) {	/* a choice made in the session, not its start */
+			free(pol->model);
+			pol->model = xstrdup(json_string_value(json_object_get(d, "model")));
 		} else if (strcmp(t, "permission/rule") == 0) {
 			permit_rules_set(&pol->rules, json_string_value(json_object_get(d, "rule")),
 			    json_is_true(json_object_get(d, "allow")));
@@ -80,6 +86,27 @@ agent_set_mode(struct agent *root, enum permit_mode m, struct err *e)
 		return -1;
 	sess_checkpoint(root->sess);
 	pol->mode = m;
+	return 0;
+}
+
+const char *
+agent_model(struct agent *a)
+{
+	struct agent *root = agent_root(a);
+
+	return root && root->sess ? ask_policy(root)->model : NULL;
+}
+
+int
+agent_set_model(struct agent *root, const char *model, struct err *e)
+{
+	struct ask_policy *pol = ask_policy(root);
+
+	if (sess_append(root->sess, "session/model", xjson_pack("{s:s}", "model", model), e) == NULL)
+		return -1;
+	sess_checkpoint(root->sess);
+	free(pol->model);
+	pol->model = xstrdup(model);
 	return 0;
 }
 

@@ -14,6 +14,10 @@
 enum permit_mode agent_mode(struct agent *a);
 /* Sets a root's mode (logged as session/mode); 0, or -1 with e (session_log_io). */
 int agent_set_mode(struct agent *root, enum permit_mode m, struct err *e);
+/* The model a's requests name: its root's session model (NULL: the provider's own). */
+const char *agent_model(struct agent *a);
+/* Sets a root's model from its next request on (logged as session/model); 0 or -1 with e. */
+int agent_set_model(struct agent *root, const char *model, struct err *e);
 /* -1 reject, 1 allow, 0 no rule, for a call whose plan is filled. */
 int agent_ask_rule(struct agent *a, const struct tool *t, const struct tool_plan *plan);
 /*

@@ -49,6 +49,7 @@ struct model_call {
 	const char *system;
 	const json_t *messages;		/* [{role, content, ...}] chat messages */
 	const json_t *tools;		/* [{name, description, parameters}] */
+	const char *model;		/* the session's model (session/model), NULL: the provider's */
 	struct model_script_ref script;	/* for a scripted provider only */
 };
 

@@ -605,8 +605,10 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 {
 	struct oa *oa = m->impl;
 	struct model_req *r = xcalloc(1, sizeof(*r));
-	/* oa->model is checked UTF-8 at creation: the body fails only with its messages or tools. */
-	json_t *body = json_pack("{s:s, s:b, s:o, s:{s:b}}", "model", oa->model, "stream", 1, "messages",
+	/* oa->model is checked UTF-8 at creation, a session's model is a JSON string: the body fails
+	 * only with its messages or tools. */
+	const char *model = call->model ? call->model : oa->model;
+	json_t *body = json_pack("{s:s, s:b, s:o, s:{s:b}}", "model", model, "stream", 1, "messages",
 	    oa_messages(call), "stream_options", "include_usage", 1);
 
 	if (body && json_array_size(call->tools) &&
