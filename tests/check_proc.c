@@ -33,6 +33,12 @@ static struct {
 	struct buf events;		/* the jobs hooks' calls */
 	int answers;
 	char *answer;
+	/* process state some tests change, restored for CK_FORK=no (valgrind) runs */
+	struct rlimit fsize;
+	sigset_t mask;
+	struct sigaction pipe_sa, xfsz_sa;
+	mode_t umask;
+	int stdin_fd;
 } fx;
 
 static void
@@ -44,6 +50,13 @@ setup(void)
 	ck_assert_int_eq(mkdir(fx.spill, 0700), 0);
 	fx.loop = ev_loop_new(EVFLAG_AUTO);
 	buf_init(&fx.events);
+	getrlimit(RLIMIT_FSIZE, &fx.fsize);
+	sigprocmask(SIG_SETMASK, NULL, &fx.mask);
+	sigaction(SIGPIPE, NULL, &fx.pipe_sa);
+	sigaction(SIGXFSZ, NULL, &fx.xfsz_sa);
+	fx.umask = umask(077);
+	umask(fx.umask);
+	fx.stdin_fd = dup(0);
 }
 
 static void
@@ -58,6 +71,18 @@ teardown(void)
 	free(fx.answer);
 	buf_free(&fx.events);
 	test_rmtree(fx.dir);
+	setrlimit(RLIMIT_FSIZE, &fx.fsize);
+	sigprocmask(SIG_SETMASK, &fx.mask, NULL);
+	sigaction(SIGPIPE, &fx.pipe_sa, NULL);
+	sigaction(SIGXFSZ, &fx.xfsz_sa, NULL);
+	umask(fx.umask);
+	dup2(fx.stdin_fd, 0);
+	close(fx.stdin_fd);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	unsetenv("ACP_AGENT_X");
+	unsetenv("ACP_AGENT_API_KEY");
+	unsetenv("KEEP_ME");
+	unsetenv("NOT_ACP_AGENT_Y");
 }
 
 static const char *
@@ -273,6 +298,18 @@ subreaper(void)
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 }
 
+/* Long texts: a mismatch names its first differing byte instead of printing kilobytes. */
+static void
+text_eq(const char *got, const char *want)
+{
+	size_t i = 0;
+
+	while (got[i] != '\0' && got[i] == want[i])
+		i++;
+	ck_assert_msg(got[i] == want[i], "texts differ at byte %zu (lengths %zu, %zu): \"%.40s\" vs \"%.40s\"",
+	    i, strlen(got), strlen(want), got + i, want + i);
+}
+
 /* A pattern without newlines: byte i of it. */
 static char
 pat(size_t i)
@@ -359,7 +396,7 @@ START_TEST(proc_output_up_to_32k_is_whole)
 
 	run("cat data", 0);
 	ck_assert_uint_eq(strlen(fx.text), WS_PROC_HEAD + WS_PROC_TAIL);
-	ck_assert_str_eq(fx.text, d);
+	text_eq(fx.text, d);
 	free(d);
 }
 END_TEST
@@ -377,7 +414,7 @@ START_TEST(proc_output_over_32k_keeps_head_and_tail_with_omitted_line)
 		start(&o);
 		loop_until(is_done);
 		want = capped(d, sizes[k], fx.spill_path);
-		ck_assert_str_eq(fx.text, want);
+		text_eq(fx.text, want);
 		ck_assert_uint_eq(fx.total, sizes[k]);
 		free(want);
 		free(d);
@@ -399,7 +436,7 @@ START_TEST(proc_head_ending_in_newline_gets_no_blank_line)
 	test_write_file(at("data"), b.data, b.len);
 	run("cat data", 0);
 	want = capped(b.data, b.len, fx.spill_path);
-	ck_assert_str_eq(fx.text, want);
+	text_eq(fx.text, want);
 	ck_assert_ptr_nonnull(strstr(fx.text, "0127\n[\xe2\x80\xa6 "));
 	free(want);
 	buf_free(&b);
@@ -425,7 +462,7 @@ START_TEST(proc_cuts_head_and_tail_on_utf8_boundaries)
 	buf_append(&want, d.data, WS_PROC_HEAD - 1);
 	buf_printf(&want, "\n[\xe2\x80\xa6 1005 bytes omitted; full output: %s]\n", fx.spill_path);
 	buf_append(&want, d.data + d.len - (WS_PROC_TAIL - 2), WS_PROC_TAIL - 2);
-	ck_assert_str_eq(fx.text, want.data);
+	text_eq(fx.text, want.data);
 	buf_free(&want);
 	buf_free(&d);
 	fx.p = (ws_proc_free(fx.p), NULL);
@@ -491,8 +528,15 @@ START_TEST(proc_stdin_is_dev_null_and_no_fd_leaks)
 {
 	char cmd[256];
 	int leak = open("/dev/null", O_RDONLY);	/* no O_CLOEXEC: must not reach the child */
+	int in[2];
 
 	ck_assert_int_gt(leak, 2);
+	/* Our stdin holds data: a child that inherited it would print it. */
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(write(in[1], "inherited\n", 10), 10);
+	close(in[1]);
+	ck_assert_int_eq(dup2(in[0], 0), 0);
+	close(in[0]);
 	snprintf(cmd, sizeof(cmd), "readlink /proc/$$/fd/0; cat; echo rc=$?; "
 	    "[ -e /proc/$$/fd/%d ] && echo leaked || echo closed", leak);
 	run(cmd, 0);
@@ -740,7 +784,7 @@ END_TEST
 START_TEST(proc_start_errors)
 {
 	struct ws_proc_opts o = opts("true");
-	char dir[256], msg[512];
+	char dir[256], msg[512], *s;
 
 	o.command = NULL;
 	expect_start_error(&o, "INVALID_ARGUMENT", "command is required");
@@ -765,7 +809,9 @@ START_TEST(proc_start_errors)
 	test_write_file(dir, "old", 3);
 	snprintf(msg, sizeof(msg), "spill file %s already exists", dir);
 	expect_start_error(&o, "PROC_SPILL_EXISTS", msg);
-	ck_assert_str_eq(test_read_file(dir, NULL), "old");	/* leak: fine in a fork */
+	s = test_read_file(dir, NULL);
+	ck_assert_str_eq(s, "old");
+	free(s);
 }
 END_TEST
 
@@ -791,7 +837,7 @@ END_TEST
 
 START_TEST(proc_spill_write_failure_keeps_the_text_and_says_so)
 {
-	struct rlimit rl = { 4096, 4096 };
+	struct rlimit rl = { 4096, fx.fsize.rlim_max };	/* soft only: teardown raises it again */
 	struct stat st;
 
 	signal(SIGXFSZ, SIG_IGN);
@@ -1008,6 +1054,25 @@ START_TEST(jobs_at_most_eight_run_at_once)
 }
 END_TEST
 
+START_TEST(jobs_kill_request_reports_killed_whatever_the_exit)
+{
+	struct buf b;
+	struct err e;
+
+	jobs_new();
+	job_start("trap 'exit 0' TERM; echo up > gc; sleep 100 & wait", "job-1");
+	loop_until(gc_written);
+	buf_init(&b);
+	err_clear(&e);
+	ck_assert_int_eq(ws_jobs_kill(fx.jobs, "job-1", &b, &e), 0);
+	buf_free(&b);
+	job_wait("job-1", 60000);
+	loop_until(answered);
+	ck_assert_str_eq(fx.answer, "[status: killed]");
+	ck_assert_ptr_nonnull(strstr(fx.events.data, "ended job-1 0 -\n"));	/* the real exit */
+}
+END_TEST
+
 START_TEST(jobs_unknown_id_is_job_not_found)
 {
 	struct buf b;
@@ -1027,8 +1092,26 @@ START_TEST(jobs_unknown_id_is_job_not_found)
 }
 END_TEST
 
+static int later;
+
+static void
+set_later(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)w;
+	(void)revents;
+	later = 1;
+}
+
+static int
+is_later(void)
+{
+	return later;
+}
+
 START_TEST(jobs_free_kills_reaps_and_answers_no_wait)
 {
+	ev_timer tm;
 	pid_t pgid;
 
 	subreaper();
@@ -1036,10 +1119,13 @@ START_TEST(jobs_free_kills_reaps_and_answers_no_wait)
 	job_start("sleep 100 & echo $$ > gc; sleep 100", "job-1");
 	loop_until(gc_written);
 	pgid = read_pid("gc");
-	job_wait("job-1", 60000);
+	job_wait("job-1", 1000);
 	ws_jobs_free(fx.jobs);
 	fx.jobs = NULL;
-	ev_run(fx.loop, EVRUN_NOWAIT);
+	later = 0;
+	ev_timer_init(&tm, set_later, 1.5, 0.);	/* past the wait's own timeout */
+	ev_timer_start(fx.loop, &tm);
+	loop_until(is_later);
 	ck_assert_int_eq(fx.answers, 0);
 	ck_assert(group_gone(pgid));
 	assert_no_zombie();
@@ -1087,7 +1173,7 @@ END_TEST
 
 START_TEST(jobs_ids_skip_existing_spill_files_and_failures_use_none)
 {
-	char id[WS_JOBS_ID_MAX], dir[256];
+	char id[WS_JOBS_ID_MAX], dir[256], *s;
 	struct err e;
 
 	snprintf(fx.path, sizeof(fx.path), "%s/job-1.out", fx.spill);
@@ -1098,7 +1184,9 @@ START_TEST(jobs_ids_skip_existing_spill_files_and_failures_use_none)
 	ck_assert_int_eq(ws_jobs_start(fx.jobs, "true", dir, id, &e), -1);
 	ck_assert_int_eq(e.code, ERR_PROC_SPAWN_FAILED);
 	job_start("true", "job-2");
-	ck_assert_str_eq(test_read_file(fx.path, NULL), "earlier run");	/* leak: fine in a fork */
+	s = test_read_file(fx.path, NULL);
+	ck_assert_str_eq(s, "earlier run");
+	free(s);
 	ck_assert_ptr_nonnull(strstr(fx.events.data, "started job-2 true\n"));
 }
 END_TEST
@@ -1148,6 +1236,7 @@ proc_suite(void)
 	tcase_add_test(tj, jobs_wait_times_out_then_kill_reports_killed);
 	tcase_add_test(tj, jobs_wait_on_an_ended_job_answers_at_once);
 	tcase_add_test(tj, jobs_at_most_eight_run_at_once);
+	tcase_add_test(tj, jobs_kill_request_reports_killed_whatever_the_exit);
 	tcase_add_test(tj, jobs_unknown_id_is_job_not_found);
 	tcase_add_test(tj, jobs_free_kills_reaps_and_answers_no_wait);
 	tcase_add_test(tj, jobs_cancelled_wait_never_answers);
