@@ -414,7 +414,9 @@ main_serve(const struct acp_options *o, const sigset_t *ignored)
 	if (out_flags >= 0)
 		fcntl(proto, F_SETFL, out_flags | O_NONBLOCK);
 
-	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
+	/* Not the default loop: libev's default reaps every child in its SIGCHLD handler, and the
+	 * bash runner waits for its own (workspace/proc.c). */
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
 	struct acp_server *srv = xcalloc(1, sizeof(*srv));
 	struct err e;
 	err_clear(&e);

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/id.h"
+#include "base/utf8.h"
 #include "base/xjson.h"
+#include "session/id.h"
 #include "base/xmalloc.h"
 
 json_t *
@@ -82,6 +83,8 @@ acp_tool_call_update(char *tcid, const char *name, const char *raw_args, const s
 	return u;
 }
 
+#define ACP_READ_SHOWN 4096	/* bytes of a read's text its completed update shows */
+
 /* Fills status, content and rawOutput of a tool update from a tool/result's data. */
 static void
 acp_tool_result_fields(json_t *u, const json_t *data)
@@ -92,9 +95,21 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 	const char *name = json_string_value(json_object_get(data, "name"));
 	int is_error = json_is_true(json_object_get(data, "isError"));
 
+	const json_t *diff = json_object_get(out, "diff");
+	const char *text = json_string_value(json_object_get(first, "text"));
+	size_t len = json_string_length(json_object_get(first, "text"));
+
 	json_object_set_new(u, "status", json_string(is_error ? "failed" : "completed"));
-	json_object_set_new(u, "content", xjson_pack("[{s:s, s:{s:s, s:O}}]", "type", "content",
-	    "content", "type", "text", "text", json_object_get(first, "text")));
+	if (!is_error && json_is_object(diff)) {
+		/* write and edit end on their diff, for the editor's review (SPEC §16.5). */
+		json_object_set_new(u, "content", json_pack("[O]", diff));
+	} else {
+		/* read shows at most 4 KiB of what the model got. */
+		if (name && strcmp(name, "read") == 0 && len > ACP_READ_SHOWN)
+			len = utf8_boundary(text, len, ACP_READ_SHOWN);
+		json_object_set_new(u, "content", xjson_pack("[{s:s, s:{s:s, s:o}}]", "type", "content",
+		    "content", "type", "text", "text", xjson_text(text ? text : "", len)));
+	}
 	/* rawOutput is an object: older clients drop an update whose rawOutput is an array, so
 	 * list_agents' listing goes inside {"agents": [...]} (SPEC §20), from old logs too. */
 	if (json_is_array(out) && strcmp(name, "list_agents") == 0)

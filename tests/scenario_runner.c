@@ -43,6 +43,7 @@ struct run {
 	json_t *lines;			/* every agent line (strings), all processes */
 	size_t wait_cursor;		/* waitFor scans lines from here */
 	json_t *sessions;		/* session ids returned by session/new */
+	json_t *answers;		/* registered answers to the agent's requests: {method, match, result|error, used} */
 	json_t *env_extra;		/* env set by restart steps, on top of the script's */
 	long next_id;
 	FILE *trace;
@@ -256,6 +257,47 @@ agent_start(struct run *r)
 	return 0;
 }
 
+static int agent_write(struct run *r, const char *data, size_t len);
+
+/*
+ * A request from the agent (fs, permission) is answered from the registered answers: the first
+ * unused one of its method whose match is a substring of its compact params (SPEC §10.2, §20.1).
+ * One with no answer fails the scenario.
+ */
+static void
+agent_request(struct run *r, const json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	char *params = json_dumps(json_object_get(msg, "params"), JSON_COMPACT | JSON_ENCODE_ANY);
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(r->answers, i, a) {
+		const char *match = json_string_value(json_object_get(a, "match"));
+		if (json_is_true(json_object_get(a, "used")) ||
+		    strcmp(json_string_value(json_object_get(a, "method")), method) != 0 ||
+		    (match && (params == NULL || strstr(params, match) == NULL)))
+			continue;
+		json_object_set_new(a, "used", json_true());
+		json_t *reply = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", json_object_get(msg, "id"));
+		if (json_object_get(a, "error"))
+			json_object_set(reply, "error", json_object_get(a, "error"));
+		else
+			json_object_set(reply, "result", json_object_get(a, "result"));
+		char *line = json_dumps(reply, JSON_COMPACT);
+		size_t len = strlen(line);
+		line = xrealloc(line, len + 2);
+		memcpy(line + len, "\n", 2);
+		agent_write(r, line, len + 1);
+		free(line);
+		json_decref(reply);
+		free(params);
+		return;
+	}
+	run_fail(r, "the agent sent %s with no registered answer: %.300s", method, params ? params : "");
+	free(params);
+}
+
 /* Reads what the agent has written, waiting up to ms; returns -1 at EOF. */
 static int
 agent_read(struct run *r, int ms)
@@ -285,8 +327,12 @@ agent_read(struct run *r, int ms)
 		if (r->trace)
 			fprintf(r->trace, "<< %s\n", line);
 		pretty_agent(r, line);
-		free(line);
 		buf_consume(&r->in, (size_t)(nl - r->in.data) + 1);
+		json_t *m = json_loads(line, 0, NULL);
+		free(line);
+		if (m && json_is_string(json_object_get(m, "method")) && json_object_get(m, "id"))
+			agent_request(r, m);
+		json_decref(m);
 	}
 	return 0;
 }
@@ -644,6 +690,17 @@ step_run(struct run *r, json_t *step)
 
 	if ((v = json_object_get(step, "send")))
 		return step_send(r, v, 0, json_is_true(json_object_get(step, "noWait")));
+	if ((v = json_object_get(step, "answer")) || (v = json_object_get(step, "answerError"))) {
+		/* Registered before it is needed; used once, in order. */
+		json_t *a = subst_json(r, v);
+		if (!json_is_string(json_object_get(a, "method"))) {
+			json_decref(a);
+			return run_fail(r, "an answer step needs a method");
+		}
+		json_object_set_new(a, "used", json_false());
+		json_array_append_new(r->answers, a);
+		return 0;
+	}
 	if ((v = json_object_get(step, "notify")))
 		return step_send(r, v, 1, 0);
 	if ((v = json_object_get(step, "sendRaw"))) {
@@ -1016,8 +1073,16 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 	snprintf(r.cwd, sizeof(r.cwd), "%s/work", r.tmp);
 	mkdir(r.state, 0700);
 	mkdir(r.cwd, 0700);
-	snprintf(path, sizeof(path), "%s/state", dir);
 	struct stat st;
+	/* A workspace/ of the scenario is the agent's cwd (SPEC §21): copied, symlinks as links. */
+	snprintf(path, sizeof(path), "%s/workspace", dir);
+	if (stat(path, &st) == 0) {
+		char src[620];
+		snprintf(src, sizeof(src), "%s/.", path);
+		const char *cp[] = { "cp", "-a", src, r.cwd, NULL };
+		spawn_wait(cp);
+	}
+	snprintf(path, sizeof(path), "%s/state", dir);
 	if (stat(path, &st) == 0) {
 		char src[620];
 		snprintf(src, sizeof(src), "%s/.", path);
@@ -1031,6 +1096,7 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 	}
 	r.lines = json_array();
 	r.sessions = json_array();
+	r.answers = json_array();
 	r.env_extra = json_object();
 	buf_init(&r.in);
 	if (pretty)
@@ -1056,6 +1122,13 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 		waitpid(r.pid, NULL, 0);
 	}
 	mock_stop(&r);
+	json_t *ans;
+	json_array_foreach(r.answers, i, ans) {
+		if (rc == 0 && !json_is_true(json_object_get(ans, "used")))
+			rc = run_fail(&r, "the answer for %s (match \"%s\") was never used",
+			    json_string_value(json_object_get(ans, "method")),
+			    json_string_value(json_object_get(ans, "match")) ? json_string_value(json_object_get(ans, "match")) : "");
+	}
 	if (r.mock_pid > 0 && rc == 0) {
 		/* The key goes to the server and nowhere else. */
 		snprintf(path, sizeof(path), "%s/stderr.log", r.tmp);
@@ -1095,6 +1168,7 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 	buf_free(&r.pretty_text);
 	json_decref(r.lines);
 	json_decref(r.sessions);
+	json_decref(r.answers);
 	json_decref(r.env_extra);
 	json_decref(r.script);
 	return rc;

@@ -4,6 +4,7 @@
  * spill directory, progress to the client while a command runs (none under --deterministic),
  * the jobs of a root logged in its log (job/started, job/ended).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +205,20 @@ bash_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	o.done = bash_done;
 	o.progress = a->rt->env->clock.deterministic ? NULL : bash_progress;
 	o.arg = inv;
+	/* The spill file is named by the agent and the call (stable under --deterministic); a name
+	 * taken already (the same call id after a restart) falls back to a random one. */
+	char name[160];
+	size_t k = (size_t)snprintf(name, sizeof(name), "bash-%.36s-", agent_id(a));
+	for (const char *c = inv->call_id; *c && k + 1 < sizeof(name); c++)
+		name[k++] = (isalnum((unsigned char)*c) || *c == '-' || *c == '_') ? *c : '_';
+	name[k] = '\0';
+	o.name = name;
 	struct ws_proc *p = ws_proc_start(a->rt->loop, &o, &e);
+	if (p == NULL && e.code == ERR_PROC_SPILL_EXISTS) {
+		err_clear(&e);
+		o.name = NULL;
+		p = ws_proc_start(a->rt->loop, &o, &e);
+	}
 	free(wd);
 	if (p == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);

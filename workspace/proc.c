@@ -141,6 +141,11 @@ proc_child(const struct proc_spawn *s)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			sigaction(sig, &sa, NULL);	/* glibc's reserved ones: EINVAL, harmless */
+	/* Those glibc reserves (32, 33) may come in ignored (GNU make's children get them so) and an
+	 * ignored signal stays ignored across exec: reset them with the system call itself. */
+	struct { unsigned long handler, flags, restorer, mask; } kdfl = { 0 };	/* SIG_DFL is 0 */
+	for (int sig = 32; sig < SIGRTMIN; sig++)
+		syscall(SYS_rt_sigaction, sig, &kdfl, NULL, sizeof(kdfl.mask));
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
