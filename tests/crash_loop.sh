@@ -58,7 +58,7 @@ while [ $i -le $iterations ]; do
 			"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$root\",\"prompt\":[{\"type\":\"text\",\"text\":\"/agents\"}]}}" |
 			"$agent" --deterministic --model replay --recording "$tmp/rec.json" --state-dir "$dir/state" > "$dir/out2" 2>"$dir/err2"
 		checked=$((checked + 1))
-		grep -q '"id":2,"result":{}' "$dir/out2" || { echo "crash-loop: iteration $i ($plan): the root did not load"; failed=$((failed + 1)); }
+		grep -q '"id":2,"result":{"modes"' "$dir/out2" || { echo "crash-loop: iteration $i ($plan): the root did not load"; failed=$((failed + 1)); }
 		if ! "$check" "$dir/state" $root "$dir/out1" > "$dir/check"; then
 			echo "crash-loop: iteration $i ($plan):"; cat "$dir/check"; failed=$((failed + 1))
 		fi

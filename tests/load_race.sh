@@ -25,7 +25,7 @@ echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' >&4
 load 2 >&3
 wait_for "$tmp/a.out" '"id":2,' 60 || fail "A's load got no answer"
-grep -q '"id":2,"result":{}' "$tmp/a.out" || fail "A could not load the session"
+grep -q '"id":2,"result":{"modes"' "$tmp/a.out" || fail "A could not load the session"
 # B starts reading now; A writes a turn and lets go while B would still be reading.
 load 2 >&4
 echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"one more\"}]}}" >&3
@@ -38,7 +38,7 @@ grep -q 'the late answer' "$tmp/state/sessions/$sid.jsonl" || fail "A's acknowle
 grep '"id":2,' "$tmp/b.out" | grep -q '"kind":"session_busy"' || fail "B loaded a session A held"
 load 3 >&4
 wait_for "$tmp/b.out" '"id":3,' 60 || fail "B's second load got no answer"
-grep -q '"id":3,"result":{}' "$tmp/b.out" || fail "B could not load the session once A let go"
+grep -q '"id":3,"result":{"modes"' "$tmp/b.out" || fail "B could not load the session once A let go"
 grep -q 'the late answer' "$tmp/b.out" || fail "B's replay lacks A's last turn"
 exec 4>&-
 wait $pb || fail "B did not exit cleanly"

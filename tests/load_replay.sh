@@ -47,7 +47,7 @@ start
 { load 2; echo '{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}'
   echo "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"more\"}]}}"; } >&3
 wait_for "$tmp/out" '"id":4,' 60 || fail "the prompt got no answer"
-l2=$(line_of '"id":2,"result":{}'); l3=$(line_of '"id":3,"result"'); l4=$(line_of '"id":4,"result"')
+l2=$(line_of '"id":2,"result":{"modes"'); l3=$(line_of '"id":3,"result"'); l4=$(line_of '"id":4,"result"')
 [ -n "$l2" ] || fail "the load was not answered {}"
 [ -n "$l3" ] || fail "the list was not answered"
 [ -n "$l4" ] || fail "the prompt did not succeed"

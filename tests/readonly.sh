@@ -44,7 +44,7 @@ printf '%s\n' "$init" \
 	"$agent" --deterministic --model replay --recording "$tmp/rec.json" --state-dir "$mnt/state" > "$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 0 ] || fail "the agent exited with $rc"
-grep -q '"id":2,"result":{}' "$tmp/out" || fail "load of a read-only session failed"
+grep -q '"id":2,"result":{"modes"' "$tmp/out" || fail "load of a read-only session failed"
 grep -q '"text":"written before"' "$tmp/out" || fail "the replay lacks the stored answer"
 grep '"id":3,' "$tmp/out" | grep -q '"kind":"session_log_io"' || fail "the prompt did not fail with session_log_io"
 grep '"id":3,' "$tmp/out" | grep -q "read-only: $log" || fail "the error does not name the read-only file"
@@ -66,8 +66,8 @@ printf '%s\n' "$init" \
 	"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$mnt/state" > "$tmp/out" 2>"$tmp/err"
 exec 4>&-
 wait $viewer
-grep -q '"id":2,"result":{}' "$tmp/view.out" || fail "the first viewer could not load the read-only session"
-grep -q '"id":2,"result":{}' "$tmp/out" || fail "a second viewer of a read-only session was refused"
+grep -q '"id":2,"result":{"modes"' "$tmp/view.out" || fail "the first viewer could not load the read-only session"
+grep -q '"id":2,"result":{"modes"' "$tmp/out" || fail "a second viewer of a read-only session was refused"
 rm -f "$tmp/view"
 
 # A child whose log cannot be written: send_message fails SESSION_LOG_IO before anything is

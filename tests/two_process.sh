@@ -35,7 +35,7 @@ kill -9 $pa
 wait $pa 2>/dev/null
 echo "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$sid\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}" >&4
 wait_for "$tmp/b.out" '"id":4,' || fail "B's second load got no answer"
-grep '"id":4,' "$tmp/b.out" | grep -q '"result":{}' || fail "the lease was not released when A died"
+grep '"id":4,' "$tmp/b.out" | grep -q '"result":{"modes"' || fail "the lease was not released when A died"
 grep -q '"text":"held by A"' "$tmp/b.out" || fail "B's replay lacks A's answer"
 exec 4>&-
 wait $pb || fail "B did not exit cleanly"

@@ -60,7 +60,7 @@ main(int argc, char **argv)
 	else
 		return 2;
 	if (rc != 0) {
-		fprintf(stderr, "%s: %s\n", e.code, e.msg);
+		fprintf(stderr, "%s: %s\n", err_tool(e.code), e.msg);
 		return 1;
 	}
 	if (out.len)
