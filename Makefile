@@ -150,6 +150,7 @@ test: deps
 	$(Q)sh tests/load_race.sh $(AGENT)
 	$(Q)sh tests/load_replay.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)
+	$(Q)sh tests/procgroups.sh $(AGENT)
 	$(Q)sh tests/clients.sh $(AGENT)
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bin/ws-search && sh tests/search_diff.sh $(BUILD)/bin/ws-search
 	$(Q)$(MAKE) --no-print-directory crash-loop

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,6 +482,9 @@ main(int argc, char **argv)
 	int rc;
 
 	main_catch_early(&ignored);
+	/* Orphans of the commands we run (a `sleep &` whose shell ended) become our children, so the
+	 * bash runner reaps them when it kills their group (workspace/proc.h), whatever init does. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Answers and their log lines are megabytes at times: keep such blocks in the heap and reuse
 	 * them, instead of an mmap, a page fault per 4 KiB and an munmap for every one. At most
 	 * MAIN_HEAP_KEEP bytes of freed memory stay with the process. */
