@@ -18,8 +18,17 @@ ws_state_free(void *p)
 {
 	struct ws_state *st = p;
 
+	size_t pos = 0;
+	void *v;
+
 	ws_jobs_free(st->jobs);
 	ws_obs_free(&st->obs);
+	while (map_next(&st->editor, &pos, NULL, &v)) {
+		struct ws_text *t = v;
+		free(t->text);
+		free(t);
+	}
+	map_free(&st->editor);
 	ws_roots_free(&st->roots);
 	free(st->spill);
 	free(st);
@@ -46,6 +55,7 @@ ws_state(struct agent *a, struct err *e)
 		return NULL;
 	}
 	ws_obs_init(&st->obs);
+	map_init(&st->editor);
 	agent_state_set(holder, &ws_key, st, ws_state_free);
 	return st;
 }

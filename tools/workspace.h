@@ -8,13 +8,21 @@
 #define TOOLS_WORKSPACE_H
 
 #include "agent/agent.h"
+#include "base/map.h"
 #include "workspace/jobs.h"
 #include "workspace/obs.h"
 #include "workspace/path.h"
 
+/* What the editor last showed of a file (fs/read_text_file): its buffers may differ from the disk. */
+struct ws_text {
+	char *text;			/* owned; NULL: the editor has no such file */
+	size_t len;
+};
+
 struct ws_state {
 	struct ws_roots roots;
 	struct ws_obs obs;
+	struct map editor;		/* abs path -> struct ws_text (owned) */
 	struct ws_jobs *jobs;		/* made on first use; killed when the root is released */
 	char *spill;			/* owned: the spill directory (made on first use) */
 	struct agent *root;		/* the agent that holds the state */

@@ -20,6 +20,12 @@
 
 #define WS_FS_TIMEOUT_MS 60000	/* an editor's fs request (CLIENT_TIMEOUT after) */
 
+/* The file's current text as the editor has it (base), when it reads for us. */
+struct ws_base {
+	const char *text;		/* NULL: the file is not there */
+	size_t len;
+};
+
 static const char *
 ws_arg(const json_t *args, const char *key)
 {
@@ -101,6 +107,46 @@ ws_cancel_request(struct tool_inv *inv)
 		c->cancel(c->self, id);
 }
 
+/* ---- what the editor last showed of a file (its buffers may differ from the disk) ---- */
+
+static void
+ws_text_put(struct ws_state *st, const char *abs, const char *text, size_t len)
+{
+	struct ws_text *t = map_get(&st->editor, abs);
+
+	if (t == NULL) {
+		t = xcalloc(1, sizeof(*t));
+		map_put(&st->editor, abs, t);
+	}
+	free(t->text);
+	t->text = text ? xstrndup(text, len) : NULL;
+	t->len = text ? len : 0;
+}
+
+/* The base of a write or edit while the editor reads for us: its last text, or NULL (unknown). */
+static int
+ws_text_base(struct tool_inv *inv, const char *p, struct ws_base *base)
+{
+	struct ws_state *st;
+	struct ws_path where = { 0 };
+	struct err e;
+	const struct ws_text *t;
+
+	err_clear(&e);
+	if ((st = ws_state(inv->agent, &e)) == NULL || ws_path_resolve(&st->roots, p, 1, &where, &e) < 0 ||
+	    !ws_via_editor(inv, "fs.readTextFile", &where)) {
+		ws_path_free(&where);
+		return 0;
+	}
+	t = map_get(&st->editor, where.abs);
+	ws_path_free(&where);
+	if (t == NULL)
+		return 0;
+	base->text = t->text;
+	base->len = t->len;
+	return 1;
+}
+
 /* ---- read ---- */
 
 static char *
@@ -180,14 +226,18 @@ read_answered(void *arg, const json_t *result, const json_t *error, const struct
 		tool_result_error(&r, se.code, "%s", se.msg);
 	} else if (result == NULL) {
 		ws_client_error(&r, p, error, e);
-		if (r.error_code == ERR_FS_NOT_FOUND)
+		if (r.error_code == ERR_FS_NOT_FOUND) {
 			ws_obs_note(&st->obs, where.abs, NULL, 0);	/* absent: write may create it */
+			ws_text_put(st, where.abs, NULL, 0);
+		}
 	} else {
 		const json_t *content = json_object_get(result, "content");
-		if (!json_is_string(content))
+		if (!json_is_string(content)) {
 			tool_result_error(&r, ERR_CLIENT_ERROR, "the editor refused: its answer has no content");
-		else
+		} else {
+			ws_text_put(st, where.abs, json_string_value(content), json_string_length(content));
 			read_render(inv, st, where.abs, json_string_value(content), json_string_length(content), &r);
+		}
 	}
 	ws_path_free(&where);
 	tool_inv_complete(inv, &r);
@@ -271,9 +321,13 @@ ws_change_free(struct ws_change *c)
 	free(c->text);
 }
 
-/* Loads the file, checks the observation rule and computes the new text. -1 with out filled. */
+/*
+ * Loads the file (or takes base, the editor's text), checks the observation rule and computes the
+ * new text. -1 with out filled.
+ */
 static int
-ws_change_make(struct tool_inv *inv, const json_t *args, int edit, struct ws_change *c, struct tool_result *out)
+ws_change_make(struct tool_inv *inv, const json_t *args, int edit, const struct ws_base *base, struct ws_change *c,
+    struct tool_result *out)
 {
 	const char *p = ws_arg(args, "file_path");
 	struct ws_state *st;
@@ -284,7 +338,22 @@ ws_change_make(struct tool_inv *inv, const json_t *args, int edit, struct ws_cha
 	err_clear(&e);
 	if ((st = ws_state(inv->agent, &e)) == NULL)
 		goto fail;
-	if (ws_fs_load(&st->roots, p, WS_FILE_MAX, &c->where, &c->old, &e) < 0) {
+	if (base) {
+		if (ws_path_resolve(&st->roots, p, 1, &c->where, &e) < 0)
+			goto fail;
+		if (base->text == NULL && edit) {
+			err_set(&e, ERR_FS_NOT_FOUND, "file \"%.300s\" does not exist", p);
+			goto fail;
+		}
+		if (base->text) {
+			if (base->len > WS_FILE_MAX) {
+				err_set(&e, ERR_FS_TOO_LARGE, "file \"%.300s\" is larger than 8 MiB (%zu bytes)", p, base->len);
+				goto fail;
+			}
+			buf_append(&c->old, base->text, base->len);
+			c->exists = 1;
+		}
+	} else if (ws_fs_load(&st->roots, p, WS_FILE_MAX, &c->where, &c->old, &e) < 0) {
 		if (e.code != ERR_FS_NOT_FOUND || edit)
 			goto fail;
 		err_clear(&e);
@@ -293,7 +362,7 @@ ws_change_make(struct tool_inv *inv, const json_t *args, int edit, struct ws_cha
 	} else {
 		c->exists = 1;
 	}
-	if (c->where.read_only) {
+	if (!base && c->where.read_only) {
 		ws_path_free(&c->where);
 		if (ws_path_resolve(&st->roots, p, 1, &c->where, &e) < 0)	/* the spill dir: FS_OUTSIDE_WORKSPACE */
 			goto fail;
@@ -358,8 +427,10 @@ ws_change_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *pl
     int edit)
 {
 	struct ws_change c;
+	struct ws_base base;
+	int have = ws_text_base(inv, ws_arg(args, "file_path"), &base);
 
-	if (ws_change_make(inv, args, edit, &c, out) < 0) {
+	if (ws_change_make(inv, args, edit, have ? &base : NULL, &c, out) < 0) {
 		ws_change_free(&c);
 		return -1;
 	}
@@ -393,6 +464,7 @@ struct ws_pending {
 	struct ws_change c;
 	long id;
 	int edit;
+	int writing;			/* 0: the fresh read is out; 1: the write */
 };
 
 static void
@@ -408,19 +480,82 @@ ws_pending_cancel(struct tool_inv *inv)
 	free(w);
 }
 
+
+/* Local: check again (the file may have changed while the user looked at the ask), then write. */
+static int
+ws_change_run_local(struct tool_inv *inv, const json_t *args, struct tool_result *out, int edit)
+{
+	struct ws_change c;
+	struct err e;
+	struct ws_state *st;
+
+	if (ws_change_make(inv, args, edit, NULL, &c, out) < 0) {
+		ws_change_free(&c);
+		return TOOL_DONE;
+	}
+	err_clear(&e);
+	if ((st = ws_state(inv->agent, &e)) == NULL || ws_fs_write(&st->roots, ws_arg(args, "file_path"), c.text,
+		c.len, ws_state_sync_flags(inv->agent), NULL, &e) < 0)
+		tool_result_error(out, e.code, "%s", e.msg);
+	else
+		ws_change_done(inv, &c, edit, out);
+	ws_change_free(&c);
+	return TOOL_DONE;
+}
+
+/* Through the editor: read its text afresh (the observation check), then write it. */
 static void
-ws_write_answered(void *arg, const json_t *result, const json_t *error, const struct err *e)
+ws_editor_answered(void *arg, const json_t *result, const json_t *error, const struct err *e)
 {
 	struct tool_inv *inv = arg;
 	struct ws_pending *w = inv->state;
 	struct tool_result r = { 0 };
+	const char *p = ws_arg(inv->args, "file_path");
+	struct err se;
 
+	w->id = 0;
+	if (w->writing) {
+		if (result)		/* null and {} are both a success */
+			ws_change_done(inv, &w->c, w->edit, &r);
+		else
+			ws_client_error(&r, p, error, e);
+		goto done;
+	}
+	struct ws_base base = { NULL, 0 };
+	if (result) {
+		const json_t *content = json_object_get(result, "content");
+		if (!json_is_string(content)) {
+			tool_result_error(&r, ERR_CLIENT_ERROR, "the editor refused: its answer has no content");
+			goto done;
+		}
+		base.text = json_string_value(content);
+		base.len = json_string_length(content);
+	} else {
+		ws_client_error(&r, p, error, e);
+		if (r.error_code != ERR_FS_NOT_FOUND)
+			goto done;
+		tool_result_clear(&r);		/* not there: write may create it */
+	}
+	ws_change_free(&w->c);
+	if (ws_change_make(inv, inv->args, w->edit, &base, &w->c, &r) < 0)
+		goto done;
+	err_clear(&se);
+	w->writing = 1;
+	w->id = ws_client_request(inv, "fs/write_text_file", xjson_pack("{s:s, s:o}", "path", w->c.where.abs,
+	    "content", xjson_text(w->c.text, w->c.len)), ws_editor_answered, &se);
+	if (w->id != 0)
+		return;
+	tool_result_error(&r, se.code, "%s", se.msg);
+done:
+	if (r.error_code == ERR_NONE && w->writing) {
+		struct err ee;
+		struct ws_state *st;
+		err_clear(&ee);
+		if ((st = ws_state(inv->agent, &ee)) != NULL)
+			ws_text_put(st, w->c.where.abs, w->c.text, w->c.len);	/* what the editor holds now */
+	}
 	inv->state = NULL;
 	inv->cancel = NULL;
-	if (result)		/* null and {} are both a success */
-		ws_change_done(inv, &w->c, w->edit, &r);
-	else
-		ws_client_error(&r, ws_arg(inv->args, "file_path"), error, e);
 	ws_change_free(&w->c);
 	free(w);
 	tool_inv_complete(inv, &r);
@@ -429,40 +564,37 @@ ws_write_answered(void *arg, const json_t *result, const json_t *error, const st
 static int
 ws_change_run(struct tool_inv *inv, const json_t *args, struct tool_result *out, int edit)
 {
-	struct ws_change c;
+	struct ws_state *st;
+	struct ws_path where = { 0 };
 	struct err e;
+	struct ws_pending *w;
 
-	/* Again: the file may have changed while the user looked at the ask. */
-	if (ws_change_make(inv, args, edit, &c, out) < 0) {
-		ws_change_free(&c);
+	err_clear(&e);
+	if ((st = ws_state(inv->agent, &e)) == NULL ||
+	    ws_path_resolve(&st->roots, ws_arg(args, "file_path"), 1, &where, &e) < 0) {
+		tool_result_error(out, e.code, "%s", e.msg);
 		return TOOL_DONE;
 	}
-	err_clear(&e);
-	if (ws_via_editor(inv, "fs.writeTextFile", &c.where)) {
-		struct ws_pending *w = xcalloc(1, sizeof(*w));
-		w->c = c;
-		w->edit = edit;
-		inv->state = w;
-		w->id = ws_client_request(inv, "fs/write_text_file", xjson_pack("{s:s, s:o}", "path", c.where.abs,
-		    "content", xjson_text(c.text, c.len)), ws_write_answered, &e);
-		if (w->id == 0) {
-			inv->state = NULL;
-			ws_change_free(&w->c);
-			free(w);
-			tool_result_error(out, e.code, "%s", e.msg);
-			return TOOL_DONE;
-		}
-		inv->cancel = ws_pending_cancel;
-		return TOOL_PENDING;
+	int editor = ws_via_editor(inv, "fs.writeTextFile", &where) && ws_via_editor(inv, "fs.readTextFile", &where);
+	if (!editor) {
+		ws_path_free(&where);
+		return ws_change_run_local(inv, args, out, edit);
 	}
-	struct ws_state *st = ws_state(inv->agent, &e);
-	if (st == NULL || ws_fs_write(&st->roots, ws_arg(args, "file_path"), c.text, c.len,
-		ws_state_sync_flags(inv->agent), NULL, &e) < 0)
+	w = xcalloc(1, sizeof(*w));
+	w->edit = edit;
+	buf_init(&w->c.old);
+	inv->state = w;
+	w->id = ws_client_request(inv, "fs/read_text_file", xjson_pack("{s:s}", "path", where.abs), ws_editor_answered, &e);
+	ws_path_free(&where);
+	if (w->id == 0) {
+		inv->state = NULL;
+		ws_change_free(&w->c);
+		free(w);
 		tool_result_error(out, e.code, "%s", e.msg);
-	else
-		ws_change_done(inv, &c, edit, out);
-	ws_change_free(&c);
-	return TOOL_DONE;
+		return TOOL_DONE;
+	}
+	inv->cancel = ws_pending_cancel;
+	return TOOL_PENDING;
 }
 
 static char *

@@ -18,6 +18,7 @@ const drivers = [
   ["sdk-old", "sdk-old.mjs"],
   ["sdk-new", "sdk-new.mjs"],
   ["provider-ids", "provider-ids.mjs"],
+  ["workspace", "workspace.mjs"],
 ];
 const failures = [];
 const summaries = [];
