@@ -36,7 +36,8 @@ static struct {
 	/* process state some tests change, restored for CK_FORK=no (valgrind) runs */
 	struct rlimit fsize;
 	sigset_t mask;
-	struct sigaction pipe_sa, xfsz_sa;
+	struct sigaction pipe_sa, xfsz_sa, chld_sa;
+	struct rlimit nofile;
 	mode_t umask;
 	int stdin_fd;
 } fx;
@@ -54,6 +55,8 @@ setup(void)
 	sigprocmask(SIG_SETMASK, NULL, &fx.mask);
 	sigaction(SIGPIPE, NULL, &fx.pipe_sa);
 	sigaction(SIGXFSZ, NULL, &fx.xfsz_sa);
+	sigaction(SIGCHLD, NULL, &fx.chld_sa);
+	getrlimit(RLIMIT_NOFILE, &fx.nofile);
 	fx.umask = umask(077);
 	umask(fx.umask);
 	fx.stdin_fd = dup(0);
@@ -75,6 +78,8 @@ teardown(void)
 	sigprocmask(SIG_SETMASK, &fx.mask, NULL);
 	sigaction(SIGPIPE, &fx.pipe_sa, NULL);
 	sigaction(SIGXFSZ, &fx.xfsz_sa, NULL);
+	sigaction(SIGCHLD, &fx.chld_sa, NULL);
+	setrlimit(RLIMIT_NOFILE, &fx.nofile);
 	umask(fx.umask);
 	dup2(fx.stdin_fd, 0);
 	close(fx.stdin_fd);
@@ -472,6 +477,14 @@ START_TEST(proc_cuts_head_and_tail_on_utf8_boundaries)
 	start(&o);
 	loop_until(is_done);
 	ck_assert_str_eq(fx.text, "x\xef\xbf\xbdy");
+	fx.p = (ws_proc_free(fx.p), NULL);
+	fx.done = 0;
+	o = opts("printf 'a\\0b'");
+	o.name = "call-3";
+	start(&o);
+	loop_until(is_done);
+	ck_assert_str_eq(fx.text, "a\xef\xbf\xbd" "b");	/* NUL too: the text is a C string */
+	ck_assert_uint_eq(fx.total, 3);
 }
 END_TEST
 
@@ -832,6 +845,33 @@ START_TEST(proc_spawn_errors_leave_no_spill_file_and_no_child)
 	    "cannot run /nonexistent/bash: No such file or directory");
 	ck_assert_int_eq(access(fx.path, F_OK), -1);
 	assert_no_zombie();
+}
+END_TEST
+
+START_TEST(proc_out_of_fds_fails_cleanly)
+{
+	struct ws_proc_opts o = opts("true");
+	struct rlimit rl = fx.nofile;
+	int lowest = open("/dev/null", O_RDONLY);
+
+	/* The spill file takes the last fd allowed; the pipes find none. */
+	close(lowest);
+	rl.rlim_cur = (rlim_t)lowest + 1;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	expect_start_error(&o, "PROC_SPAWN_FAILED", "cannot start bash: Too many open files");
+	setrlimit(RLIMIT_NOFILE, &fx.nofile);
+	snprintf(fx.path, sizeof(fx.path), "%s/call-1.out", fx.spill);
+	ck_assert_int_eq(access(fx.path, F_OK), -1);
+}
+END_TEST
+
+START_TEST(proc_status_reaped_elsewhere_is_unknown)
+{
+	signal(SIGCHLD, SIG_IGN);	/* the kernel reaps our children itself */
+	run("echo hi; exit 3", 0);
+	ck_assert_str_eq(fx.text, "hi\n[exit status unknown]");
+	ck_assert_int_eq(fx.exit_code, -1);
+	ck_assert_int_eq(fx.signo, 0);
 }
 END_TEST
 
@@ -1228,6 +1268,8 @@ proc_suite(void)
 	tcase_add_test(tc, proc_start_errors);
 	tcase_add_test(tc, proc_spawn_errors_leave_no_spill_file_and_no_child);
 	tcase_add_test(tc, proc_spill_write_failure_keeps_the_text_and_says_so);
+	tcase_add_test(tc, proc_out_of_fds_fails_cleanly);
+	tcase_add_test(tc, proc_status_reaped_elsewhere_is_unknown);
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(tj, setup, teardown);

@@ -259,14 +259,19 @@ cap_add(struct proc_cap *c, const char *d, size_t n)
 	}
 }
 
-/* Appends s[0, n) with invalid UTF-8 as U+FFFD. */
+/* Appends s[0, n) with invalid UTF-8 and NUL bytes as U+FFFD: the text is a C string. */
 static void
 append_repaired(struct buf *out, const char *s, size_t n)
 {
-	size_t len;
-	char *fixed = utf8_repair(s, n, &len);
+	size_t len, at = 0;
+	char *fixed = utf8_repair(s, n, &len), *nul;
 
-	buf_append(out, fixed, len);
+	while ((nul = memchr(fixed + at, '\0', len - at)) != NULL) {
+		buf_append(out, fixed + at, (size_t)(nul - fixed) - at);
+		buf_puts(out, "\xef\xbf\xbd");
+		at = (size_t)(nul - fixed) + 1;
+	}
+	buf_append(out, fixed + at, len - at);
 	free(fixed);
 }
 
