@@ -1113,7 +1113,7 @@ START_TEST(jobs_kill_request_reports_killed_whatever_the_exit)
 }
 END_TEST
 
-START_TEST(jobs_unknown_id_is_job_not_found)
+START_TEST(jobs_unknown_id_and_bad_arguments)
 {
 	struct buf b;
 	struct err e;
@@ -1129,6 +1129,20 @@ START_TEST(jobs_unknown_id_is_job_not_found)
 	ck_assert_str_eq(e.code, "JOB_NOT_FOUND");
 	ck_assert_str_eq(e.msg, "no job job-42");
 	ck_assert_uint_eq(b.len, 0);
+	/* a wait needs a timeout and a callback */
+	job_start("sleep 100", "job-1");
+	err_clear(&e);
+	ck_assert_int_eq(ws_jobs_output(fx.jobs, "job-1", 1, 0, &b, on_answer, &fx, NULL, &e), -1);
+	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
+	ck_assert_str_eq(e.msg, "a wait needs a positive timeout_ms and a callback");
+	err_clear(&e);
+	ck_assert_int_eq(ws_jobs_output(fx.jobs, "job-1", 1, 1000, &b, NULL, NULL, NULL, &e), -1);
+	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
+	ck_assert_uint_eq(b.len, 0);
+	err_clear(&e);
+	ck_assert_int_eq(ws_jobs_start(fx.jobs, NULL, NULL, (char[WS_JOBS_ID_MAX]){ 0 }, &e), -1);
+	ck_assert_str_eq(e.code, "INVALID_ARGUMENT");
+	ck_assert_str_eq(e.msg, "command is required");
 }
 END_TEST
 
@@ -1279,7 +1293,7 @@ proc_suite(void)
 	tcase_add_test(tj, jobs_wait_on_an_ended_job_answers_at_once);
 	tcase_add_test(tj, jobs_at_most_eight_run_at_once);
 	tcase_add_test(tj, jobs_kill_request_reports_killed_whatever_the_exit);
-	tcase_add_test(tj, jobs_unknown_id_is_job_not_found);
+	tcase_add_test(tj, jobs_unknown_id_and_bad_arguments);
 	tcase_add_test(tj, jobs_free_kills_reaps_and_answers_no_wait);
 	tcase_add_test(tj, jobs_cancelled_wait_never_answers);
 	tcase_add_test(tj, jobs_unread_output_keeps_head_and_tail);

@@ -32,8 +32,8 @@
 #include "base/buf.h"
 #include "base/err.h"
 
-#define WS_PROC_HEAD (8 * 1024)		/* bytes of the output's start the model sees */
-#define WS_PROC_TAIL (24 * 1024)	/* bytes of its end */
+#define WS_PROC_HEAD 8192		/* bytes of the output's start the model sees */
+#define WS_PROC_TAIL 24576		/* bytes of its end */
 #define WS_PROC_KILL_GRACE 2.0		/* seconds from SIGTERM to SIGKILL */
 #define WS_PROC_PROGRESS 0.25		/* seconds between progress calls, at least */
 
