@@ -313,7 +313,8 @@ text_eq(const char *got, const char *want)
 
 	while (got[i] != '\0' && got[i] == want[i])
 		i++;
-	ck_assert_msg(got[i] == want[i], "texts differ at byte %zu (lengths %zu, %zu): \"%.40s\" vs \"%.40s\"",
+	ck_assert_msg(got[i] == want[i],
+	    "texts differ at byte %zu (lengths %zu, %zu): \"%.40s\" vs \"%.40s\"",
 	    i, strlen(got), strlen(want), got + i, want + i);
 }
 
@@ -688,7 +689,8 @@ END_TEST
 
 START_TEST(proc_cancel_kills_the_group_and_calls_nothing_after)
 {
-	struct ws_proc_opts o = opts("echo x; sleep 100 & echo $! > gc; while :; do echo tick; sleep 0.05; done");
+	struct ws_proc_opts o =
+	    opts("echo x; sleep 100 & echo $! > gc; while :; do echo tick; sleep 0.05; done");
 	pid_t pgid;
 
 	subreaper();

@@ -7,10 +7,10 @@
  * text for the model keeps the first 8 KiB and the last 24 KiB of it with the omitted line
  *   "[… <n> bytes omitted; full output: <spill path>]"
  * on a line of its own between (head and tail cut on UTF-8 boundaries, invalid UTF-8 and NUL
- * bytes shown as U+FFFD). The end appends, on a line of its own: "[exit code: N]" for a non-zero exit,
- * "[killed by signal SIGTERM]" when a signal ended the shell, "[exit status unknown]" when
- * someone else reaped it (SIGCHLD ignored); a timeout appends nothing (the caller renders
- * "Error: " + err.msg, then a newline and the text when it is not empty).
+ * bytes shown as U+FFFD). The end appends, on a line of its own: "[exit code: N]" for a
+ * non-zero exit, "[killed by signal SIGTERM]" when a signal ended the shell, "[exit status
+ * unknown]" when someone else reaped it (SIGCHLD ignored); a timeout appends nothing (the
+ * caller renders "Error: " + err.msg, then a newline and the text when it is not empty).
  *
  * The exit is watched with a pidfd (a 20 ms waitid poll where there is none), so any loop works
  * and only our own children are waited for. When the shell has exited its pipe is drained, what
