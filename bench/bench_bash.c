@@ -121,7 +121,8 @@ bench(struct ev_loop *loop, const char *dir, const char *name, const char *produ
 	printf("bash_relay[%s]: %.0f MB/s (median of %d: %.3f s, min %.3f, max %.3f; %d bytes to the "
 	       "spill file and the head/tail)\n", name, BYTES / ours[RUNS / 2] / 1e6, RUNS,
 	    ours[RUNS / 2], ours[0], ours[RUNS - 1], BYTES);
-	printf("cat_to_file[%s]: %.0f MB/s (median of %d: %.3f s, min %.3f, max %.3f; producer | cat > file)\n",
+	printf("cat_to_file[%s]: %.0f MB/s (median of %d: %.3f s, min %.3f, max %.3f; "
+	       "producer | cat > file)\n",
 	    name, BYTES / cat[RUNS / 2] / 1e6, RUNS, cat[RUNS / 2], cat[0], cat[RUNS - 1]);
 	printf("ratio[bash relay vs cat > file, %s]: %.2fx the time (target: within 2x)\n", name,
 	    ours[RUNS / 2] / cat[RUNS / 2]);
@@ -135,7 +136,7 @@ int
 main(void)
 {
 	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);	/* the default one reaps every child */
-	char dir[] = "/tmp/bench-bash-XXXXXX", big[64], producer[128];
+	char dir[] = "/tmp/bench-bash-XXXXXX", big[64], producer[128], line[101];
 	FILE *f;
 	int rc = 0;
 
@@ -146,8 +147,11 @@ main(void)
 	snprintf(big, sizeof(big), "%s/big", dir);
 	if ((f = fopen(big, "w")) == NULL)
 		return 1;
+	memset(line, 'a', 99);
+	line[99] = '\n';
+	line[100] = '\0';
 	for (int i = 0; i < BYTES / 100; i++)
-		fputs("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", f);
+		fputs(line, f);
 	fclose(f);
 	snprintf(producer, sizeof(producer), "cat %s", big);
 	if (bench(loop, dir, "tr", "head -c 100000000 /dev/zero | tr '\\0' a", 0) < 0 ||

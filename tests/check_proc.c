@@ -36,7 +36,8 @@ static struct {
 	/* process state some tests change, restored for CK_FORK=no (valgrind) runs */
 	struct rlimit fsize;
 	sigset_t mask;
-	struct sigaction pipe_sa, xfsz_sa;
+	struct sigaction pipe_sa, xfsz_sa, chld_sa, usr1_sa;
+	struct rlimit nofile;
 	mode_t umask;
 	int stdin_fd;
 } fx;
@@ -54,6 +55,9 @@ setup(void)
 	sigprocmask(SIG_SETMASK, NULL, &fx.mask);
 	sigaction(SIGPIPE, NULL, &fx.pipe_sa);
 	sigaction(SIGXFSZ, NULL, &fx.xfsz_sa);
+	sigaction(SIGCHLD, NULL, &fx.chld_sa);
+	sigaction(SIGUSR1, NULL, &fx.usr1_sa);
+	getrlimit(RLIMIT_NOFILE, &fx.nofile);
 	fx.umask = umask(077);
 	umask(fx.umask);
 	fx.stdin_fd = dup(0);
@@ -75,6 +79,9 @@ teardown(void)
 	sigprocmask(SIG_SETMASK, &fx.mask, NULL);
 	sigaction(SIGPIPE, &fx.pipe_sa, NULL);
 	sigaction(SIGXFSZ, &fx.xfsz_sa, NULL);
+	sigaction(SIGCHLD, &fx.chld_sa, NULL);
+	sigaction(SIGUSR1, &fx.usr1_sa, NULL);
+	setrlimit(RLIMIT_NOFILE, &fx.nofile);
 	umask(fx.umask);
 	dup2(fx.stdin_fd, 0);
 	close(fx.stdin_fd);
@@ -306,7 +313,8 @@ text_eq(const char *got, const char *want)
 
 	while (got[i] != '\0' && got[i] == want[i])
 		i++;
-	ck_assert_msg(got[i] == want[i], "texts differ at byte %zu (lengths %zu, %zu): \"%.40s\" vs \"%.40s\"",
+	ck_assert_msg(got[i] == want[i],
+	    "texts differ at byte %zu (lengths %zu, %zu): \"%.40s\" vs \"%.40s\"",
 	    i, strlen(got), strlen(want), got + i, want + i);
 }
 
@@ -472,6 +480,14 @@ START_TEST(proc_cuts_head_and_tail_on_utf8_boundaries)
 	start(&o);
 	loop_until(is_done);
 	ck_assert_str_eq(fx.text, "x\xef\xbf\xbdy");
+	fx.p = (ws_proc_free(fx.p), NULL);
+	fx.done = 0;
+	o = opts("printf 'a\\0b'");
+	o.name = "call-3";
+	start(&o);
+	loop_until(is_done);
+	ck_assert_str_eq(fx.text, "a\xef\xbf\xbd" "b");	/* NUL too: the text is a C string */
+	ck_assert_uint_eq(fx.total, 3);
 }
 END_TEST
 
@@ -562,8 +578,11 @@ START_TEST(proc_runs_in_workdir_own_session_and_group)
 }
 END_TEST
 
+#define GLIBC_RESERVED (3ULL << 31)	/* bits of signals 32 and 33 */
+
 START_TEST(proc_child_gets_default_signals_and_empty_mask)
 {
+	unsigned long long blk, ign;
 	sigset_t set;
 
 	/* What the agent does: SIGPIPE ignored, stop signals blocked at shutdown. */
@@ -572,8 +591,12 @@ START_TEST(proc_child_gets_default_signals_and_empty_mask)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGUSR1, SIG_IGN);
 	run("grep -E '^Sig(Blk|Ign)' /proc/self/status", 0);
-	ck_assert_str_eq(fx.text, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+	ck_assert_int_eq(sscanf(fx.text, "SigBlk:\t%llx\nSigIgn:\t%llx", &blk, &ign), 2);
+	ck_assert_uint_eq(blk, 0);
+	/* glibc keeps signals 32 and 33 to itself: a disposition inherited for them stays */
+	ck_assert_uint_eq(ign & ~GLIBC_RESERVED, 0);
 }
 END_TEST
 
@@ -666,7 +689,8 @@ END_TEST
 
 START_TEST(proc_cancel_kills_the_group_and_calls_nothing_after)
 {
-	struct ws_proc_opts o = opts("echo x; sleep 100 & echo $! > gc; while :; do echo tick; sleep 0.05; done");
+	struct ws_proc_opts o =
+	    opts("echo x; sleep 100 & echo $! > gc; while :; do echo tick; sleep 0.05; done");
 	pid_t pgid;
 
 	subreaper();
@@ -832,6 +856,33 @@ START_TEST(proc_spawn_errors_leave_no_spill_file_and_no_child)
 	    "cannot run /nonexistent/bash: No such file or directory");
 	ck_assert_int_eq(access(fx.path, F_OK), -1);
 	assert_no_zombie();
+}
+END_TEST
+
+START_TEST(proc_out_of_fds_fails_cleanly)
+{
+	struct ws_proc_opts o = opts("true");
+	struct rlimit rl = fx.nofile;
+	int lowest = open("/dev/null", O_RDONLY);
+
+	/* The spill file takes the last fd allowed; the pipes find none. */
+	close(lowest);
+	rl.rlim_cur = (rlim_t)lowest + 1;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	expect_start_error(&o, "PROC_SPAWN_FAILED", "cannot start bash: Too many open files");
+	setrlimit(RLIMIT_NOFILE, &fx.nofile);
+	snprintf(fx.path, sizeof(fx.path), "%s/call-1.out", fx.spill);
+	ck_assert_int_eq(access(fx.path, F_OK), -1);
+}
+END_TEST
+
+START_TEST(proc_status_reaped_elsewhere_is_unknown)
+{
+	signal(SIGCHLD, SIG_IGN);	/* the kernel reaps our children itself */
+	run("echo hi; exit 3", 0);
+	ck_assert_str_eq(fx.text, "hi\n[exit status unknown]");
+	ck_assert_int_eq(fx.exit_code, -1);
+	ck_assert_int_eq(fx.signo, 0);
 }
 END_TEST
 
@@ -1073,7 +1124,7 @@ START_TEST(jobs_kill_request_reports_killed_whatever_the_exit)
 }
 END_TEST
 
-START_TEST(jobs_unknown_id_is_job_not_found)
+START_TEST(jobs_unknown_id_and_bad_arguments)
 {
 	struct buf b;
 	struct err e;
@@ -1089,6 +1140,20 @@ START_TEST(jobs_unknown_id_is_job_not_found)
 	ck_assert_int_eq(e.code, ERR_JOB_NOT_FOUND);
 	ck_assert_str_eq(e.msg, "no job job-42");
 	ck_assert_uint_eq(b.len, 0);
+	/* a wait needs a timeout and a callback */
+	job_start("sleep 100", "job-1");
+	err_clear(&e);
+	ck_assert_int_eq(ws_jobs_output(fx.jobs, "job-1", 1, 0, &b, on_answer, &fx, NULL, &e), -1);
+	ck_assert_int_eq(e.code, ERR_INVALID_ARGUMENT);
+	ck_assert_str_eq(e.msg, "a wait needs a positive timeout_ms and a callback");
+	err_clear(&e);
+	ck_assert_int_eq(ws_jobs_output(fx.jobs, "job-1", 1, 1000, &b, NULL, NULL, NULL, &e), -1);
+	ck_assert_int_eq(e.code, ERR_INVALID_ARGUMENT);
+	ck_assert_uint_eq(b.len, 0);
+	err_clear(&e);
+	ck_assert_int_eq(ws_jobs_start(fx.jobs, NULL, NULL, (char[WS_JOBS_ID_MAX]){ 0 }, &e), -1);
+	ck_assert_int_eq(e.code, ERR_INVALID_ARGUMENT);
+	ck_assert_str_eq(e.msg, "command is required");
 }
 END_TEST
 
@@ -1228,6 +1293,8 @@ proc_suite(void)
 	tcase_add_test(tc, proc_start_errors);
 	tcase_add_test(tc, proc_spawn_errors_leave_no_spill_file_and_no_child);
 	tcase_add_test(tc, proc_spill_write_failure_keeps_the_text_and_says_so);
+	tcase_add_test(tc, proc_out_of_fds_fails_cleanly);
+	tcase_add_test(tc, proc_status_reaped_elsewhere_is_unknown);
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(tj, setup, teardown);
@@ -1237,7 +1304,7 @@ proc_suite(void)
 	tcase_add_test(tj, jobs_wait_on_an_ended_job_answers_at_once);
 	tcase_add_test(tj, jobs_at_most_eight_run_at_once);
 	tcase_add_test(tj, jobs_kill_request_reports_killed_whatever_the_exit);
-	tcase_add_test(tj, jobs_unknown_id_is_job_not_found);
+	tcase_add_test(tj, jobs_unknown_id_and_bad_arguments);
 	tcase_add_test(tj, jobs_free_kills_reaps_and_answers_no_wait);
 	tcase_add_test(tj, jobs_cancelled_wait_never_answers);
 	tcase_add_test(tj, jobs_unread_output_keeps_head_and_tail);

@@ -250,9 +250,14 @@ ws_jobs_free(struct ws_jobs *j)
 	if (j == NULL)
 		return;
 	for (jb = j->head; jb != NULL; jb = next) {
+		struct ws_jobs_wait *w, *wn;
 		next = jb->next;
-		while (jb->waiters != NULL)
-			ws_jobs_wait_cancel(jb->waiters);
+		for (w = jb->waiters; w != NULL; w = wn) {
+			wn = w->next;
+			ev_timer_stop(j->loop, &w->timer);
+			free(w);
+		}
+		jb->waiters = NULL;
 		if (jb->proc != NULL && !jb->ended) {
 			int st = ws_proc_free(jb->proc);
 			int code = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;

@@ -41,7 +41,8 @@ struct ws_jobs_hooks {
 typedef void ws_jobs_output_fn(void *arg, const char *text, size_t len);
 
 /* Returns an owned set (free with ws_jobs_free); spill_dir and hooks are copied. */
-struct ws_jobs *ws_jobs_new(struct ev_loop *loop, const char *spill_dir, const struct ws_jobs_hooks *h);
+struct ws_jobs *ws_jobs_new(struct ev_loop *loop, const char *spill_dir,
+    const struct ws_jobs_hooks *h);
 /*
  * Starts `bash -c command` in workdir (NULL: our cwd); the id goes to id (WS_JOBS_ID_MAX bytes).
  * 0, or -1 with e: JOB_LIMIT_REACHED "at most 8 background jobs can run at once; stop one with

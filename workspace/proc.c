@@ -21,7 +21,7 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-#define PROC_CHUNK (64 * 1024)		/* one read(2) */
+#define PROC_CHUNK 65536		/* one read(2) */
 #define PROC_READS 16			/* reads per wakeup: 1 MiB, then other watchers run */
 #define PROC_DRAIN_READS 64		/* reads after the exit, a writer left behind bounded */
 #define PROC_PIPE_SIZE (1 << 20)	/* fewer wakeups for a fast writer; best effort */
@@ -264,14 +264,19 @@ cap_add(struct proc_cap *c, const char *d, size_t n)
 	}
 }
 
-/* Appends s[0, n) with invalid UTF-8 as U+FFFD. */
+/* Appends s[0, n) with invalid UTF-8 and NUL bytes as U+FFFD: the text is a C string. */
 static void
 append_repaired(struct buf *out, const char *s, size_t n)
 {
-	size_t len;
-	char *fixed = utf8_repair(s, n, &len);
+	size_t len, at = 0;
+	char *fixed = utf8_repair(s, n, &len), *nul;
 
-	buf_append(out, fixed, len);
+	while ((nul = memchr(fixed + at, '\0', len - at)) != NULL) {
+		buf_append(out, fixed + at, (size_t)(nul - fixed) - at);
+		buf_puts(out, "\xef\xbf\xbd");
+		at = (size_t)(nul - fixed) + 1;
+	}
+	buf_append(out, fixed + at, len - at);
 	free(fixed);
 }
 
@@ -718,6 +723,7 @@ ws_proc_start(struct ev_loop *loop, const struct ws_proc_opts *o, struct err *e)
 		ev_timer_start(loop, &p->poll_tm);
 	}
 	if (o->timeout_ms > 0) {
+		ev_now_update(loop);	/* the timeout counts from now, not from the loop's last wakeup */
 		ev_timer_set(&p->timeout_tm, (double)o->timeout_ms / 1000., 0.);
 		ev_timer_start(loop, &p->timeout_tm);
 	}

@@ -6,9 +6,10 @@
  * fd. Every byte of output goes to a spill file (0600, created O_EXCL, kept in every case); the
  * text for the model keeps the first 8 KiB and the last 24 KiB of it with the omitted line
  *   "[… <n> bytes omitted; full output: <spill path>]"
- * on a line of its own between (head and tail cut on UTF-8 boundaries, invalid UTF-8 shown as
- * U+FFFD). The end appends, on a line of its own: "[exit code: N]" for a non-zero exit,
- * "[killed by signal SIGTERM]" when a signal ended the shell; a timeout appends nothing (the
+ * on a line of its own between (head and tail cut on UTF-8 boundaries, invalid UTF-8 and NUL
+ * bytes shown as U+FFFD). The end appends, on a line of its own: "[exit code: N]" for a
+ * non-zero exit, "[killed by signal SIGTERM]" when a signal ended the shell, "[exit status
+ * unknown]" when someone else reaped it (SIGCHLD ignored); a timeout appends nothing (the
  * caller renders "Error: " + err.msg, then a newline and the text when it is not empty).
  *
  * The exit is watched with a pidfd (a 20 ms waitid poll where there is none), so any loop works
@@ -31,8 +32,8 @@
 #include "base/buf.h"
 #include "base/err.h"
 
-#define WS_PROC_HEAD (8 * 1024)		/* bytes of the output's start the model sees */
-#define WS_PROC_TAIL (24 * 1024)	/* bytes of its end */
+#define WS_PROC_HEAD 8192		/* bytes of the output's start the model sees */
+#define WS_PROC_TAIL 24576		/* bytes of its end */
 #define WS_PROC_KILL_GRACE 2.0		/* seconds from SIGTERM to SIGKILL */
 #define WS_PROC_PROGRESS 0.25		/* seconds between progress calls, at least */
 
