@@ -37,3 +37,4 @@ $b/bench_fs
 $b/bench_search
 $b/bench_agent bin/acp-agent $b/mock-openai
 $b/bench_bash
+$b/bench_ask bin/acp-agent
