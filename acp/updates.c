@@ -112,7 +112,7 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 	}
 	/* rawOutput is an object: older clients drop an update whose rawOutput is an array, so
 	 * list_agents' listing goes inside {"agents": [...]} (SPEC §20), from old logs too. */
-	if (json_is_array(out) && strcmp(name, "list_agents") == 0)
+	if (json_is_array(out) && name && strcmp(name, "list_agents") == 0)
 		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "agents", out));
 	else if (out)
 		json_object_set(u, "rawOutput", (json_t *)out);

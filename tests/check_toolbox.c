@@ -143,6 +143,76 @@ START_TEST(default_tool_texts_are_spec_texts)
 }
 END_TEST
 
+static char *
+title_of(const struct tool *t, const char *args_json)
+{
+	json_t *args = json_loads(args_json, 0, NULL);
+	char *title = t->title(t, args);
+
+	json_decref(args);
+	return title;
+}
+
+/* SPEC §16.1's descriptions and §16.5's titles and kinds. */
+START_TEST(workspace_tool_texts_are_spec_texts)
+{
+	static const struct { const struct tool *t; const char *kind, *desc; } want[] = {
+		{ &tool_read, "read", "Read a UTF-8 text file; returns line-numbered content (first 2000 lines by default, "
+		    "long lines cut at 2000 characters). Use offset/limit for long files. A file must be read before write "
+		    "or edit may change it." },
+		{ &tool_write, "edit", "Create or fully replace a UTF-8 text file. Replacing an existing file requires a "
+		    "prior read. Prefer edit for changes." },
+		{ &tool_edit, "edit", "Replace literal text in an existing UTF-8 file (read it first). old_string must occur "
+		    "exactly once unless replace_all; add context to make it unique; keep exact indentation." },
+		{ &tool_glob, "search", "Find files (not directories) matching a glob; VCS directories skipped; at most 100 "
+		    "paths, newest first." },
+		{ &tool_grep, "search", "Search file contents with a regular expression; matching lines with numbers, "
+		    "grouped by file; at most 250 matches." },
+		{ &tool_bash, "execute", "Run a command with bash -c in a fresh shell (use workdir, not cd). Non-zero exits "
+		    "end with [exit code: N]. Long output keeps head and tail; the full output is saved to a reported file. "
+		    "Use run_in_background for servers, then job_output/job_kill." },
+		{ &tool_job_output, "execute", "Output of a background job since the last read, ending with [status: "
+		    "running|exited N|killed]." },
+		{ &tool_job_kill, "execute", "Stop a background job; returns at once." },
+	};
+	char *t;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_str_eq(want[i].t->description, want[i].desc);
+		ck_assert_str_eq(want[i].t->kind, want[i].kind);
+	}
+	ck_assert_str_eq(param_desc(&tool_read, "file_path"), "Path; relative paths resolve against the workspace.");
+	ck_assert_str_eq(param_desc(&tool_bash, "description"), "5-10 words shown to the user, e.g. \"Show working "
+	    "tree status\".");
+	ck_assert_str_eq(param_desc(&tool_job_output, "timeout_ms"), "Default 30000, max 600000.");
+	ck_assert_str_eq((t = title_of(&tool_read, "{\"file_path\":\"src/a.c\"}")), "Read src/a.c");
+	free(t);
+	ck_assert_str_eq((t = title_of(&tool_read, "{\"file_path\":\"a.c\",\"offset\":10,\"limit\":5}")), "Read a.c (10-14)");
+	free(t);
+	ck_assert_str_eq((t = title_of(&tool_write, "{\"file_path\":\"a.c\"}")), "Write a.c");
+	free(t);
+	ck_assert_str_eq((t = title_of(&tool_edit, "{\"file_path\":\"a.c\"}")), "Edit a.c");
+	free(t);
+	ck_assert_str_eq((t = title_of(&tool_glob, "{\"pattern\":\"**/*.c\"}")), "Find **/*.c");
+	free(t);
+	ck_assert_str_eq((t = title_of(&tool_grep, "{\"pattern\":\"x\",\"path\":\"src\"}")), "Grep \"x\" in src");
+	free(t);
+	ck_assert_str_eq((t = title_of(&tool_job_output, "{\"job_id\":\"job-1\"}")), "Job job-1 output");
+	free(t);
+	ck_assert_str_eq((t = title_of(&tool_job_kill, "{\"job_id\":\"job-1\"}")), "Kill job job-1");
+	free(t);
+	/* bash: the description, else the command's first line, at most 80 characters (not bytes). */
+	ck_assert_str_eq((t = title_of(&tool_bash, "{\"command\":\"ls\\nwc\",\"description\":\"\"}")), "ls");
+	free(t);
+	char args[1024] = "{\"command\":\"x\",\"description\":\"";
+	for (int i = 0; i < 100; i++)
+		strcat(args, "\xc3\xa9");
+	strcat(args, "\"}");
+	t = title_of(&tool_bash, args);
+	ck_assert_uint_eq(strlen(t), 160);	/* 80 two-byte characters */
+	free(t);
+}
+END_TEST
 
 Suite *
 toolbox_texts_suite(void)
@@ -151,6 +221,7 @@ toolbox_texts_suite(void)
 	TCase *tc = tcase_create("tool-texts");
 
 	tcase_add_test(tc, default_tool_texts_are_spec_texts);
+	tcase_add_test(tc, workspace_tool_texts_are_spec_texts);
 	suite_add_tcase(s, tc);
 	return s;
 }

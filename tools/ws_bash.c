@@ -100,14 +100,15 @@ bash_title(const struct tool *t, const json_t *args)
 	const char *d = json_string_value(json_object_get(args, "description"));
 	const char *c = json_string_value(json_object_get(args, "command"));
 	const char *s = d && *d ? d : c ? c : "";
-	size_t n = strcspn(s, "\n");
-	char *title;
+	size_t n = strcspn(s, "\n"), end = 0;
+	int chars = 0;
 
 	(void)t;
-	if (n > 80)
-		n = utf8_boundary(s, n, 80);	/* at most 80 bytes, whole characters */
-	title = xstrndup(s, n);
-	return title;
+	/* At most 80 characters (SPEC §16.5): stop at the lead byte of the 81st. */
+	for (; end < n; end++)
+		if (((unsigned char)s[end] & 0xC0) != 0x80 && chars++ == 80)
+			break;
+	return xstrndup(s, end);
 }
 
 static int
