@@ -63,26 +63,28 @@ permit_mode_description(enum permit_mode m)
 	return permit_modes[(unsigned)m < PERMIT_NMODES ? m : PERMIT_DEFAULT].description;
 }
 
-json_t *
-permit_modes_json(void)
+/* The modes in order as [{<key>: id, name, description}]: new ref. */
+static json_t *
+permit_modes_list(const char *key)
 {
 	json_t *a = json_array();
 
 	for (int m = 0; m < PERMIT_NMODES; m++)
-		json_array_append_new(a, xjson_pack("{s:s, s:s, s:s}", "id", permit_modes[m].id, "name",
+		json_array_append_new(a, xjson_pack("{s:s, s:s, s:s}", key, permit_modes[m].id, "name",
 		    permit_modes[m].name, "description", permit_modes[m].description));
 	return a;
 }
 
 json_t *
+permit_modes_json(void)
+{
+	return permit_modes_list("id");
+}
+
+json_t *
 permit_mode_options_json(void)
 {
-	json_t *a = json_array();
-
-	for (int m = 0; m < PERMIT_NMODES; m++)
-		json_array_append_new(a, xjson_pack("{s:s, s:s, s:s}", "value", permit_modes[m].id, "name",
-		    permit_modes[m].name, "description", permit_modes[m].description));
-	return a;
+	return permit_modes_list("value");
 }
 
 /* The first (at most) two words of a simple command, one space between ("git status"), else NULL. */
