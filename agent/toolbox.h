@@ -46,6 +46,7 @@ struct tool {
 	const char *description;
 	const char *schema;		/* JSON Schema of the parameters, as text */
 	const char *kind;		/* ACP tool kind: "other", "search", ... */
+	const char *result_doc;		/* what its result text looks like, for docs/tools.md; may be NULL */
 	int concurrency_safe;
 	/* Returns an owned human-readable title for the call; args may be NULL. */
 	char *(*title)(const struct tool *t, const json_t *args);

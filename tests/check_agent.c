@@ -745,6 +745,30 @@ START_TEST(agent_ask_modes_follow_the_table)
 }
 END_TEST
 
+START_TEST(agent_ask_rejected_edit_names_an_edit)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"edits\",\"arguments\":{}}]},{\"text\":\"one\"}]}]}", 50);
+
+	memset(&F, 0, sizeof(F));
+	toolbox_add(&tb, &edit_tool);
+	T.rt.client = &fake_client;
+	T.rt.start_mode = PERMIT_DEFAULT;
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 1);
+	/* An edit's one narrow rule: edit:* with SPEC's names. */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(F.asks[0].options, 1), "name")),
+	    "Allow all edits in this workspace");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(F.asks[0].options, 3), "name")),
+	    "Reject all edits in this workspace");
+	answer(0, "reject");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(find(a, "tool/result", 0),
+	    "content"), 0), "text")), "Error: the user rejected this edit");
+	ask_finish();
+}
+END_TEST
+
 START_TEST(agent_ask_read_only_refuses_edits)
 {
 	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
@@ -781,6 +805,7 @@ agent_suite(void)
 	tcase_add_test(tc, agent_ask_unknown_option_is_a_reject);
 	tcase_add_test(tc, agent_ask_modes_follow_the_table);
 	tcase_add_test(tc, agent_ask_read_only_refuses_edits);
+	tcase_add_test(tc, agent_ask_rejected_edit_names_an_edit);
 	tcase_add_test(tc, agent_cancel_during_a_pending_tool_records_cancelled);
 	tcase_add_test(tc, agent_cancel_while_the_model_hangs);
 	tcase_add_test(tc, agent_step_limit_ends_max_steps);

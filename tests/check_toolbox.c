@@ -182,6 +182,9 @@ START_TEST(workspace_tool_texts_are_spec_texts)
 		ck_assert_str_eq(want[i].t->kind, want[i].kind);
 	}
 	ck_assert_str_eq(param_desc(&tool_read, "file_path"), "Path; relative paths resolve against the workspace.");
+	/* docs/tools.md pins the result texts (SPEC §20.1), no-match texts included. */
+	ck_assert_ptr_nonnull(strstr(tool_glob.result_doc, "none: `no files match <pattern>`"));
+	ck_assert_ptr_nonnull(strstr(tool_grep.result_doc, "none: `no matches for <pattern>`"));
 	ck_assert_str_eq(param_desc(&tool_bash, "description"), "5-10 words shown to the user, e.g. \"Show working "
 	    "tree status\".");
 	ck_assert_str_eq(param_desc(&tool_job_output, "timeout_ms"), "Default 30000, max 600000.");

@@ -68,6 +68,8 @@ toolsets_markdown(const struct toolbox *tb, const char *profile_name)
 		const char *k;
 		json_t *v;
 		buf_printf(&b, "\n## `%s`\n\n%s\n\n", t->name, t->description);
+		if (t->result_doc)
+			buf_printf(&b, "Result: %s\n\n", t->result_doc);
 		if (json_object_size(props) == 0) {
 			buf_puts(&b, "No parameters.\n");
 			continue;

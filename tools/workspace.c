@@ -60,6 +60,16 @@ ws_state(struct agent *a, struct err *e)
 	return st;
 }
 
+struct ws_state *
+ws_state_path(struct agent *a, const char *path, int for_write, struct ws_path *where, struct err *e)
+{
+	struct ws_state *st = ws_state(a, e);
+
+	if (st == NULL || ws_path_resolve(&st->roots, path, for_write, where, e) < 0)
+		return NULL;
+	return st;
+}
+
 int
 ws_state_spill(struct ws_state *st, struct err *e)
 {

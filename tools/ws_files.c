@@ -173,8 +173,7 @@ read_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *plan, s
 	struct err e;
 
 	err_clear(&e);
-	if ((st = ws_state(inv->agent, &e)) == NULL ||
-	    ws_path_resolve(&st->roots, ws_arg(args, "file_path"), 0, &where, &e) < 0) {
+	if ((st = ws_state_path(inv->agent, ws_arg(args, "file_path"), 0, &where, &e)) == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return -1;
 	}
@@ -253,7 +252,7 @@ read_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	struct err e;
 
 	err_clear(&e);
-	if ((st = ws_state(inv->agent, &e)) == NULL || ws_path_resolve(&st->roots, p, 0, &where, &e) < 0) {
+	if ((st = ws_state_path(inv->agent, p, 0, &where, &e)) == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return TOOL_DONE;
 	}
@@ -453,7 +452,7 @@ ws_change_done(struct tool_inv *inv, struct ws_change *c, int edit, struct tool_
 	if ((st = ws_state(inv->agent, &e)) != NULL)
 		ws_obs_note(&st->obs, c->where.abs, c->text, c->len);	/* its own writes keep the record */
 	if (edit)
-		snprintf(text, sizeof(text), "edited %.400s (%zu replacement%s)", p, c->count, c->count == 1 ? "" : "s");
+		snprintf(text, sizeof(text), "edited %.400s (%zu replacement(s))", p, c->count);	/* SPEC §16.3, literally */
 	else
 		snprintf(text, sizeof(text), "wrote %.400s (%zu bytes)", p, c->len);
 	tool_result_set(out, text, xjson_pack("{s:s, s:o}", "path", c->where.abs, "diff", ws_change_diff(c)));
@@ -570,8 +569,7 @@ ws_change_run(struct tool_inv *inv, const json_t *args, struct tool_result *out,
 	struct ws_pending *w;
 
 	err_clear(&e);
-	if ((st = ws_state(inv->agent, &e)) == NULL ||
-	    ws_path_resolve(&st->roots, ws_arg(args, "file_path"), 1, &where, &e) < 0) {
+	if ((st = ws_state_path(inv->agent, ws_arg(args, "file_path"), 1, &where, &e)) == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return TOOL_DONE;
 	}

@@ -91,8 +91,7 @@ ws_search_run(struct tool_inv *inv, const json_t *args, struct tool_result *out,
 	struct err e;
 
 	err_clear(&e);
-	if ((st = ws_state(inv->agent, &e)) == NULL ||
-	    ws_path_resolve(&st->roots, path ? path : ".", 0, &where, &e) < 0) {
+	if ((st = ws_state_path(inv->agent, path ? path : ".", 0, &where, &e)) == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return TOOL_DONE;
 	}
@@ -126,7 +125,7 @@ ws_search_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *pl
 	if (path == NULL)
 		return 0;
 	err_clear(&e);
-	if ((st = ws_state(inv->agent, &e)) == NULL || ws_path_resolve(&st->roots, path, 0, &where, &e) < 0) {
+	if ((st = ws_state_path(inv->agent, path, 0, &where, &e)) == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return -1;
 	}
@@ -159,6 +158,9 @@ const struct tool tool_glob = {
 	    "basenames at any depth.\"},"
 	    "\"path\":{\"type\":\"string\",\"description\":\"Directory to search. Default: workspace.\"}}}",
 	.kind = "search",
+	.result_doc = "One path per line, relative to the workspace, newest first (by path under `--deterministic`); "
+	    "past 100, a last line `[100 of <n> files shown; narrow the pattern or path]`; none: `no files match "
+	    "<pattern>`. Symlinks are not followed; `.git`, `.hg`, `.svn`, `.bzr`, `.jj` are skipped.",
 	.concurrency_safe = 1,
 	.title = glob_title,
 	.run = glob_run,
@@ -193,6 +195,10 @@ const struct tool tool_grep = {
 	    "\"path\":{\"type\":\"string\",\"description\":\"File or directory. Default: workspace.\"},"
 	    "\"include\":{\"type\":\"string\",\"description\":\"One file-name glob, e.g. \\\"*.c\\\".\"}}}",
 	.kind = "search",
+	.result_doc = "A path line per file (relative to the workspace, in path order), then its matching lines as "
+	    "`  <n>: <text>` (a line over 2000 bytes shows 2000 around its first match); past 250 lines, a last line "
+	    "`[cut at 250 matching lines; narrow the pattern, path or include]`; none: `no matches for <pattern>`. "
+	    "Binary files (a NUL in the first 8 KiB) are skipped.",
 	.concurrency_safe = 1,
 	.title = grep_title,
 	.run = grep_run,
