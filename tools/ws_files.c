@@ -168,12 +168,11 @@ read_title(const struct tool *t, const json_t *args)
 static int
 read_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *plan, struct tool_result *out)
 {
-	struct ws_state *st;
 	struct ws_path where = { 0 };
 	struct err e;
 
 	err_clear(&e);
-	if ((st = ws_state_path(inv->agent, ws_arg(args, "file_path"), 0, &where, &e)) == NULL) {
+	if (ws_state_path(inv->agent, ws_arg(args, "file_path"), 0, &where, &e) == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return -1;
 	}
@@ -563,13 +562,12 @@ done:
 static int
 ws_change_run(struct tool_inv *inv, const json_t *args, struct tool_result *out, int edit)
 {
-	struct ws_state *st;
 	struct ws_path where = { 0 };
 	struct err e;
 	struct ws_pending *w;
 
 	err_clear(&e);
-	if ((st = ws_state_path(inv->agent, ws_arg(args, "file_path"), 1, &where, &e)) == NULL) {
+	if (ws_state_path(inv->agent, ws_arg(args, "file_path"), 1, &where, &e) == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return TOOL_DONE;
 	}

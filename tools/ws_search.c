@@ -119,13 +119,12 @@ ws_search_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *pl
 {
 	const char *path = json_string_value(json_object_get(args, "path"));
 	struct ws_path where = { 0 };
-	struct ws_state *st;
 	struct err e;
 
 	if (path == NULL)
 		return 0;
 	err_clear(&e);
-	if ((st = ws_state_path(inv->agent, path, 0, &where, &e)) == NULL) {
+	if (ws_state_path(inv->agent, path, 0, &where, &e) == NULL) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return -1;
 	}
