@@ -451,7 +451,7 @@ main_serve(const struct acp_options *o, const sigset_t *ignored)
 		main_block_stop_signals();
 		acp_server_shutdown(srv);
 		runq_drain(&srv->runq);
-		acp_wq_flush_blocking(&srv->wq, 2000);
+		wq_flush_blocking(&srv->wq, 2000);
 	}
 	if (ev_is_active(&sighup)) {
 		ev_ref(loop);

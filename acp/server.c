@@ -32,7 +32,7 @@ typedef json_t *acp_handler(struct acp_server *srv, struct acp_msg *m);
 void
 acp_send(struct acp_server *srv, json_t *msg)
 {
-	acp_wq_push(&srv->wq, msg);
+	wq_push(&srv->wq, msg);
 	json_decref(msg);
 }
 
@@ -314,7 +314,7 @@ acp_settle(void *arg)
 	if (srv->waiters && agent_rt_idle(&srv->rt) && srv->replays == NULL)
 		while (srv->waiters)
 			acp_waiter_done(srv, srv->waiters, 1);
-	if (srv->shutting_down == 2 && acp_wq_pending(&srv->wq) == 0)
+	if (srv->shutting_down == 2 && wq_pending(&srv->wq) == 0)
 		ev_break(srv->loop, EVBREAK_ALL);
 }
 
@@ -335,7 +335,7 @@ acp_server_shutdown(struct acp_server *srv)
 	if (srv->shutting_down)
 		return;
 	srv->shutting_down = 1;
-	acp_reader_pause(&srv->reader);
+	reader_pause(&srv->reader);
 	/* A replay would keep the run queue busy: it stops now; waiting prompts are cancelled. */
 	acp_replays_stop(srv, NULL);
 	for (size_t i = 0; i < srv->nall; i++)
@@ -363,7 +363,7 @@ acp_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 static void
 acp_on_high(void *arg)
 {
-	acp_reader_pause(&((struct acp_server *)arg)->reader);
+	reader_pause(&((struct acp_server *)arg)->reader);
 }
 
 void
@@ -372,7 +372,7 @@ acp_on_low(void *arg)
 	struct acp_server *srv = arg;
 
 	if (!srv->shutting_down)
-		acp_reader_resume(&srv->reader);
+		reader_resume(&srv->reader);
 	for (struct acp_replay_task *t = srv->replays; t; t = t->next)
 		if (t->paused) {
 			t->paused = 0;
@@ -435,12 +435,12 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->client.call_status = acp_ask_call_status;
 	srv->client.self = srv;
 	srv->rt.client = &srv->client;
-	acp_wq_init(&srv->wq, loop, proto_fd);
+	wq_init(&srv->wq, loop, proto_fd);
 	srv->wq.on_high = acp_on_high;
 	srv->wq.on_low = acp_on_low;
 	srv->wq.on_error = acp_on_write_error;
 	srv->wq.arg = srv;
-	acp_reader_init(&srv->reader, loop, in_fd, acp_server_line, acp_overlong, acp_on_eof, srv);
+	reader_init(&srv->reader, loop, in_fd, acp_server_line, acp_overlong, acp_on_eof, srv);
 	ev_signal_init(&srv->sigint, acp_on_signal, SIGINT);
 	ev_signal_init(&srv->sigterm, acp_on_signal, SIGTERM);
 	srv->sigint.data = srv->sigterm.data = srv;
@@ -483,6 +483,6 @@ acp_server_free(struct acp_server *srv)
 	sess_store_free(&srv->store);
 	sess_corpus_free(&srv->corpus);
 	sess_env_free(&srv->env);
-	acp_reader_free(&srv->reader);
-	acp_wq_free(&srv->wq);
+	reader_free(&srv->reader);
+	wq_free(&srv->wq);
 }

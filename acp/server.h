@@ -9,8 +9,8 @@
 #include <jansson.h>
 
 #include "acp/outbound.h"
-#include "acp/reader.h"
-#include "acp/wq.h"
+#include "base/reader.h"
+#include "base/wq.h"
 #include "agent/agent.h"
 #include "agent/toolbox.h"
 #include "tools/toolsets.h"
@@ -61,8 +61,8 @@ struct acp_replay_task;
 
 struct acp_server {
 	struct ev_loop *loop;
-	struct acp_reader reader;
-	struct acp_wq wq;
+	struct reader reader;
+	struct wq wq;
 	struct runq runq;
 	struct sess_env env;
 	struct sess_store store;

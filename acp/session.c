@@ -262,7 +262,7 @@ acp_replay_detach(struct acp_replay_task *t)
 		json_t *held = as->held, *msg;
 		size_t i;
 		as->held = NULL;
-		json_array_foreach(held, i, msg) acp_wq_push(&t->srv->wq, msg);
+		json_array_foreach(held, i, msg) wq_push(&t->srv->wq, msg);
 		json_decref(held);
 	}
 	if (!t->busy)
@@ -280,7 +280,7 @@ acp_replay_slice(struct acp_replay_task *t)
 
 	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
 	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
-	    && !acp_wq_full(&srv->wq) && acp_replay_next(&t->cur, 1, one) == 1) {
+	    && !wq_full(&srv->wq) && acp_replay_next(&t->cur, 1, one) == 1) {
 		acp_send(srv, acp_update_msg(t->as->id, json_incref(json_array_get(one, 0))));
 		json_array_clear(one);
 		n++;
@@ -348,7 +348,7 @@ acp_replay_finish(struct acp_replay_task *t)
 static void
 acp_replay_continue(struct acp_replay_task *t)
 {
-	if (acp_wq_full(&t->srv->wq))
+	if (wq_full(&t->srv->wq))
 		t->paused = 1;
 	else
 		ev_idle_start(t->srv->loop, &t->idle);

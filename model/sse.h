@@ -10,7 +10,7 @@
 
 #include "base/buf.h"
 
-/* The longest line, and the most data of one event, a model stream may send: ACP_LINE_MAX's 64 MiB. */
+/* The longest line, and the most data of one event, a model stream may send: READER_LINE_MAX's 64 MiB. */
 #define SSE_LINE_MAX ((size_t)64 * 1024 * 1024)
 
 /* data: the event's data lines joined by '\n', borrowed. Returns 0, or -1 to stop. */

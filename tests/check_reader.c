@@ -4,8 +4,8 @@
 
 #include <unistd.h>
 
-#include "acp/reader.h"
-#include "acp/wq.h"
+#include "base/reader.h"
+#include "base/wq.h"
 #include "base/xmalloc.h"
 #include "tests/helpers.h"
 
@@ -36,102 +36,102 @@ on_overlong(void *arg)
 START_TEST(frame_split_reads_byte_by_byte)
 {
 	struct got g = { 0 };
-	struct acp_frame f;
+	struct frame f;
 	const char *in = "{\"a\":1}\n{\"b\":\"\xc3\xa9\"}\n";
 
-	acp_frame_init(&f, 1024, on_line, on_overlong, &g);
+	frame_init(&f, 1024, on_line, on_overlong, &g);
 	for (size_t i = 0; i < strlen(in); i++)
-		acp_frame_feed(&f, in + i, 1);
+		frame_feed(&f, in + i, 1);
 	ck_assert_int_eq(g.n, 2);
 	ck_assert_str_eq(g.lines[0], "{\"a\":1}");
 	ck_assert_str_eq(g.lines[1], "{\"b\":\"\xc3\xa9\"}");
-	acp_frame_free(&f);
+	frame_free(&f);
 }
 END_TEST
 
 START_TEST(frame_blank_lines_skipped_and_crlf_stripped)
 {
 	struct got g = { 0 };
-	struct acp_frame f;
+	struct frame f;
 	const char *in = "\n  \n\r\nx\r\n\ny\n";
 
-	acp_frame_init(&f, 1024, on_line, on_overlong, &g);
-	acp_frame_feed(&f, in, strlen(in));
+	frame_init(&f, 1024, on_line, on_overlong, &g);
+	frame_feed(&f, in, strlen(in));
 	ck_assert_int_eq(g.n, 2);
 	ck_assert_str_eq(g.lines[0], "x");
 	ck_assert_str_eq(g.lines[1], "y");
-	acp_frame_free(&f);
+	frame_free(&f);
 }
 END_TEST
 
 START_TEST(frame_overlong_line_reported_once_then_recovers)
 {
 	struct got g = { 0 };
-	struct acp_frame f;
+	struct frame f;
 	char big[100];
 
 	memset(big, 'z', sizeof(big));
-	acp_frame_init(&f, 16, on_line, on_overlong, &g);
-	acp_frame_feed(&f, "ok1\n", 4);
-	acp_frame_feed(&f, big, 40);	/* partial: already over the limit */
-	acp_frame_feed(&f, big, 60);
-	acp_frame_feed(&f, "zz\nok2\n", 7);
+	frame_init(&f, 16, on_line, on_overlong, &g);
+	frame_feed(&f, "ok1\n", 4);
+	frame_feed(&f, big, 40);	/* partial: already over the limit */
+	frame_feed(&f, big, 60);
+	frame_feed(&f, "zz\nok2\n", 7);
 	ck_assert_int_eq(g.overlong, 1);
 	ck_assert_int_eq(g.n, 2);
 	ck_assert_str_eq(g.lines[1], "ok2");
 	/* A complete overlong line inside one read is reported too. */
-	acp_frame_feed(&f, "0123456789abcdefXYZ\nok3\n", 24);
+	frame_feed(&f, "0123456789abcdefXYZ\nok3\n", 24);
 	ck_assert_int_eq(g.overlong, 2);
 	ck_assert_str_eq(g.lines[2], "ok3");
-	acp_frame_free(&f);
+	frame_free(&f);
 }
 END_TEST
 
 START_TEST(frame_eof_without_newline_is_a_last_line)
 {
 	struct got g = { 0 };
-	struct acp_frame f;
+	struct frame f;
 
-	acp_frame_init(&f, 1024, on_line, on_overlong, &g);
-	acp_frame_feed(&f, "a\ntail", 6);
+	frame_init(&f, 1024, on_line, on_overlong, &g);
+	frame_feed(&f, "a\ntail", 6);
 	ck_assert_int_eq(g.n, 1);
-	acp_frame_eof(&f);
+	frame_eof(&f);
 	ck_assert_int_eq(g.n, 2);
 	ck_assert_str_eq(g.lines[1], "tail");
-	acp_frame_free(&f);
+	frame_free(&f);
 }
 END_TEST
 
 START_TEST(frame_eof_while_skipping_drops_the_tail)
 {
 	struct got g = { 0 };
-	struct acp_frame f;
+	struct frame f;
 
-	acp_frame_init(&f, 4, on_line, on_overlong, &g);
-	acp_frame_feed(&f, "toolongtail", 11);
-	acp_frame_eof(&f);
+	frame_init(&f, 4, on_line, on_overlong, &g);
+	frame_feed(&f, "toolongtail", 11);
+	frame_eof(&f);
 	ck_assert_int_eq(g.overlong, 1);
 	ck_assert_int_eq(g.n, 0);
-	acp_frame_free(&f);
+	frame_free(&f);
 }
 END_TEST
 
 START_TEST(frame_real_limit_is_64_mib)
 {
 	struct got g = { 0 };
-	struct acp_frame f;
-	size_t n = ACP_LINE_MAX + 10;
+	struct frame f;
+	size_t n = READER_LINE_MAX + 10;
 	char *big = xmalloc(n);
 
-	ck_assert_uint_eq(ACP_LINE_MAX, (size_t)64 * 1024 * 1024);
+	ck_assert_uint_eq(READER_LINE_MAX, (size_t)64 * 1024 * 1024);
 	memset(big, ' ', n);
-	acp_frame_init(&f, ACP_LINE_MAX, on_line, on_overlong, &g);
-	acp_frame_feed(&f, big, n);
-	acp_frame_feed(&f, "\n{}\n", 4);
+	frame_init(&f, READER_LINE_MAX, on_line, on_overlong, &g);
+	frame_feed(&f, big, n);
+	frame_feed(&f, "\n{}\n", 4);
 	ck_assert_int_eq(g.overlong, 1);
 	ck_assert_int_eq(g.n, 1);
 	ck_assert_str_eq(g.lines[0], "{}");
-	acp_frame_free(&f);
+	frame_free(&f);
 	free(big);
 }
 END_TEST
@@ -140,29 +140,29 @@ END_TEST
 START_TEST(wq_drops_an_unencodable_message_and_keeps_the_stream_whole)
 {
 	struct ev_loop *loop = ev_loop_new(0);
-	struct acp_wq q;
+	struct wq q;
 	int p[2];
 	char got[256];
 
 	ck_assert_int_eq(pipe(p), 0);
-	acp_wq_init(&q, loop, p[1]);
+	wq_init(&q, loop, p[1]);
 	json_t *bad = json_pack("{s:o}", "text", json_stringn_nocheck("a\xc3", 2));
 	json_t *good = json_pack("{s:s, s:i}", "jsonrpc", "2.0", "id", 7);
 	test_log_capture_start();
-	acp_wq_push(&q, bad);
+	wq_push(&q, bad);
 	char *said = test_log_capture_stop();
 	ck_assert_str_eq(said, "acp-agent: error: acp: a message could not be encoded; dropped\n");
 	free(said);
-	ck_assert_uint_eq(acp_wq_pending(&q), 0);
-	acp_wq_push(&q, good);
-	ck_assert_uint_eq(acp_wq_pending(&q), 0);	/* the pipe took it at once */
+	ck_assert_uint_eq(wq_pending(&q), 0);
+	wq_push(&q, good);
+	ck_assert_uint_eq(wq_pending(&q), 0);	/* the pipe took it at once */
 	ssize_t n = read(p[0], got, sizeof(got) - 1);
 	ck_assert_int_gt(n, 0);
 	got[n] = '\0';
 	ck_assert_str_eq(got, "{\"jsonrpc\":\"2.0\",\"id\":7}\n");
 	json_decref(bad);
 	json_decref(good);
-	acp_wq_free(&q);
+	wq_free(&q);
 	close(p[0]);
 	close(p[1]);
 	ev_loop_destroy(loop);

@@ -4,7 +4,7 @@
 set -u
 cd "$(dirname "$0")/.."
 status=0
-floors="base session model workspace agent tools acp"
+floors="base session model workspace mcp agent tools acp"
 # The C files of the floors (a floor may have none yet).
 srcs=$(for d in $floors; do ls "$d"/*.c 2>/dev/null; done)
 
@@ -14,7 +14,7 @@ srcs=$(for d in $floors; do ls "$d"/*.c 2>/dev/null; done)
 # own folder and the layers below it.
 layer_of() {
 	case "$1" in
-	base/*) echo 0 ;; session/* | model/* | workspace/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
+	base/*) echo 0 ;; session/* | model/* | workspace/* | mcp/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
 	*) echo 9 ;;
 	esac
 }
@@ -26,7 +26,7 @@ for f in $(for d in $floors; do ls "$d"/*.[ch] 2>/dev/null; done); do
 			echo "lint: layering: $f includes $inc (a higher layer)"
 			status=1
 		elif [ "$theirs" -eq "$mine" ] && [ "${inc%%/*}" != "${f%%/*}" ]; then
-			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/ and session/ know only base/)"
+			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/, mcp/ and session/ know only base/)"
 			status=1
 		fi
 	done
@@ -50,10 +50,10 @@ if grep -nE 'toolbox_find\([^,]*, *"' $srcs; then
 	status=1
 fi
 
-# Only acp/wq.c writes the protocol stream; nothing prints to stdout elsewhere.
+# Only base/wq.c writes the protocol stream; nothing prints to stdout elsewhere.
 if grep -nE '\b(printf|puts|putchar)\(|\bstdout\b' $srcs |
-	grep -vE '^acp/(wq|main)\.c:' ; then
-	echo "lint: stdout is written outside acp/wq.c (and acp/main.c's --help/--version)"
+	grep -vE '^(base/wq|acp/main)\.c:' ; then
+	echo "lint: stdout is written outside base/wq.c (and acp/main.c's --help/--version)"
 	status=1
 fi
 

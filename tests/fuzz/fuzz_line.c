@@ -43,7 +43,7 @@ fuzz_setup(void)
 	err_clear(&e);
 	if (acp_server_init(srv, loop, open("/dev/null", O_RDONLY), open("/dev/null", O_WRONLY), &o, &e) < 0)
 		abort();
-	acp_reader_pause(&srv->reader);
+	reader_pause(&srv->reader);
 	/* Every input can use a session and a live prompt. */
 	const char *boot[] = {
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}",
@@ -69,8 +69,8 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	data++;
 	size--;
 	for (size_t off = 0; off < size; off += step)
-		acp_frame_feed(&srv->reader.frame, (const char *)data + off, off + step > size ? size - off : step);
-	acp_frame_eof(&srv->reader.frame);
+		frame_feed(&srv->reader.frame, (const char *)data + off, off + step > size ? size - off : step);
+	frame_eof(&srv->reader.frame);
 	runq_drain(&srv->runq);
 	/* Drop output the /dev/null writer could not take, so memory stays bounded. */
 	buf_consume(&srv->wq.out, srv->wq.out.len);

@@ -1,5 +1,5 @@
 /* Non-blocking stdin reader and line framing. */
-#include "acp/reader.h"
+#include "base/reader.h"
 
 #include <errno.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #define ACP_READ_CHUNK ((size_t)65536)
 
 void
-acp_frame_init(struct acp_frame *f, size_t max, acp_line_fn *on_line, acp_overlong_fn *on_overlong,
+frame_init(struct frame *f, size_t max, reader_line_fn *on_line, reader_overlong_fn *on_overlong,
     void *arg)
 {
 	buf_init(&f->in);
@@ -23,13 +23,13 @@ acp_frame_init(struct acp_frame *f, size_t max, acp_line_fn *on_line, acp_overlo
 }
 
 void
-acp_frame_free(struct acp_frame *f)
+frame_free(struct frame *f)
 {
 	buf_free(&f->in);
 }
 
 static void
-acp_frame_emit(struct acp_frame *f, const char *line, size_t len)
+frame_emit(struct frame *f, const char *line, size_t len)
 {
 	if (len && line[len - 1] == '\r')
 		len--;
@@ -43,7 +43,7 @@ acp_frame_emit(struct acp_frame *f, const char *line, size_t len)
 }
 
 void
-acp_frame_feed(struct acp_frame *f, const char *data, size_t len)
+frame_feed(struct frame *f, const char *data, size_t len)
 {
 	size_t start = 0;
 
@@ -65,7 +65,7 @@ acp_frame_feed(struct acp_frame *f, const char *data, size_t len)
 			if (f->on_overlong)
 				f->on_overlong(f->arg);
 		} else {
-			acp_frame_emit(f, f->in.data + start, end - start);
+			frame_emit(f, f->in.data + start, end - start);
 		}
 		start = end + 1;
 		f->scanned = start;
@@ -85,19 +85,19 @@ acp_frame_feed(struct acp_frame *f, const char *data, size_t len)
 }
 
 void
-acp_frame_eof(struct acp_frame *f)
+frame_eof(struct frame *f)
 {
 	if (!f->skipping && f->in.len)
-		acp_frame_emit(f, f->in.data, f->in.len);
+		frame_emit(f, f->in.data, f->in.len);
 	buf_consume(&f->in, f->in.len);
 	f->scanned = 0;
 	f->skipping = 0;
 }
 
 static void
-acp_reader_cb(struct ev_loop *loop, ev_io *w, int revents)
+reader_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
-	struct acp_reader *r = (struct acp_reader *)w;
+	struct reader *r = (struct reader *)w;
 	char chunk[ACP_READ_CHUNK];
 	ssize_t n;
 
@@ -112,45 +112,45 @@ acp_reader_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (n == 0) {
 		ev_io_stop(loop, &r->io);
 		r->eof = 1;
-		acp_frame_eof(&r->frame);
+		frame_eof(&r->frame);
 		if (r->on_eof)
 			r->on_eof(r->arg);
 		return;
 	}
-	acp_frame_feed(&r->frame, chunk, (size_t)n);
+	frame_feed(&r->frame, chunk, (size_t)n);
 }
 
 void
-acp_reader_init(struct acp_reader *r, struct ev_loop *loop, int fd, acp_line_fn *on_line,
-    acp_overlong_fn *on_overlong, void (*on_eof)(void *), void *arg)
+reader_init(struct reader *r, struct ev_loop *loop, int fd, reader_line_fn *on_line,
+    reader_overlong_fn *on_overlong, void (*on_eof)(void *), void *arg)
 {
-	ev_io_init(&r->io, acp_reader_cb, fd, EV_READ);
+	ev_io_init(&r->io, reader_cb, fd, EV_READ);
 	r->loop = loop;
 	r->fd = fd;
 	r->eof = 0;
 	r->on_eof = on_eof;
 	r->arg = arg;
-	acp_frame_init(&r->frame, ACP_LINE_MAX, on_line, on_overlong, arg);
+	frame_init(&r->frame, READER_LINE_MAX, on_line, on_overlong, arg);
 	ev_io_start(loop, &r->io);
 }
 
 void
-acp_reader_pause(struct acp_reader *r)
+reader_pause(struct reader *r)
 {
 	ev_io_stop(r->loop, &r->io);
 }
 
 void
-acp_reader_resume(struct acp_reader *r)
+reader_resume(struct reader *r)
 {
 	if (!r->eof)
 		ev_io_start(r->loop, &r->io);
 }
 
 void
-acp_reader_free(struct acp_reader *r)
+reader_free(struct reader *r)
 {
 	if (r->loop)
 		ev_io_stop(r->loop, &r->io);
-	acp_frame_free(&r->frame);
+	frame_free(&r->frame);
 }

@@ -1,0 +1,44 @@
+/*
+ * A write queue on a non-blocking fd (ACP stdout, SPEC §3.1; an MCP server's stdin, §18): one frame
+ * per message, written in order without ever blocking the loop; watermarks drive backpressure.
+ */
+#ifndef BASE_WQ_H
+#define BASE_WQ_H
+
+#include <stddef.h>
+
+#include <ev.h>
+#include <jansson.h>
+
+#include "base/buf.h"
+
+#define WQ_HIGH ((size_t)8 * 1024 * 1024)
+#define WQ_LOW ((size_t)1 * 1024 * 1024)
+
+struct wq {
+	ev_io io;		/* first member */
+	struct ev_loop *loop;
+	int fd;
+	struct buf out;		/* queued bytes; out.data[0..off) already written */
+	size_t off;
+	int failed;		/* EPIPE or another write error: output is dropped */
+	int above_high;		/* went above WQ_HIGH and has not drained below WQ_LOW since */
+	unsigned long long total;	/* bytes queued since init: a producer's budget counts them */
+	void (*on_high)(void *arg);	/* queue went above WQ_HIGH: stdin and producers pause */
+	void (*on_low)(void *arg);	/* drained below WQ_LOW after that: they go on */
+	void (*on_error)(void *arg);
+	void *arg;
+	FILE *trace;		/* when set, every frame is copied here (tests) */
+};
+
+void wq_init(struct wq *q, struct ev_loop *loop, int fd);
+/* Queues msg as one compact line; msg: borrowed. */
+void wq_push(struct wq *q, const json_t *msg);
+size_t wq_pending(const struct wq *q);
+/* Whether a producer should wait for on_low before it queues more (above the high mark). */
+int wq_full(const struct wq *q);
+/* Writes what it can now, blocking at most until timeout_ms (shutdown only). */
+void wq_flush_blocking(struct wq *q, int timeout_ms);
+void wq_free(struct wq *q);
+
+#endif
