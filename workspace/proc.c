@@ -7,13 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/spawn.h"
 #include "base/utf8.h"
 #include "base/xmalloc.h"
 
@@ -27,7 +26,6 @@
 #define PROC_PIPE_SIZE (1 << 20)	/* fewer wakeups for a fast writer; best effort */
 #define PROC_POLL 0.02			/* seconds between waitid polls without a pidfd */
 
-extern char **environ;
 
 /*
  * The model's window on the output: the first WS_PROC_HEAD bytes, then a ring of the last
@@ -72,139 +70,10 @@ struct ws_proc {
 	void *arg;
 };
 
-/* What the child reports on its status pipe when it fails before exec. */
-struct proc_fail {
-	int stage;
-	int err;
-};
-
-enum { STAGE_SETUP = 1, STAGE_CHDIR, STAGE_EXEC };
-
-/* What the child needs, all prepared before fork: the child only makes system calls. */
-struct proc_spawn {
-	const char *shell;
-	char *argv[4];
-	char **envp;
-	const char *workdir;
-	int out_w, st_w;
-	pid_t parent;
-	int maxfd;
-};
-
 const char *
 ws_proc_signame(int signo, char *buf, size_t size)
 {
-	const char *abbrev = sigabbrev_np(signo);
-
-	if (abbrev != NULL)
-		snprintf(buf, size, "SIG%s", abbrev);
-	else
-		snprintf(buf, size, "signal %d", signo);
-	return buf;
-}
-
-/* Moves fd above the standard three, so the child's dup2 onto 0-2 never clobbers it. */
-static int
-proc_fd_high(int fd)
-{
-	int high;
-
-	if (fd > 2)
-		return fd;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	close(fd);
-	return high;
-}
-
-static void __attribute__((noreturn))
-proc_child_fail(const struct proc_spawn *s, int stage)
-{
-	struct proc_fail f = { stage, errno };
-	ssize_t n = write(s->st_w, &f, sizeof(f));
-
-	(void)n;
-	_exit(127);
-}
-
-/* The child between fork and exec: async-signal-safe calls only. */
-static void __attribute__((noreturn))
-proc_child(const struct proc_spawn *s)
-{
-	struct sigaction sa;
-	sigset_t none;
-	int nul;
-
-	/* Handlers and ignored signals (SIGPIPE) of ours must not reach the command. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &sa, NULL);	/* glibc's reserved ones: EINVAL, harmless */
-	/* Those glibc reserves (32, 33) may come in ignored (GNU make's children get them so) and an
-	 * ignored signal stays ignored across exec: reset them with the system call itself. */
-	struct { unsigned long handler, flags, restorer, mask; } kdfl = { 0 };	/* SIG_DFL is 0 */
-	for (int sig = 32; sig < SIGRTMIN; sig++)
-		syscall(SYS_rt_sigaction, sig, &kdfl, NULL, sizeof(kdfl.mask));
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		proc_child_fail(s, STAGE_SETUP);
-	if (getppid() != s->parent)
-		_exit(127);	/* the parent died before the death signal was armed */
-	nul = open("/dev/null", O_RDONLY);
-	if (nul < 0 || dup2(nul, 0) < 0 || dup2(s->out_w, 1) < 0 || dup2(s->out_w, 2) < 0)
-		proc_child_fail(s, STAGE_SETUP);
-	for (int fd = 0; fd < 3; fd++)
-		fcntl(fd, F_SETFD, 0);
-	if (s->workdir != NULL && chdir(s->workdir) < 0)
-		proc_child_fail(s, STAGE_CHDIR);
-	/* Every other fd ends at exec: CLOEXEC on all (the status pipe closes at exec, too). */
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		for (int fd = 3; fd < s->maxfd; fd++)
-			if (fd != s->st_w)
-				close(fd);
-	execve(s->shell, s->argv, s->envp);
-	proc_child_fail(s, STAGE_EXEC);
-}
-
-/* Our environment minus ACP_AGENT_*; an owned array of borrowed strings. */
-static char **
-proc_env(void)
-{
-	size_t n = 0, k = 0;
-	char **envp;
-
-	while (environ[n] != NULL)
-		n++;
-	envp = xcalloc(n + 1, sizeof(*envp));
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "ACP_AGENT_", 10) != 0)
-			envp[k++] = environ[i];
-	envp[k] = NULL;
-	return envp;
-}
-
-/* The shell's path: a name with '/' as is, else the first executable on PATH, else /bin/name. */
-static char *
-proc_find_shell(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *dirs, *dir, *save = NULL;
-
-	if (strchr(name, '/') != NULL)
-		return xstrdup(name);
-	dirs = xstrdup(path != NULL ? path : "/usr/bin:/bin");
-	for (dir = strtok_r(dirs, ":", &save); dir != NULL; dir = strtok_r(NULL, ":", &save)) {
-		char *cand = xasprintf("%s/%s", dir, name);
-		if (access(cand, X_OK) == 0) {
-			free(dirs);
-			return cand;
-		}
-		free(cand);
-	}
-	free(dirs);
-	return xasprintf("/bin/%s", name);
+	return spawn_signame(signo, buf, size);
 }
 
 /* Creates the spill file (0600, O_EXCL); -1 with e. */
@@ -597,77 +466,42 @@ proc_check_opts(const struct ws_proc_opts *o, struct err *e)
 static pid_t
 proc_spawn(struct ws_proc *p, const struct ws_proc_opts *o, struct err *e)
 {
-	struct proc_spawn s;
-	struct proc_fail f;
-	struct rlimit rl;
-	sigset_t all, old;
-	int out[2], st[2], saved;
-	ssize_t n;
+	const char *name = o->shell != NULL ? o->shell : "bash";
+	char *argv[] = { (char *)"bash", (char *)"-c", (char *)o->command, NULL };
+	struct spawn_opts so;
+	enum spawn_stage stage;
+	char *shell, **envp;
+	int out[2], saved;
 	pid_t pid;
 
 	if (pipe2(out, O_CLOEXEC) < 0)
 		return err_set(e, ERR_PROC_SPAWN_FAILED, "cannot start bash: %s", strerror(errno));
-	if (pipe2(st, O_CLOEXEC) < 0) {
-		saved = errno;
-		close(out[0]);
-		close(out[1]);
-		return err_set(e, ERR_PROC_SPAWN_FAILED, "cannot start bash: %s", strerror(saved));
-	}
-	out[1] = proc_fd_high(out[1]);
-	st[1] = proc_fd_high(st[1]);
-	memset(&s, 0, sizeof(s));
-	s.shell = proc_find_shell(o->shell != NULL ? o->shell : "bash");
-	s.argv[0] = (char *)"bash";
-	s.argv[1] = (char *)"-c";
-	s.argv[2] = (char *)o->command;
-	s.envp = proc_env();
-	s.workdir = o->workdir;
-	s.out_w = out[1];
-	s.st_w = st[1];
-	s.parent = getpid();
-	s.maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur : 65536;
-
-	/* No handler of ours may run in the child before it resets them. */
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	if (pid == 0)
-		proc_child(&s);
-	saved = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	if ((shell = spawn_find(name)) == NULL)
+		shell = xasprintf("/bin/%s", name);
+	envp = spawn_env(NULL, 0);
+	memset(&so, 0, sizeof(so));
+	so.path = shell;
+	so.argv = argv;
+	so.envp = envp;
+	so.workdir = o->workdir;
+	so.fd[0] = -1;
+	so.fd[1] = so.fd[2] = out[1];
+	pid = spawn_start(&so, &stage, &saved);
 	close(out[1]);
-	close(st[1]);
-	free(s.envp);
+	free(envp);
 	if (pid < 0) {
 		close(out[0]);
-		close(st[0]);
-		err_set(e, ERR_PROC_SPAWN_FAILED, "cannot start bash: %s", strerror(saved));
-		free((char *)s.shell);
-		return -1;
-	}
-	/* EOF: the exec happened (CLOEXEC closed the pipe); a record: the child failed. */
-	do
-		n = read(st[0], &f, sizeof(f));
-	while (n < 0 && errno == EINTR);
-	close(st[0]);
-	if (n != 0) {
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		close(out[0]);
-		if (n != (ssize_t)sizeof(f))
-			err_set(e, ERR_PROC_SPAWN_FAILED, "cannot start bash: %s",
-			    n < 0 ? strerror(errno) : "short status");
-		else if (f.stage == STAGE_CHDIR)
+		if (stage == SPAWN_CHDIR)
 			err_set(e, ERR_PROC_SPAWN_FAILED, "cannot enter workdir \"%s\": %s", o->workdir,
-			    strerror(f.err));
-		else if (f.stage == STAGE_EXEC)
-			err_set(e, ERR_PROC_SPAWN_FAILED, "cannot run %s: %s", s.shell, strerror(f.err));
+			    strerror(saved));
+		else if (stage == SPAWN_EXEC)
+			err_set(e, ERR_PROC_SPAWN_FAILED, "cannot run %s: %s", shell, strerror(saved));
 		else
-			err_set(e, ERR_PROC_SPAWN_FAILED, "cannot start bash: %s", strerror(f.err));
-		free((char *)s.shell);
+			err_set(e, ERR_PROC_SPAWN_FAILED, "cannot start bash: %s", strerror(saved));
+		free(shell);
 		return -1;
 	}
-	free((char *)s.shell);
+	free(shell);
 	p->out_fd = out[0];
 	return pid;
 }
