@@ -80,6 +80,8 @@ json_t *acp_m_session_set_config_option(struct acp_server *srv, struct acp_msg *
 long acp_ask(void *self, struct tool_inv *inv, json_t *options, agent_client_done *done, void *arg,
     struct err *e);
 void acp_ask_call_status(void *self, struct tool_inv *inv, const char *status);
+/* agent_client.say: a line to the user on the session (SPEC §18's failure line). */
+void acp_client_say(void *self, const char *sid, const char *text);
 
 /* ---- prompt.c: the prompt flow and the agent's hooks ---- */
 

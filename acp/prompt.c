@@ -186,6 +186,19 @@ acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt)
 	agent_post(as->agent, prompt, xjson_pack("{s:s}", "kind", "user"), as->prompt_msg);
 }
 
+void
+acp_client_say(void *self, const char *sid, const char *text)
+{
+	struct acp_server *srv = self;
+	struct acp_session *as = map_get(&srv->sessions, sid);
+	char mid[SESS_ID_LEN + 1];
+
+	if (as == NULL || as->agent == NULL)
+		return;
+	sess_ids_new(&srv->env.ids, mid);
+	acp_send_update(srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));
+}
+
 /* Runs a checked prompt on an idle session: a slash command answers now, else a turn starts. */
 json_t *
 acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt)

@@ -314,7 +314,8 @@ acp_settle(void *arg)
 	if (srv->waiters && agent_rt_idle(&srv->rt) && srv->replays == NULL)
 		while (srv->waiters)
 			acp_waiter_done(srv, srv->waiters, 1);
-	if (srv->shutting_down == 2 && wq_pending(&srv->wq) == 0)
+	/* Exit waits for what outlives its agents (MCP servers shutting down, at most ~4 s). */
+	if (srv->shutting_down == 2 && wq_pending(&srv->wq) == 0 && !agent_rt_lingering(&srv->rt))
 		ev_break(srv->loop, EVBREAK_ALL);
 }
 
@@ -433,6 +434,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->client.can = acp_client_can;
 	srv->client.ask = acp_ask;
 	srv->client.call_status = acp_ask_call_status;
+	srv->client.say = acp_client_say;
 	srv->client.self = srv;
 	srv->rt.client = &srv->client;
 	wq_init(&srv->wq, loop, proto_fd);

@@ -100,13 +100,16 @@ acp_has_nul(const json_t *s)
 	return json_is_string(s) && strlen(json_string_value(s)) != json_string_length(s);
 }
 
-/* Checks cwd and mcpServers of new/load/resume; returns an error reply or NULL. */
+/* Checks cwd and the extensions' parameters (mcpServers) of new/load/resume; an error reply or NULL. */
 static json_t *
-acp_check_cwd_mcp(struct acp_msg *m, int cwd_required)
+acp_check_cwd_mcp(struct acp_server *srv, struct acp_msg *m, int cwd_required)
 {
 	json_t *cwd = json_object_get(m->params, "cwd");
-	json_t *mcp = json_object_get(m->params, "mcpServers");
+	struct err e;
 
+	err_clear(&e);
+	if (agent_rt_session_params(&srv->rt, NULL, m->params, &e) < 0)
+		return acp_error_new(m->id, e.code, e.msg, NULL);
 	if (cwd == NULL && !cwd_required)
 		return NULL;
 	if (!json_is_string(cwd))
@@ -115,18 +118,13 @@ acp_check_cwd_mcp(struct acp_msg *m, int cwd_required)
 		return acp_invalid_params(m->id, "cwd: must not contain \\u0000");
 	if (json_string_value(cwd)[0] != '/')
 		return acp_invalid_params(m->id, "cwd: must be an absolute path");
-	if (mcp && !json_is_array(mcp))
-		return acp_invalid_params(m->id, "mcpServers: expected an array");
-	if (json_array_size(mcp))
-		log_warn("acp: %zu MCP server(s) ignored: MCP servers are not supported yet",
-		    json_array_size(mcp));
 	return NULL;
 }
 
 json_t *
 acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 {
-	json_t *bad = acp_check_cwd_mcp(m, 1);
+	json_t *bad = acp_check_cwd_mcp(srv, m, 1);
 	struct agent *a;
 	struct err e;
 
@@ -143,6 +141,7 @@ acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 		return acp_session_error(m->id, sid, &e);
 	}
 	acp_session_attach(srv, a);
+	agent_rt_session_params(&srv->rt, a, m->params, &e);	/* checked above: starts the MCP servers */
 	json_t *result = xjson_pack("{s:s}", "sessionId", agent_id(a));
 	acp_session_describe(srv, a, result);
 	acp_send(srv, acp_result_new(m->id, result));
@@ -200,7 +199,7 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 
 	if (sid == NULL)
 		return NULL;
-	if ((*reply = acp_check_cwd_mcp(m, 0)) != NULL)
+	if ((*reply = acp_check_cwd_mcp(srv, m, 0)) != NULL)
 		return NULL;
 	as = map_get(&srv->sessions, sid);
 	if (as && as->agent)
@@ -226,6 +225,7 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 		return NULL;
 	}
 	as = acp_session_attach(srv, a);
+	agent_rt_session_params(&srv->rt, a, m->params, &e);	/* checked above: starts the MCP servers */
 	/* Children that settled while it was not live: their notices arrive now (SPEC §6.6). */
 	agent_rt_recover(a);	/* undelivered notices, the Team's roster, tasks and mail come back */
 	return as;

@@ -83,6 +83,14 @@ acp_tool_call_update(char *tcid, const char *name, const char *raw_args, const s
 	return u;
 }
 
+/* A tool that comes and goes (MCP) logged its title with the call: the replay shows the same. */
+static void
+acp_logged_title(json_t *u, const json_t *title)
+{
+	if (json_is_string(title))
+		json_object_set(u, "title", (json_t *)title);
+}
+
 #define ACP_READ_SHOWN 4096	/* bytes of a read's text its completed update shows */
 
 /* Fills status, content and rawOutput of a tool update from a tool/result's data. */
@@ -158,6 +166,7 @@ acp_update_live(const json_t *ev, const struct toolbox *tb)
 		json_t *u = acp_tool_call_update(acp_event_call_id(data),
 		    json_string_value(json_object_get(data, "name")),
 		    json_string_value(json_object_get(data, "arguments")), tb);
+		acp_logged_title(u, json_object_get(data, "title"));
 		acp_set_agent_meta(u, acp_args_agent(json_object_get(u, "rawInput")));
 		return u;
 	}
@@ -183,6 +192,7 @@ acp_replay_init(struct acp_replay *r, const json_t *events, const struct toolbox
 	r->next = 0;
 	r->blk = 0;
 	r->calls = json_object();
+	r->titles = json_object();
 }
 
 int
@@ -225,6 +235,7 @@ acp_replay_tool_result(struct acp_replay *r, const json_t *data)
 		    json_string_value(json_object_get(data, "name")),
 	    json_string_value(json_object_get(blk, "arguments")), r->tb);
 
+	acp_logged_title(u, json_object_get(r->titles, cid));
 	acp_tool_result_fields(u, data);
 	acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
 	return u;
@@ -259,6 +270,9 @@ acp_replay_step(struct acp_replay *r)
 				u = acp_replay_assistant_block(r, data, json_array_get(content, r->blk++));
 			if (u)
 				return u;
+		} else if (strcmp(type, "tool/call") == 0 && json_object_get(data, "title")) {
+			json_object_set(r->titles, json_string_value(json_object_get(data, "callId")),
+			    json_object_get(data, "title"));
 		} else if (strcmp(type, "tool/result") == 0 && r->blk == 0) {
 			r->blk = 1;
 			return acp_replay_tool_result(r, data);
@@ -286,7 +300,8 @@ void
 acp_replay_free(struct acp_replay *r)
 {
 	json_decref(r->calls);
-	r->calls = NULL;
+	json_decref(r->titles);
+	r->calls = r->titles = NULL;
 }
 
 json_t *

@@ -34,6 +34,7 @@ struct acp_replay {
 	size_t next;		/* the event being replayed */
 	size_t blk;		/* its next content block */
 	json_t *calls;		/* callId -> the tool-call block: owned */
+	json_t *titles;		/* callId -> the title its tool/call logged (MCP tools): owned */
 };
 
 void acp_replay_init(struct acp_replay *r, const json_t *events, const struct toolbox *tb);

@@ -563,6 +563,8 @@ agent_step_reset(struct agent *a)
 		struct tool_inv *inv = a->invs[i];
 		tool_result_clear(&inv->result);
 		tool_plan_clear(&inv->plan);
+		if (inv->tool && inv->tool->hold)
+			inv->tool->hold(inv->tool, -1);
 		free(inv->call_id);
 		json_decref(inv->args);
 		free(inv);
@@ -672,8 +674,15 @@ agent_tool_start(struct agent *a, size_t i)
 
 	a->nstarted++;
 	inv->asking = verdict == 1;	/* the observers of tool/call read it */
-	if (agent_log(a, "tool/call", xjson_pack("{s:i, s:i, s:s, s:s, s:s}", "turn", a->turn, "step",
-		a->step, "callId", inv->call_id, "name", name, "arguments", raw)) < 0)
+	json_t *ev = xjson_pack("{s:i, s:i, s:s, s:s, s:s}", "turn", a->turn, "step", a->step, "callId",
+	    inv->call_id, "name", name, "arguments", raw);
+	/* A tool that comes and goes leaves its title in the log, for a replay without it. */
+	if (inv->tool && inv->tool->hold && inv->tool->title) {
+		char *title = inv->tool->title(inv->tool, inv->args);
+		json_object_set_new(ev, "title", json_string(title));
+		free(title);
+	}
+	if (agent_log(a, "tool/call", ev) < 0)
 		return -1;
 	if (verdict < 0) {
 		inv->done = 1;
@@ -784,7 +793,9 @@ agent_dispatch(struct agent *a)
 		json_t *c = json_array_get(a->calls, i);
 		struct tool_inv *inv = xcalloc(1, sizeof(*inv));
 		inv->agent = a;
-		inv->tool = toolbox_find(a->tools, json_string_value(json_object_get(c, "name")));
+		inv->tool = agent_find_tool(a, json_string_value(json_object_get(c, "name")));
+		if (inv->tool && inv->tool->hold)
+			inv->tool->hold(inv->tool, 1);
 		inv->call_id = xstrdup(json_string_value(json_object_get(c, "callId")));
 		inv->on_done = agent_tool_done;
 		a->invs[i] = inv;
@@ -926,6 +937,92 @@ agent_label(const struct agent *a)
 	return label;
 }
 
+static void
+agent_rt_kick(void *arg)
+{
+	(void)arg;	/* nothing: the drain that runs it ends with the settle hook */
+}
+
+void
+agent_rt_linger(struct agent_rt *rt, int delta)
+{
+	rt->lingering += delta;
+	if (delta < 0 && rt->lingering == 0 && rt->runq)
+		runq_push(rt->runq, agent_rt_kick, NULL);
+}
+
+int
+agent_rt_lingering(const struct agent_rt *rt)
+{
+	return rt->lingering;
+}
+
+int
+agent_rt_session_params(struct agent_rt *rt, struct agent *a, const json_t *params, struct err *e)
+{
+	for (const struct agent_ext *const *x = rt->exts; x && *x; x++)
+		if ((*x)->session_params && (*x)->session_params(a, params, e) < 0)
+			return -1;
+	return 0;
+}
+
+const struct tool *
+agent_find_tool(struct agent *a, const char *name)
+{
+	const struct tool *t = name ? toolbox_find(a->tools, name) : NULL;
+
+	for (const struct agent_ext *const *x = a->rt->exts; t == NULL && name && x && *x; x++) {
+		const struct toolbox *tb = (*x)->toolbox ? (*x)->toolbox(a) : NULL;
+		if (tb)
+			t = toolbox_find(tb, name);
+	}
+	return t;
+}
+
+json_t *
+agent_describe_tools(struct agent *a)
+{
+	json_t *all = toolbox_describe(a->tools);
+
+	for (const struct agent_ext *const *x = a->rt->exts; x && *x; x++) {
+		const struct toolbox *tb = (*x)->toolbox ? (*x)->toolbox(a) : NULL;
+		if (tb) {
+			json_t *more = toolbox_describe(tb);
+			json_array_extend(all, more);
+			json_decref(more);
+		}
+	}
+	return all;
+}
+
+/* Whether an extension holds the turn's first request (it releases it later). */
+static int
+agent_request_hold(struct agent *a)
+{
+	if (a->steps_this_turn != 1 || a->request_released)
+		return 0;
+	for (const struct agent_ext *const *x = a->rt->exts; x && *x; x++)
+		if ((*x)->hold_request && (*x)->hold_request(a)) {
+			a->request_held = 1;
+			return 1;
+		}
+	return 0;
+}
+
+static void agent_request(void *arg);
+
+void
+agent_request_release(struct agent *a)
+{
+	if (!a->request_held)
+		return;
+	a->request_held = 0;
+	if (!a->request_queued || a->released)
+		return;
+	a->request_released = 1;
+	agent_push_after_sync(a, agent_request);
+}
+
 /* After the checkpoint: ask the model. */
 static void
 agent_request(void *arg)
@@ -941,12 +1038,15 @@ agent_request(void *arg)
 	agent_unpin(a);
 	if (!a->request_queued || a->released || a->status != AGENT_RUNNING || a->cancelling)
 		return;
+	if (agent_request_hold(a))
+		return;		/* still queued: agent_request_release sends it */
+	a->request_released = 0;
 	a->request_queued = 0;
 	const char *label = agent_parent(a) ? agent_label(a) : NULL;
 	char *script = label ? xasprintf("label:%s", label) : xstrdup("root");
 	char *system = agent_system_prompt(a);
 	json_t *messages = agent_conversation(a->sess->events);
-	json_t *tools = toolbox_describe(a->tools);
+	json_t *tools = agent_describe_tools(a);
 
 	sink.arg = a;
 	call.agent_id = agent_id(a);
@@ -1049,8 +1149,9 @@ agent_cancel(struct agent *a, const char *cause)
 		if (agent_log_step_end(a) < 0)
 			goto out;
 	} else if (a->request_queued) {
-		/* The step began and its request had not left yet: the step still closes. */
+		/* The step began and its request had not left yet (or was held): the step still closes. */
 		a->request_queued = 0;
+		a->request_held = a->request_released = 0;
 		if (agent_log_step_end(a) < 0)
 			goto out;
 	} else if (a->invs) {

@@ -54,6 +54,7 @@ struct agent_rt {
 	const struct agent_client *client;	/* the editor (acp/), or NULL: nothing to ask */
 	enum permit_mode start_mode;		/* --permission-mode: a new root's mode */
 	int child_approvals_never;		/* --child-approvals never */
+	int lingering;			/* work that outlives its agents (agent_rt_linger) */
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent not yet reaped, in creation order */
 	size_t nall, call;
@@ -97,6 +98,8 @@ struct agent {
 	size_t ninv, nstarted, ncommitted;
 	int progress_queued;
 	int request_queued;		/* a step began; its model request waits for the sync pass */
+	int request_held;		/* an extension holds it (hold_request) */
+	int request_released;		/* it was held and released: it goes now */
 	int sequential;
 	int cancelling;
 	/* extensions' state (agent_state) */
@@ -118,6 +121,18 @@ struct agent *agent_rt_get(struct agent_rt *rt, const char *id);
 void agent_rt_set_exts(struct agent_rt *rt, const struct agent_ext *const *exts);
 /* A root came back to a client (session/load, session/resume): every extension's recover hook. */
 void agent_rt_recover(struct agent *a);
+/*
+ * Work that outlives its agents and must end before the process exits (an MCP server's
+ * shutdown): +1 when it begins, -1 when it ends (then the run queue is kicked, so the
+ * server's settle hook sees it). agent_rt_lingering: how many are left.
+ */
+void agent_rt_linger(struct agent_rt *rt, int delta);
+int agent_rt_lingering(const struct agent_rt *rt);
+/*
+ * A root's ACP session parameters (session/new, load, resume) to every extension's
+ * session_params hook: a == NULL checks only (before the root exists). 0, or -1 with e.
+ */
+int agent_rt_session_params(struct agent_rt *rt, struct agent *a, const json_t *params, struct err *e);
 /* 1 when no agent runs and none has work queued. */
 int agent_rt_idle(const struct agent_rt *rt);
 
@@ -167,6 +182,13 @@ const struct tool_inv *agent_find_call(const struct agent *a, const char *call_i
 char *agent_final_text(const struct agent *a);
 /* A new child agent (unpublished session with parentSession/origin); the caller sets it up. */
 struct agent *agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools);
+
+/* The tool named name: the profile's, else an extension's (agent_ext.toolbox); NULL when none. */
+const struct tool *agent_find_tool(struct agent *a, const char *name);
+/* Every tool a has now, as [{name, description, parameters}] for a model; new ref. */
+json_t *agent_describe_tools(struct agent *a);
+/* A request an extension held (agent_ext.hold_request) goes; a no-op when none is held. */
+void agent_request_release(struct agent *a);
 
 /* The system prompt for a (SPEC §4); returns owned. */
 char *agent_system_prompt(const struct agent *a);

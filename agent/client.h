@@ -37,6 +37,8 @@ struct agent_client {
 	    struct err *e);
 	/* An asked call's status changed: "in_progress" after an allow; "completed" or "failed". */
 	void (*call_status)(void *self, struct tool_inv *inv, const char *status);
+	/* Tells the user a line on the ACP session sid (an agent_message_chunk of its own); text borrowed. */
+	void (*say)(void *self, const char *sid, const char *text);
 	void *self;
 };
 

@@ -8,10 +8,14 @@
 #ifndef AGENT_EXT_H
 #define AGENT_EXT_H
 
+#include <jansson.h>
+
 #include "base/buf.h"
+#include "base/err.h"
 
 struct agent;
 struct tool;
+struct toolbox;
 
 struct agent_ext {
 	const char *name;
@@ -22,6 +26,23 @@ struct agent_ext {
 	void (*turn_end)(struct agent *a);	/* status is AGENT_IDLE, before the owner hears */
 	void (*release)(struct agent *a);	/* released; its session is still there */
 	void (*recover)(struct agent *a);	/* a root came back: session/load or session/resume */
+	/*
+	 * Tools that come and go (MCP, SPEC §18): the extension's tool set for a now, or NULL;
+	 * borrowed, read at each step. Its tools have a hold hook (agent/toolbox.h): the runtime
+	 * holds a tool while an invocation points at it. Described after the profile's tools.
+	 */
+	const struct toolbox *(*toolbox)(struct agent *a);
+	/*
+	 * Before a turn's first model request: 1 holds the request until the extension calls
+	 * agent_request_release(a); 0 lets it go. Cancelling the turn drops a held request.
+	 */
+	int (*hold_request)(struct agent *a);
+	/*
+	 * The ACP session parameters of a root (session/new, load, resume: params borrowed), before
+	 * the root exists (a == NULL: check only) and again once it does. -1 with e refuses the
+	 * request (e.g. INVALID_PARAMS); the check runs first, so a refusal leaves nothing behind.
+	 */
+	int (*session_params)(struct agent *a, const json_t *params, struct err *e);
 };
 
 #endif

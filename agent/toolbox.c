@@ -162,7 +162,17 @@ toolbox_check_args(const struct toolbox *tb, const struct tool *t, const char *r
 		err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: expected a JSON object");
 		return NULL;
 	}
-	if (toolbox_schema_check(json_object_get(tb->schemas, t->name), args, "", e) < 0) {
+	if (tb != NULL && toolbox_find(tb, t->name) == t) {
+		if (toolbox_schema_check(json_object_get(tb->schemas, t->name), args, "", e) < 0) {
+			json_decref(args);
+			return NULL;
+		}
+		return args;
+	}
+	json_t *schema = json_loads(t->schema, 0, NULL);
+	int rc = toolbox_schema_check(schema, args, "", e);
+	json_decref(schema);
+	if (rc < 0) {
 		json_decref(args);
 		return NULL;
 	}

@@ -62,6 +62,12 @@ struct tool {
 	 * still called after an allow and checks again (the file may change while the user thinks).
 	 */
 	int (*prepare)(struct tool_inv *inv, const json_t *args, struct tool_plan *plan, struct tool_result *out);
+	/*
+	 * A tool that can go away (an extension's toolbox: MCP): delta +1 when an invocation
+	 * starts pointing at it, -1 when it stops. NULL for the profile's tools, which outlive
+	 * every agent.
+	 */
+	void (*hold)(const struct tool *t, int delta);
 };
 
 /* One call in flight; owned by the agent that dispatched it. */
@@ -96,8 +102,9 @@ const struct tool *toolbox_find(const struct toolbox *tb, const char *name);
 /* The tools as [{name, description, parameters}] for a model; returns new ref. */
 json_t *toolbox_describe(const struct toolbox *tb);
 /*
- * Parses a call's raw arguments and checks them against the schema. Returns a
- * new reference, or NULL with e (code INVALID_ARGUMENT, message naming the field).
+ * Parses a call's raw arguments and checks them against the schema (tb's parsed one, or t's
+ * text when tb does not hold t). Returns a new reference, or NULL with e (code
+ * INVALID_ARGUMENT, message naming the field).
  */
 json_t *toolbox_check_args(const struct toolbox *tb, const struct tool *t, const char *raw,
     struct err *e);

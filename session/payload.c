@@ -80,13 +80,14 @@ SHAPE(e_model, F("model", PK_STR));
 SHAPE(e_rule, F("rule", PK_STR), F("allow", PK_BOOL));
 SHAPE(e_job_started, F("jobId", PK_STR), F("command", PK_STR));
 SHAPE(e_job_ended, F("jobId", PK_STR), F("exit", PK_ANY), FO("signal", PK_STR));
+SHAPE(e_mcp_server, F("name", PK_STR), F("state", PK_STR), FO("reason", PK_STR), FA("tools", PK_STR, OPT, NULL));
 SHAPE(e_turn, F("turn", PK_COUNT));
 SHAPE(e_step, F("turn", PK_COUNT), F("step", PK_COUNT));
 SHAPE(e_user, F("id", PK_STR), FA("content", PK_OBJ, REQ, &p_user_block), FS("source", PK_OBJ, &p_source));
 SHAPE(e_assistant, F("turn", PK_COUNT), F("step", PK_COUNT), F("id", PK_STR),
     FA("content", PK_OBJ, REQ, &p_assistant_block), F("finish", PK_STR), FO("usage", PK_OBJ));
 SHAPE(e_tool_call, F("turn", PK_COUNT), F("step", PK_COUNT), F("callId", PK_STR), F("name", PK_STR),
-    F("arguments", PK_STR));
+    F("arguments", PK_STR), FO("title", PK_STR));
 SHAPE(e_tool_result, F("turn", PK_COUNT), F("step", PK_COUNT), F("callId", PK_STR), F("name", PK_STR),
     FA("content", PK_OBJ, NONEMPTY, &p_result_block), F("isError", PK_BOOL), FO("output", PK_ANY),
     FSO("error", PK_OBJ, &p_code), FO("agentId", PK_STR));
@@ -111,7 +112,7 @@ static const struct {
 	T("team/member", &e_team_member), T("team/task", &e_team_task),
 	T("team/message/queued", &e_team_queued), T("team/message/delivered", &e_team_delivered),
 	T("session/mode", &e_mode), T("session/model", &e_model), T("permission/rule", &e_rule),
-	T("job/started", &e_job_started), T("job/ended", &e_job_ended),
+	T("job/started", &e_job_started), T("job/ended", &e_job_ended), T("mcp/server", &e_mcp_server),
 };
 #undef T
 

@@ -18,6 +18,9 @@ extern const struct tool tool_read, tool_write, tool_edit, tool_glob, tool_grep,
     tool_job_kill;
 extern const struct agent_ext workspace_ext;
 
+/* The editor's MCP servers (SPEC §18; tools/mcp.c): every profile has them, after its own tools. */
+extern const struct agent_ext mcp_ext;
+
 /* The Team (tools/team_tools.c): its nine tools in table order and the Team runtime's hooks. */
 extern const struct agent_ext team_ext;
 /* What wait_agent says when no other member can make progress (SPEC §9.2). */
