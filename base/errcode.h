@@ -88,6 +88,12 @@
 	X(TEAM_TASK_ALREADY_CLAIMED, NULL, "TEAM_TASK_ALREADY_CLAIMED", 0, "another member owns the task") \
 	X(TEAM_TASK_HAS_DEPENDENTS, NULL, "TEAM_TASK_HAS_DEPENDENTS", 0, "other tasks depend on the task") \
 	X(TEAM_TASK_DEPENDENCY_CYCLE, NULL, "TEAM_TASK_DEPENDENCY_CYCLE", 0, "the dependencies would form a cycle") \
+	/* MCP servers' tools (SPEC §18; mcp/) */                                                    \
+	X(MCP_TOOL_ERROR, NULL, "MCP_TOOL_ERROR", 0, "the MCP tool reported an error")                \
+	X(MCP_PROTOCOL_ERROR, NULL, "MCP_PROTOCOL_ERROR", 0, "the MCP server answered an error or a malformed reply") \
+	X(MCP_TIMEOUT, NULL, "MCP_TIMEOUT", 0, "the MCP server did not answer in time")               \
+	X(MCP_SERVER_EXITED, NULL, "MCP_SERVER_EXITED", 0, "the MCP server exited")                   \
+	X(MCP_NOT_READY, NULL, "MCP_NOT_READY", 0, "the MCP server is not ready")                     \
 	/* the model provider (model/): a turn's end reason code */                                   \
 	X(MODEL_ERROR, NULL, "MODEL_ERROR", 0, "the model server reported an error")                  \
 	X(MODEL_STREAM, NULL, "MODEL_STREAM", 0, "the model stream is malformed")                     \
