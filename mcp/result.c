@@ -44,6 +44,7 @@ mcp_result_field(const json_t *obj, const char *key, const char *where, size_t i
 	return v;
 }
 
+/* Appends the JSON string s, NUL bytes and all. */
 static void
 mcp_result_put(struct buf *b, const json_t *s)
 {
