@@ -33,9 +33,8 @@ sha256_block(uint32_t st[8], const unsigned char *p)
 	uint32_t w[64];
 	uint32_t a = st[0], b = st[1], c = st[2], d = st[3], e = st[4], f = st[5], g = st[6], h = st[7];
 
-	for (int t = 0; t < 16; t++)
-		w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 |
-		       (uint32_t)p[4 * t + 2] << 8 | (uint32_t)p[4 * t + 3];
+	for (size_t t = 0; t < 16; t++, p += 4)
+		w[t] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 	for (int t = 16; t < 64; t++) {
 		uint32_t s0 = sha256_rotr(w[t - 15], 7) ^ sha256_rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
 		uint32_t s1 = sha256_rotr(w[t - 2], 17) ^ sha256_rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
@@ -112,14 +111,14 @@ sha256_final(struct sha256 *s, unsigned char out[SHA256_LEN])
 		s->fill = 0;
 	}
 	memset(s->block + s->fill, 0, 56 - s->fill);
-	for (int i = 0; i < 8; i++)
+	for (unsigned i = 0; i < 8; i++)
 		s->block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
 	sha256_block(s->h, s->block);
-	for (int i = 0; i < 8; i++) {
-		out[4 * i] = (unsigned char)(s->h[i] >> 24);
-		out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
-		out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
-		out[4 * i + 3] = (unsigned char)s->h[i];
+	for (size_t i = 0; i < 8; i++, out += 4) {
+		out[0] = (unsigned char)(s->h[i] >> 24);
+		out[1] = (unsigned char)(s->h[i] >> 16);
+		out[2] = (unsigned char)(s->h[i] >> 8);
+		out[3] = (unsigned char)s->h[i];
 	}
 }
 
@@ -140,9 +139,9 @@ sha256_hex(const void *data, size_t len, char out[2 * SHA256_LEN + 1])
 	unsigned char d[SHA256_LEN];
 
 	sha256(data, len, d);
-	for (int i = 0; i < SHA256_LEN; i++) {
-		out[2 * i] = digits[d[i] >> 4];
-		out[2 * i + 1] = digits[d[i] & 15];
+	for (size_t i = 0; i < SHA256_LEN; i++) {
+		*out++ = digits[d[i] >> 4];
+		*out++ = digits[d[i] & 15];
 	}
-	out[2 * SHA256_LEN] = '\0';
+	*out = '\0';
 }
