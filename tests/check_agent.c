@@ -546,7 +546,7 @@ fake_status(void *self, struct tool_inv *inv, const char *status)
 	strcat(F.statuses, " ");
 }
 
-static const struct agent_client fake_client = { fake_request, fake_cancel, fake_can, fake_ask, fake_status, NULL };
+static const struct agent_client fake_client = { fake_request, fake_cancel, fake_can, fake_ask, fake_status, NULL, NULL };
 
 /* The client's answer to ask k: an option, or NULL for cancelled. */
 static void

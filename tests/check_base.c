@@ -1,4 +1,4 @@
-/* base/: utf8, map, run queue, JSON encoder. */
+/* base/: utf8, map, run queue, JSON encoder, SHA-256. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,9 @@
 #include "base/jenc.h"
 #include "base/map.h"
 #include "base/runq.h"
+#include "base/sha256.h"
 #include "base/utf8.h"
+#include "base/xmalloc.h"
 #include "base/err.h"
 #include "tests/helpers.h"
 
@@ -389,6 +391,95 @@ START_TEST(buf_append_file_appends_or_leaves_the_buffer_alone)
 }
 END_TEST
 
+/* FIPS 180-4's examples (NIST's SHA-256 test vectors), as sha256sum prints them. */
+START_TEST(sha256_fips_vectors)
+{
+	static const struct {
+		const char *msg, *hex;
+	} v[] = {
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",	/* 448 bits */
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		{ "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopq"
+		  "klmnopqrlmnopqrsmnopqrstnopqrstu",				/* 896 bits */
+		  "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1" },
+	};
+	char hex[2 * SHA256_LEN + 1];
+	char *million = xmalloc(1000000);
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		sha256_hex(v[i].msg, strlen(v[i].msg), hex);
+		ck_assert_str_eq(hex, v[i].hex);
+	}
+	memset(million, 'a', 1000000);
+	sha256_hex(million, 1000000, hex);
+	ck_assert_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	sha256_hex(NULL, 0, hex);
+	ck_assert_str_eq(hex, v[0].hex);
+	free(million);
+}
+END_TEST
+
+/*
+ * Lengths around the padding's edges: 55 is the last with the length in the same block, 56 the
+ * first that needs another; 63, 64, 65 and 119, 120, 128 the block edges. Bytes (37i + 11) mod
+ * 256, so 0x00, 0x80 and 0xff are among them (a signed char would show); digests from sha256sum.
+ */
+START_TEST(sha256_lengths_around_the_padding)
+{
+	static const struct {
+		size_t len;
+		const char *hex;
+	} v[] = {
+		{ 55, "2900465fcb533e05a158fd2b3be0e5e3b03740d83060aa3580e0d98a96bf2384" },
+		{ 56, "31454ff48ef36af2f08fd511bdc37d9d5855ac23e992e5ff5445cb6b7674a674" },
+		{ 63, "5f6401b96532c36de4e65beec0409b69b1d181864c8009b7a04f43e5d56350d1" },
+		{ 64, "94eb5de4943613fd048dc93393ab06877405faa39c11f53e9386083339833e7e" },
+		{ 65, "fc518669b6eb4b4dd91827ecacef86689c725bd5bab888fd3b26dbb196eec954" },
+		{ 119, "b0dc41b1a384e2f1203f0351b38fbeaafceef577ce1191d5bfc25da39f721eae" },
+		{ 120, "5df24dd802ac26132ce608dcb5f09841eef039ee0f152acf98d26d17fe4e88e6" },
+		{ 128, "0aedd4856f8eba0963627336ad5144a9a7dbe12498e6066f0165fc97d8ddee4c" },
+	};
+	unsigned char pat[128];
+	char hex[2 * SHA256_LEN + 1];
+
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = (unsigned char)(i * 37 + 11);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		sha256_hex(pat, v[i].len, hex);
+		ck_assert_msg(strcmp(hex, v[i].hex) == 0, "length %zu: %s", v[i].len, hex);
+	}
+}
+END_TEST
+
+/* init/update/final over pieces of every awkward size gives the one call's digest. */
+START_TEST(sha256_pieces_match_one_call)
+{
+	static const size_t sizes[] = { 1, 63, 64, 65, 0, 127, 1000, 3 };
+	unsigned char one[SHA256_LEN], pieces[SHA256_LEN];
+	char *m = xmalloc(200000);
+	struct sha256 s;
+	size_t off = 0;
+
+	for (size_t i = 0; i < 200000; i++)
+		m[i] = (char)(i * 131 + i / 7);
+	sha256(m, 200000, one);
+	sha256_init(&s);
+	for (size_t k = 0; off < 200000; k++) {
+		size_t n = sizes[k % (sizeof(sizes) / sizeof(sizes[0]))];
+		if (n > 200000 - off)
+			n = 200000 - off;
+		sha256_update(&s, m + off, n);
+		off += n;
+	}
+	sha256_update(&s, NULL, 0);
+	sha256_final(&s, pieces);
+	ck_assert_mem_eq(one, pieces, SHA256_LEN);
+	free(m);
+}
+END_TEST
+
 /* base/errcode.h: one row per code; kinds are lower case, tool names upper case, all distinct. */
 START_TEST(errcode_table_names_every_code_once_in_its_casing)
 {
@@ -411,6 +502,7 @@ START_TEST(errcode_table_names_every_code_once_in_its_casing)
 	ck_assert_str_eq(err_tool(ERR_SESSION_BUSY), "SESSION_BUSY");
 	ck_assert_str_eq(err_tool(ERR_NOT_RESUMABLE), "NOT_RESUMABLE");
 	ck_assert_str_eq(err_kind(ERR_NOT_RESUMABLE), "NOT_RESUMABLE");	/* a tool-only code */
+	ck_assert_str_eq(err_tool(ERR_MCP_PROTOCOL_ERROR), "MCP_PROTOCOL_ERROR");	/* SPEC §18 */
 	ck_assert_int_eq(err_rpc(ERR_UNKNOWN_SESSION), -32002);
 	ck_assert_int_eq(err_rpc(ERR_INVALID_PARAMS), -32602);
 	ck_assert_int_eq(err_rpc(ERR_PARSE_ERROR), -32700);
@@ -444,6 +536,11 @@ base_suite(void)
 	tcase_add_test(tc, jenc_rejects_invalid_utf8_and_leaves_the_buffer_as_it_was);
 	tcase_add_test(tc, jenc_refuses_nesting_deeper_than_its_limit);
 	tcase_add_test(tc, errcode_table_names_every_code_once_in_its_casing);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sha256");
+	tcase_add_test(tc, sha256_fips_vectors);
+	tcase_add_test(tc, sha256_lengths_around_the_padding);
+	tcase_add_test(tc, sha256_pieces_match_one_call);
 	suite_add_tcase(s, tc);
 	return s;
 }
