@@ -92,6 +92,11 @@ static const char main_help_text[] =
     "ACP_AGENT_RETRY_BASE_MS        "
     MAIN_STR(MAIN_RETRY_MS) " (first retry delay after a 429 or 5xx)\n"
     "\n"
+    "MCP servers (the editor's mcpServers, SPEC §18):\n"
+    "variable                       default\n"
+    "ACP_AGENT_MCP_STARTUP_MS       30000 (a server's handshake; a turn's first request waits)\n"
+    "ACP_AGENT_MCP_TOOL_TIMEOUT_MS  60000 (one tools/call)\n"
+    "\n"
     "Tests only:\n"
     "ACP_AGENT_FAULTS               none (fault injection, e.g. log-sync-fail; see README)\n";
 

@@ -53,7 +53,7 @@ stdio_on_line(void *arg, const char *line, size_t len)
 
 	if (len == 0)
 		return;
-	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (!json_is_object(msg)) {
 		log_debug("[mcp:%s] not a JSON-RPC message on stdout, skipped: %.200s", s->name, line);
 		json_decref(msg);

@@ -58,6 +58,7 @@ Suite *team_suite(void);
 Suite *toolbox_texts_suite(void);
 Suite *outbound_suite(void);
 Suite *permit_suite(void);
+Suite *mcp_suite(void);
 Suite *workspace_suite(void);
 Suite *search_suite(void);
 Suite *proc_suite(void);
