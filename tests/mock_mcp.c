@@ -619,19 +619,28 @@ on_term(struct mock *m)
 	}
 	mock_log_new(m, json_pack("{s:s}", "event", "sigterm"));
 	signal(SIGTERM, SIG_DFL);
-	raise(SIGTERM);
+	raise(SIGTERM);		/* pending while blocked: delivered by the unblock */
 	sigprocmask(SIG_SETMASK, &m->waitmask, NULL);
 	_exit(143);
 }
 
-/* Waits up to ms (-1: forever) for stdin (when fd >= 0) or SIGTERM; returns poll's revents. */
+/*
+ * Waits up to ms (-1: forever) for stdin (when fd >= 0) or SIGTERM; returns poll's revents.
+ * A SIGTERM sent with input ready (a client closing stdin and signalling at once) stays
+ * pending through ppoll; it is taken here, before the input.
+ */
 static int
 wait_input(struct mock *m, int fd, long ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 }, zero = { 0, 0 };
 	int n = ppoll(fd >= 0 ? &p : NULL, fd >= 0 ? 1 : 0, ms < 0 ? NULL : &ts, &m->waitmask);
+	sigset_t term;
 
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	if (sigtimedwait(&term, NULL, &zero) == SIGTERM)
+		got_term = 1;
 	if (got_term)
 		on_term(m);
 	return n > 0 ? p.revents : 0;

@@ -473,13 +473,23 @@ subst(struct run *r, const char *s)
 	return buf_steal(&b);
 }
 
+/* Is s exactly "{{mcp:<name>}}" (no "}" in the name)? */
+static int
+is_mcp_ref(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len >= 9 && strncmp(s, "{{mcp:", 6) == 0 && strcspn(s + 6, "}") == len - 8 &&
+	    strcmp(s + len - 2, "}}") == 0;
+}
+
 /* "{{mcp:<name>}}" exactly: the name's server entry (borrowed from r->mcp), else NULL. */
 static const json_t *
 mcp_ref(const struct run *r, const char *s, char *name, size_t cap)
 {
 	size_t len = strlen(s);
 
-	if (len < 9 || strncmp(s, "{{mcp:", 6) != 0 || strcmp(s + len - 2, "}}") != 0)
+	if (!is_mcp_ref(s))
 		return NULL;
 	snprintf(name, cap, "%.*s", (int)(len - 8), s + 6);
 	return json_object_get(r->mcp, name);
@@ -503,7 +513,7 @@ mcp_check_refs(struct run *r, const json_t *v)
 {
 	char name[256];
 
-	if (json_is_string(v) && strncmp(json_string_value(v), "{{mcp:", 6) == 0 &&
+	if (json_is_string(v) && is_mcp_ref(json_string_value(v)) &&
 	    mcp_ref(r, json_string_value(v), name, sizeof(name)) == NULL) {
 		const char *k;
 		json_t *x;
@@ -1237,6 +1247,8 @@ mcp_check_gone(struct run *r, int check)
 			if (!mcp_alive(pid, script))
 				continue;
 			kill(pid, SIGKILL);
+			for (deadline = now_ms() + MCP_GONE_WAIT_MS; mcp_alive(pid, script) && now_ms() < deadline;)
+				usleep(10000);
 			if (check)
 				rc = run_fail(r, "mcp server \"%s\": mock-mcp pid %d outlived the agent", name, (int)pid);
 		}
@@ -1274,7 +1286,9 @@ run_scenario(const char *agent, const char *mock, const char *mcp_mock, const ch
 		fprintf(stderr, "scenario %s: %s: %s\n", r.name, path, jerr.text);
 		return -1;
 	}
-	snprintf(r.tmp, sizeof(r.tmp), "/tmp/acp-scenario-%.60s-XXXXXX", r.name);
+	/* SCENARIO_TMPDIR: where the scenario's temp dir goes (a test that expects failures cleans it) */
+	const char *tmpdir = getenv("SCENARIO_TMPDIR");
+	snprintf(r.tmp, sizeof(r.tmp), "%.120s/acp-scenario-%.60s-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp", r.name);
 	if (mkdtemp(r.tmp) == NULL) {
 		fprintf(stderr, "scenario %s: mkdtemp: %s\n", r.name, strerror(errno));
 		json_decref(r.script);
