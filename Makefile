@@ -52,6 +52,7 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bin/%)
 
 AGENT := $(BUILD)/bin/acp-agent
 MOCK := $(BUILD)/bin/mock-openai
+MCP_MOCK := $(BUILD)/bin/mock-mcp
 CHECKS := $(BUILD)/bin/check_all
 RUNNER := $(BUILD)/bin/scenario-runner
 
@@ -103,6 +104,11 @@ $(MOCK): $(BUILD)/tests/mock_openai.o $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
 
+$(MCP_MOCK): $(BUILD)/tests/mock_mcp.o $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
+
 $(RUNNER): $(RUNNER_OBJ) $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o $(BUILD)/base/utf8.o
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
@@ -129,8 +135,8 @@ lint-deps:
 check-unit: $(CHECKS)
 	$(Q)$(CHECKS)
 
-scenarios: $(AGENT) $(RUNNER) $(MOCK)
-	$(Q)$(RUNNER) --agent $(AGENT) --mock $(MOCK) --traces $(BUILD)/traces scenarios/*/
+scenarios: $(AGENT) $(RUNNER) $(MOCK) $(MCP_MOCK)
+	$(Q)$(RUNNER) --agent $(AGENT) --mock $(MOCK) --mock-mcp $(MCP_MOCK) --traces $(BUILD)/traces scenarios/*/
 	$(Q)sh tests/parity.sh
 
 schema-check: scenarios
@@ -141,6 +147,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory bin/acp-agent
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory schema-check
+	$(Q)sh tests/mock_mcp.sh $(MCP_MOCK) $(RUNNER) $(AGENT)
 	$(Q)sh tests/cli.sh $(AGENT)
 	$(Q)sh tests/readme.sh bin/acp-agent
 	$(Q)sh tests/docs.sh bin/acp-agent
@@ -174,11 +181,11 @@ check: deps lint-deps
 	@echo "check: ok (test, lint, asan)"
 
 valgrind:
-	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/scenario-runner build/valgrind/bin/mock-openai
+	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/scenario-runner build/valgrind/bin/mock-openai build/valgrind/bin/mock-mcp
 	$(Q)CK_FORK=no CK_DEFAULT_TIMEOUT=120 valgrind -q --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect build/valgrind/bin/check_all
 	$(Q)SCENARIO_NO_RSS_LIMIT=1 VALGRIND=1 build/valgrind/bin/scenario-runner --agent build/valgrind/bin/acp-agent \
-		--mock build/valgrind/bin/mock-openai scenarios/*/
+		--mock build/valgrind/bin/mock-openai --mock-mcp build/valgrind/bin/mock-mcp scenarios/*/
 
 lint: deps lint-deps
 	$(Q)sh tests/lint.sh

@@ -3,10 +3,13 @@
  * step by step, normalises the output and the session files, compares them
  * with expected/, and ends with "N passed, N failed". UPDATE_SNAPSHOTS=1
  * rewrites expected/; --pretty prints a readable conversation (make demo).
+ * A scenario's "mcp" servers are scripts for tests/mock_mcp.c (--mock-mcp, by
+ * default mock-mcp beside this binary), handed to the agent as {{mcp:<name>}}.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,12 +28,16 @@
 #include "tests/canon.h"
 
 #define WAIT_MS 15000
+#define MCP_LOG_WAIT_MS 5000	/* an mcpLog step's default wait */
+#define MCP_GONE_WAIT_MS 2000	/* after the agent exits, its mock-mcp processes have this long */
 
 #define MOCK_KEY "sk-test-not-a-real-key-42"
 
 struct run {
 	const char *agent;
 	const char *mock;		/* the mock-openai binary */
+	const char *mcp_mock;		/* the mock-mcp binary (absolute) */
+	json_t *mcp;			/* {name: {"script": abs path, "log": abs path}} from "mcp" */
 	pid_t mock_pid;
 	int mock_port;
 	const char *dir;		/* scenario directory */
@@ -466,9 +473,79 @@ subst(struct run *r, const char *s)
 	return buf_steal(&b);
 }
 
+/* Is s exactly "{{mcp:<name>}}" (no "}" in the name)? */
+static int
+is_mcp_ref(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len >= 9 && strncmp(s, "{{mcp:", 6) == 0 && strcspn(s + 6, "}") == len - 8 &&
+	    strcmp(s + len - 2, "}}") == 0;
+}
+
+/* "{{mcp:<name>}}" exactly: the name's server entry (borrowed from r->mcp), else NULL. */
+static const json_t *
+mcp_ref(const struct run *r, const char *s, char *name, size_t cap)
+{
+	size_t len = strlen(s);
+
+	if (!is_mcp_ref(s))
+		return NULL;
+	snprintf(name, cap, "%.*s", (int)(len - 8), s + 6);
+	return json_object_get(r->mcp, name);
+}
+
+/* The stdio McpServer (SPEC §20.1) that runs mock-mcp on the server's script; new reference. */
+static json_t *
+mcp_server(const struct run *r, const char *name, const json_t *srv)
+{
+	return json_pack("{s:s, s:s, s:[O], s:[{s:s, s:O}]}", "name", name, "command", r->mcp_mock,
+	    "args", json_object_get(srv, "script"), "env", "name", "MOCK_MCP_LOG", "value",
+	    json_object_get(srv, "log"));
+}
+
+/*
+ * Every "{{mcp:<name>}}" string in v must name a server of the scenario's "mcp"; the first
+ * one that does not fails the scenario (before the agent starts).
+ */
+static int
+mcp_check_refs(struct run *r, const json_t *v)
+{
+	char name[256];
+
+	if (json_is_string(v) && is_mcp_ref(json_string_value(v)) &&
+	    mcp_ref(r, json_string_value(v), name, sizeof(name)) == NULL) {
+		const char *k;
+		json_t *x;
+		struct buf have;
+		buf_init(&have);
+		json_object_foreach(r->mcp, k, x) buf_printf(&have, "%s%s", have.len ? ", " : "", k);
+		run_fail(r, "%s: the scenario's \"mcp\" has no server \"%s\" (it has: %s)",
+		    json_string_value(v), name, have.len ? have.data : "none");
+		buf_free(&have);
+		return -1;
+	}
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach((json_t *)v, k, x) if (mcp_check_refs(r, x) < 0) return -1;
+	}
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x) if (mcp_check_refs(r, x) < 0) return -1;
+	}
+	return 0;
+}
+
 static json_t *
 subst_json(struct run *r, json_t *v)
 {
+	char name[256];
+	const json_t *srv;
+
+	if (json_is_string(v) && (srv = mcp_ref(r, json_string_value(v), name, sizeof(name))))
+		return mcp_server(r, name, srv);
 	if (json_is_string(v) && json_string_length(v) == strlen(json_string_value(v))) {
 		char *s = subst(r, json_string_value(v));
 		json_t *o = json_string(s);
@@ -590,6 +667,58 @@ step_wait_for(struct run *r, const char *needle)
 			return -1;
 		}
 	}
+}
+
+static char *read_file(const char *path);
+
+/*
+ * {"mcpLog": {"server": NAME, "contains": S, "count": N, "lacks": T, "timeoutMs": MS}}: waits
+ * (MS, default 5 s, reading the agent meanwhile) until the server's mock-mcp log holds S at
+ * least N times (default 1); "lacks" then checks at once that T is not there. S and T take
+ * the {{...}} templates.
+ */
+static int
+step_mcp_log(struct run *r, const json_t *spec)
+{
+	const char *server = json_string_value(json_object_get(spec, "server"));
+	const json_t *srv = server ? json_object_get(r->mcp, server) : NULL;
+	const char *contains = json_string_value(json_object_get(spec, "contains"));
+	const char *lacks = json_string_value(json_object_get(spec, "lacks"));
+	long count = json_is_integer(json_object_get(spec, "count")) ? (long)json_integer_value(json_object_get(spec, "count")) : 1;
+	long wait = json_is_integer(json_object_get(spec, "timeoutMs")) ? (long)json_integer_value(json_object_get(spec, "timeoutMs")) : MCP_LOG_WAIT_MS;
+	const char *path = json_string_value(json_object_get(srv, "log"));
+	long deadline = now_ms() + wait;
+	char *want = contains ? subst(r, contains) : NULL, *text = NULL;
+	int rc = 0;
+
+	if (srv == NULL) {
+		free(want);
+		return run_fail(r, "mcpLog: the scenario's \"mcp\" has no server \"%s\"", server ? server : "(none given)");
+	}
+	for (;;) {
+		long seen = 0;
+		free(text);
+		text = read_file(path);
+		for (const char *p = text && want ? strstr(text, want) : NULL; p && *want; p = strstr(p + strlen(want), want))
+			seen++;
+		if (want == NULL || seen >= count)
+			break;
+		if (now_ms() > deadline) {
+			rc = run_fail(r, "mcpLog %s: \"%s\" seen %ld time(s), not %ld, within %ld ms (log: %s)",
+			    server, want, seen, count, wait, path);
+			break;
+		}
+		agent_read(r, 50);
+	}
+	if (rc == 0 && lacks) {
+		char *t = subst(r, lacks);
+		if (text && strstr(text, t))
+			rc = run_fail(r, "mcpLog %s: \"%s\" is in the log (%s)", server, t, path);
+		free(t);
+	}
+	free(text);
+	free(want);
+	return rc;
 }
 
 static long
@@ -728,6 +857,8 @@ step_run(struct run *r, json_t *step)
 	}
 	if ((v = json_object_get(step, "burst")))
 		return step_burst(r, v);
+	if ((v = json_object_get(step, "mcpLog")))
+		return step_mcp_log(r, v);
 	if ((v = json_object_get(step, "waitFor")))
 		return step_wait_for(r, json_string_value(v));
 	if (json_object_get(step, "waitIdle")) {
@@ -841,8 +972,8 @@ merge_chunks(const json_t *lines)
 static json_t *
 actual_outputs(struct run *r)
 {
-	const char *paths[] = { r->cwd, r->state, r->tmp, NULL };
-	const char *names[] = { "{{cwd}}", "{{state}}", "{{tmp}}", NULL };
+	const char *paths[] = { r->cwd, r->state, r->tmp, r->dir, r->mcp_mock, NULL };
+	const char *names[] = { "{{cwd}}", "{{state}}", "{{tmp}}", "{{scenario}}", "{{mock-mcp}}", NULL };
 	struct canon *c = canon_new(paths, names);
 	json_t *out = json_object();
 	struct buf b;
@@ -1033,11 +1164,102 @@ rmtree(const char *path)
 	return spawn_wait(argv);
 }
 
-static char *read_file(const char *path);
+/*
+ * The scenario's "mcp": {"<name>": "mcp/<name>.json"} (paths relative to the scenario): each
+ * script must exist; its mock-mcp logs to <tmp>/mcp/<name>.log.
+ */
+static int
+mcp_load(struct run *r)
+{
+	const json_t *spec = json_object_get(r->script, "mcp");
+	const char *name;
+	json_t *v;
+	char path[1200], abs[PATH_MAX], logdir[400];
+
+	r->mcp = json_object();
+	if (spec == NULL)
+		return 0;
+	if (!json_is_object(spec))
+		return run_fail(r, "\"mcp\" is not an object of server names and script paths");
+	snprintf(logdir, sizeof(logdir), "%s/mcp", r->tmp);
+	mkdir(logdir, 0700);
+	json_object_foreach((json_t *)spec, name, v) {
+		if (!json_is_string(v))
+			return run_fail(r, "mcp server \"%s\": its script is not a path", name);
+		if (name[0] == '\0' || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != strlen(name))
+			return run_fail(r, "mcp server \"%s\": a name is [A-Za-z0-9_.-]+", name);
+		snprintf(path, sizeof(path), "%s/%s", r->dir, json_string_value(v));
+		if (realpath(path, abs) == NULL)
+			return run_fail(r, "mcp server \"%s\": %s: %s", name, path, strerror(errno));
+		if (access(r->mcp_mock, X_OK) < 0)
+			return run_fail(r, "mcp server \"%s\": no mock-mcp at %s (--mock-mcp)", name, r->mcp_mock);
+		char *log = xasprintf("%s/%s.log", logdir, name);
+		json_object_set_new(r->mcp, name, json_pack("{s:s, s:s}", "script", abs, "log", log));
+		free(log);
+	}
+	return 0;
+}
+
+/* A live process running mock-mcp on this script (a zombie has no cmdline). */
+static int
+mcp_alive(pid_t pid, const char *script)
+{
+	char path[64], cmd[4096];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY)) >= 0) {
+		n = read(fd, cmd, sizeof(cmd) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return 0;
+	cmd[n] = '\0';
+	const char *base = strrchr(cmd, '/'), *arg = cmd + strlen(cmd) + 1;
+	return strcmp(base ? base + 1 : cmd, "mock-mcp") == 0 && arg < cmd + n && strcmp(arg, script) == 0;
+}
+
+/*
+ * After the agent exits, every mock-mcp it started (the logs' start events) is gone within
+ * MCP_GONE_WAIT_MS (SPEC §18: no orphans). One left over is killed and, when check is set,
+ * fails the scenario.
+ */
+static int
+mcp_check_gone(struct run *r, int check)
+{
+	const char *name;
+	json_t *srv;
+	int rc = 0;
+
+	json_object_foreach(r->mcp, name, srv) {
+		char *text = read_file(json_string_value(json_object_get(srv, "log")));
+		for (const char *p = text ? strstr(text, "{\"event\":\"start\"") : NULL; p;
+		     p = strstr(p + 1, "{\"event\":\"start\"")) {
+			const char *pp = strstr(p, "\"pid\":");
+			pid_t pid = pp ? (pid_t)strtol(pp + 6, NULL, 10) : 0;
+			long deadline = now_ms() + MCP_GONE_WAIT_MS;
+			if (pid <= 0)
+				continue;
+			const char *script = json_string_value(json_object_get(srv, "script"));
+			while (mcp_alive(pid, script) && now_ms() < deadline)
+				usleep(10000);
+			if (!mcp_alive(pid, script))
+				continue;
+			kill(pid, SIGKILL);
+			for (deadline = now_ms() + MCP_GONE_WAIT_MS; mcp_alive(pid, script) && now_ms() < deadline;)
+				usleep(10000);
+			if (check)
+				rc = run_fail(r, "mcp server \"%s\": mock-mcp pid %d outlived the agent", name, (int)pid);
+		}
+		free(text);
+	}
+	return rc;
+}
 
 static int
-run_scenario(const char *agent, const char *mock, const char *dirarg, const char *traces, int pretty,
-    int update)
+run_scenario(const char *agent, const char *mock, const char *mcp_mock, const char *dirarg,
+    const char *traces, int pretty, int update)
 {
 	struct run r;
 	char path[600], dir[512];
@@ -1053,6 +1275,7 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 	}
 	r.agent = agent;
 	r.mock = mock;
+	r.mcp_mock = mcp_mock;
 	r.dir = dir;
 	r.pretty = pretty;
 	r.to_agent = r.from_agent = -1;
@@ -1063,7 +1286,9 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 		fprintf(stderr, "scenario %s: %s: %s\n", r.name, path, jerr.text);
 		return -1;
 	}
-	snprintf(r.tmp, sizeof(r.tmp), "/tmp/acp-scenario-%.60s-XXXXXX", r.name);
+	/* SCENARIO_TMPDIR: where the scenario's temp dir goes (a test that expects failures cleans it) */
+	const char *tmpdir = getenv("SCENARIO_TMPDIR");
+	snprintf(r.tmp, sizeof(r.tmp), "%.120s/acp-scenario-%.60s-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp", r.name);
 	if (mkdtemp(r.tmp) == NULL) {
 		fprintf(stderr, "scenario %s: mkdtemp: %s\n", r.name, strerror(errno));
 		json_decref(r.script);
@@ -1107,9 +1332,13 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 		else
 			rc = mock_start(&r, json_string_value(json_object_get(r.script, "mock")));
 	}
+	steps = json_object_get(r.script, "steps");
+	if (rc == 0)
+		rc = mcp_load(&r);
+	if (rc == 0)
+		rc = mcp_check_refs(&r, steps);
 	if (rc == 0)
 		rc = agent_start(&r);
-	steps = json_object_get(r.script, "steps");
 	json_array_foreach(steps, i, step) {
 		if (rc < 0)
 			break;
@@ -1122,6 +1351,8 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 		waitpid(r.pid, NULL, 0);
 	}
 	mock_stop(&r);
+	if (mcp_check_gone(&r, rc == 0) < 0)
+		rc = -1;
 	json_t *ans;
 	json_array_foreach(r.answers, i, ans) {
 		if (rc == 0 && !json_is_true(json_object_get(ans, "used")))
@@ -1170,6 +1401,7 @@ run_scenario(const char *agent, const char *mock, const char *dirarg, const char
 	json_decref(r.sessions);
 	json_decref(r.answers);
 	json_decref(r.env_extra);
+	json_decref(r.mcp);
 	json_decref(r.script);
 	return rc;
 }
@@ -1178,7 +1410,8 @@ int
 main(int argc, char **argv)
 {
 	const char *agent = "bin/acp-agent", *traces = NULL, *mock = NULL;
-	char mock_abs[512];
+	char mock_abs[512], mcp_abs[PATH_MAX], self[PATH_MAX];
+	const char *mcp_mock = NULL;
 	const char *upd = getenv("UPDATE_SNAPSHOTS");
 	int pretty = 0, update = upd && *upd && strcmp(upd, "0") != 0;
 	int passed = 0, failed = 0;
@@ -1190,6 +1423,10 @@ main(int argc, char **argv)
 			agent = argv[++i];
 		} else if (strcmp(argv[i], "--mock") == 0 && i + 1 < argc) {
 			mock = realpath(argv[++i], mock_abs) ? mock_abs : NULL;
+		} else if (strcmp(argv[i], "--mock-mcp") == 0 && i + 1 < argc) {
+			/* a missing binary fails only the scenarios that use it, naming this path */
+			mcp_mock = realpath(argv[i + 1], mcp_abs) ? mcp_abs : argv[i + 1];
+			i++;
 		} else if (strcmp(argv[i], "--traces") == 0 && i + 1 < argc) {
 			traces = argv[++i];
 		} else if (strcmp(argv[i], "--pretty") == 0) {
@@ -1201,7 +1438,16 @@ main(int argc, char **argv)
 				fprintf(stderr, "scenario-runner: %s: %s\n", agent, strerror(errno));
 				return 2;
 			}
-			if (run_scenario(agent_abs, mock, argv[i], traces, pretty, update) == 0) {
+			if (mcp_mock == NULL) {
+				/* mock-mcp beside this binary */
+				ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+				self[n > 0 ? n : 0] = '\0';
+				char *slash = strrchr(self, '/');
+				snprintf(mcp_abs, sizeof(mcp_abs), "%.*s/mock-mcp", slash ? (int)(slash - self) : 1,
+				    slash ? self : ".");
+				mcp_mock = mcp_abs;
+			}
+			if (run_scenario(agent_abs, mock, mcp_mock, argv[i], traces, pretty, update) == 0) {
 				passed++;
 				if (!pretty)
 					fputc('.', stderr);
