@@ -13,7 +13,15 @@ runner=$(abs "$2")
 agent=$(abs "$3")
 tmp=$(mktemp -d /tmp/acp-mock-mcp-XXXXXX)
 pid=
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+# Leftovers (a broken runner): a mock-mcp of ours still running, its script under $tmp.
+cleanup() {
+	[ -n "$pid" ] && kill -9 $pid 2>/dev/null
+	for c in /proc/[0-9]*/cmdline; do
+		{ tr '\0' ' ' < "$c"; } 2>/dev/null | grep -q "mock-mcp $tmp/" && { p=${c#/proc/}; kill -9 "${p%/cmdline}"; }
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 fails=0
 fail() { echo "mock_mcp: FAILED: $*"; fails=$((fails + 1)); }
 ok=0
@@ -78,8 +86,9 @@ has "$tmp/basic.log" '{"event":"start","launch":1,"pid":' "$init" "$inited" '"pa
 	'{"event":"bad-line","line":"not json"}' '{"event":"stdin-eof"}' '{"event":"exit","code":0}'
 [ "$(tail -1 "$tmp/basic.log")" = '{"event":"exit","code":0}' ] || fail "basic: the log does not end with the exit"
 
-# --- the script's own initialize answer, capabilities without tools ---
-run version '{"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "s", "version": "2"}, "instructions": "be nice"}' "$init"
+# --- the script's own initialize answer, capabilities without tools; a last line without its newline ---
+printf '%s\n' '{"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "s", "version": "2"}, "instructions": "be nice"}' > "$tmp/version.json"
+printf '%s' "$init" | "$mock" "$tmp/version.json" > "$tmp/version.out"
 has "$tmp/version.out" '"result":{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"s","version":"2"},"instructions":"be nice"}'
 
 # --- start misbehaviours ---
@@ -300,7 +309,7 @@ expect_fail orphan 'mcp server "a": mock-mcp pid '
 has "$tmp/runner.orphan.err" 'outlived the agent'
 left=$(sed -n 's/.*mock-mcp pid \([0-9]*\) outlived.*/\1/p' "$tmp/runner.orphan.err")
 # killed and gone (a zombie waiting for init has no cmdline)
-[ -n "$left" ] && ! tr '\0' ' ' < "/proc/$left/cmdline" 2>/dev/null | grep -q mock-mcp ||
+[ -n "$left" ] && ! { tr '\0' ' ' < "/proc/$left/cmdline"; } 2>/dev/null | grep -q mock-mcp ||
 	fail "runner: the orphan $left was not killed"
 # Without --mock-mcp: mock-mcp beside the runner.
 if [ -x "$(dirname "$runner")/mock-mcp" ]; then
