@@ -273,6 +273,7 @@ scenario subst "{\"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [$hello, {\"send\"
 scenario unknown-ref "{\"mcp\": {\"a\": \"mcp/a.json\", \"b\": \"mcp/a.json\"}, \"steps\": [$hello, {\"send\": {\"method\": \"x\", \"params\": {\"servers\": [\"{{mcp:zz}}\"]}}}]}"
 scenario no-script "{\"mcp\": {\"a\": \"mcp/none.json\"}, \"steps\": [$hello]}"
 scenario log-unknown "{\"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [{\"mcpLog\": {\"server\": \"zz\", \"contains\": \"x\"}}]}"
+scenario log-empty "{\"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [{\"mcpLog\": {\"server\": \"a\", \"contains\": \"\"}}]}"
 scenario log-timeout "{\"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [{\"mcpLog\": {\"server\": \"a\", \"contains\": \"never\", \"timeoutMs\": 100}}]}"
 launched="$hello, $newsess, $prompt, {\"mcpLog\": {\"server\": \"a\", \"contains\": \"{\\\"event\\\":\\\"start\\\"\"}}, {\"mcpLog\": {\"server\": \"a\", \"contains\": \"stdin-eof\", \"count\": 1}}"
 scenario launched "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [$launched, {\"mcpLog\": {\"server\": \"a\", \"contains\": \"exit\", \"lacks\": \"sigterm\"}}]}" "$(bashrec launched a)"
@@ -280,7 +281,7 @@ scenario log-count "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\"
 scenario log-lacks "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [$launched, {\"mcpLog\": {\"server\": \"a\", \"lacks\": \"stdin-eof\"}}]}" "$(bashrec log-lacks a)"
 scenario orphan "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\": {\"a\": \"mcp/stay.json\"}, \"steps\": [$launched]}" "$(bashrec orphan stay)"
 mkdir "$tmp/run"
-for n in subst unknown-ref no-script log-unknown log-timeout launched log-count log-lacks orphan; do
+for n in subst unknown-ref no-script log-unknown log-empty log-timeout launched log-count log-lacks orphan; do
 	SCENARIO_TMPDIR=$tmp/run "$runner" --agent "$agent" --mock-mcp "$mock" --update --traces "$tmp/traces" "$sc/$n" \
 		> "$tmp/runner.$n.out" 2> "$tmp/runner.$n.err"
 	echo $? > "$tmp/runner.$n.rc"
@@ -301,6 +302,7 @@ expect_fail unknown-ref '{{mcp:zz}}: the scenario'"'"'s "mcp" has no server "zz"
 [ -s "$tmp/traces/unknown-ref.trace" ] && fail "runner: unknown-ref started the agent"
 expect_fail no-script "mcp server \"a\": $sc/no-script/mcp/none.json: No such file or directory"
 expect_fail log-unknown 'mcpLog: the scenario'"'"'s "mcp" has no server "zz"'
+expect_fail log-empty 'mcpLog a: the step needs a non-empty "contains" or a "lacks"'
 expect_fail log-timeout "mcpLog a: \"never\" seen 0 time(s), not 1, within 100 ms (log: $tmp/run/acp-scenario-log-timeout-"
 expect_pass launched
 expect_fail log-count 'mcpLog a: "stdin-eof" seen 1 time(s), not 2, within 100 ms'
