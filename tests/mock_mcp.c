@@ -23,7 +23,8 @@
  *                                     the client sends params {cursor}; a bad cursor is -32602
  *   "calls": {"<tool>": [BEHAVIOUR, ...]}  successive tools/call of that tool use these in order,
  *                                     the last repeats (one BEHAVIOUR alone is a list of one).
- *                                     A listed tool with no entry echoes; an unknown tool is
+ *                                     A tool with an entry is answered by it, listed or not;
+ *                                     a listed tool with none echoes; an unknown tool is
  *                                     -32602 "Unknown tool: <name>"
  *   "crashLaunches": N, "crashAt": "<method>", "crashExit": C
  *                                     the first N launches exit C (default 1) when the first

@@ -13,7 +13,15 @@ runner=$(abs "$2")
 agent=$(abs "$3")
 tmp=$(mktemp -d /tmp/acp-mock-mcp-XXXXXX)
 pid=
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+# Leftovers (a broken runner): a mock-mcp of ours still running, its script under $tmp.
+cleanup() {
+	[ -n "$pid" ] && kill -9 $pid 2>/dev/null
+	for c in /proc/[0-9]*/cmdline; do
+		{ tr '\0' ' ' < "$c"; } 2>/dev/null | grep -q "mock-mcp $tmp/" && { p=${c#/proc/}; kill -9 "${p%/cmdline}"; }
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 fails=0
 fail() { echo "mock_mcp: FAILED: $*"; fails=$((fails + 1)); }
 ok=0
@@ -78,8 +86,9 @@ has "$tmp/basic.log" '{"event":"start","launch":1,"pid":' "$init" "$inited" '"pa
 	'{"event":"bad-line","line":"not json"}' '{"event":"stdin-eof"}' '{"event":"exit","code":0}'
 [ "$(tail -1 "$tmp/basic.log")" = '{"event":"exit","code":0}' ] || fail "basic: the log does not end with the exit"
 
-# --- the script's own initialize answer, capabilities without tools ---
-run version '{"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "s", "version": "2"}, "instructions": "be nice"}' "$init"
+# --- the script's own initialize answer, capabilities without tools; a last line without its newline ---
+printf '%s\n' '{"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "s", "version": "2"}, "instructions": "be nice"}' > "$tmp/version.json"
+printf '%s' "$init" | "$mock" "$tmp/version.json" > "$tmp/version.out"
 has "$tmp/version.out" '"result":{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"s","version":"2"},"instructions":"be nice"}'
 
 # --- start misbehaviours ---
@@ -264,6 +273,7 @@ scenario subst "{\"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [$hello, {\"send\"
 scenario unknown-ref "{\"mcp\": {\"a\": \"mcp/a.json\", \"b\": \"mcp/a.json\"}, \"steps\": [$hello, {\"send\": {\"method\": \"x\", \"params\": {\"servers\": [\"{{mcp:zz}}\"]}}}]}"
 scenario no-script "{\"mcp\": {\"a\": \"mcp/none.json\"}, \"steps\": [$hello]}"
 scenario log-unknown "{\"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [{\"mcpLog\": {\"server\": \"zz\", \"contains\": \"x\"}}]}"
+scenario log-empty "{\"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [{\"mcpLog\": {\"server\": \"a\", \"contains\": \"\"}}]}"
 scenario log-timeout "{\"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [{\"mcpLog\": {\"server\": \"a\", \"contains\": \"never\", \"timeoutMs\": 100}}]}"
 launched="$hello, $newsess, $prompt, {\"mcpLog\": {\"server\": \"a\", \"contains\": \"{\\\"event\\\":\\\"start\\\"\"}}, {\"mcpLog\": {\"server\": \"a\", \"contains\": \"stdin-eof\", \"count\": 1}}"
 scenario launched "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [$launched, {\"mcpLog\": {\"server\": \"a\", \"contains\": \"exit\", \"lacks\": \"sigterm\"}}]}" "$(bashrec launched a)"
@@ -271,7 +281,7 @@ scenario log-count "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\"
 scenario log-lacks "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\": {\"a\": \"mcp/a.json\"}, \"steps\": [$launched, {\"mcpLog\": {\"server\": \"a\", \"lacks\": \"stdin-eof\"}}]}" "$(bashrec log-lacks a)"
 scenario orphan "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\": {\"a\": \"mcp/stay.json\"}, \"steps\": [$launched]}" "$(bashrec orphan stay)"
 mkdir "$tmp/run"
-for n in subst unknown-ref no-script log-unknown log-timeout launched log-count log-lacks orphan; do
+for n in subst unknown-ref no-script log-unknown log-empty log-timeout launched log-count log-lacks orphan; do
 	SCENARIO_TMPDIR=$tmp/run "$runner" --agent "$agent" --mock-mcp "$mock" --update --traces "$tmp/traces" "$sc/$n" \
 		> "$tmp/runner.$n.out" 2> "$tmp/runner.$n.err"
 	echo $? > "$tmp/runner.$n.rc"
@@ -292,6 +302,7 @@ expect_fail unknown-ref '{{mcp:zz}}: the scenario'"'"'s "mcp" has no server "zz"
 [ -s "$tmp/traces/unknown-ref.trace" ] && fail "runner: unknown-ref started the agent"
 expect_fail no-script "mcp server \"a\": $sc/no-script/mcp/none.json: No such file or directory"
 expect_fail log-unknown 'mcpLog: the scenario'"'"'s "mcp" has no server "zz"'
+expect_fail log-empty 'mcpLog a: the step needs a non-empty "contains" or a "lacks"'
 expect_fail log-timeout "mcpLog a: \"never\" seen 0 time(s), not 1, within 100 ms (log: $tmp/run/acp-scenario-log-timeout-"
 expect_pass launched
 expect_fail log-count 'mcpLog a: "stdin-eof" seen 1 time(s), not 2, within 100 ms'
@@ -300,7 +311,7 @@ expect_fail orphan 'mcp server "a": mock-mcp pid '
 has "$tmp/runner.orphan.err" 'outlived the agent'
 left=$(sed -n 's/.*mock-mcp pid \([0-9]*\) outlived.*/\1/p' "$tmp/runner.orphan.err")
 # killed and gone (a zombie waiting for init has no cmdline)
-[ -n "$left" ] && ! tr '\0' ' ' < "/proc/$left/cmdline" 2>/dev/null | grep -q mock-mcp ||
+[ -n "$left" ] && ! { tr '\0' ' ' < "/proc/$left/cmdline"; } 2>/dev/null | grep -q mock-mcp ||
 	fail "runner: the orphan $left was not killed"
 # Without --mock-mcp: mock-mcp beside the runner.
 if [ -x "$(dirname "$runner")/mock-mcp" ]; then

@@ -684,22 +684,24 @@ step_mcp_log(struct run *r, const json_t *spec)
 	const json_t *srv = server ? json_object_get(r->mcp, server) : NULL;
 	const char *contains = json_string_value(json_object_get(spec, "contains"));
 	const char *lacks = json_string_value(json_object_get(spec, "lacks"));
-	long count = json_is_integer(json_object_get(spec, "count")) ? (long)json_integer_value(json_object_get(spec, "count")) : 1;
-	long wait = json_is_integer(json_object_get(spec, "timeoutMs")) ? (long)json_integer_value(json_object_get(spec, "timeoutMs")) : MCP_LOG_WAIT_MS;
+	const json_t *n = json_object_get(spec, "count"), *ms = json_object_get(spec, "timeoutMs");
+	long count = json_is_integer(n) ? (long)json_integer_value(n) : 1;
+	long wait = json_is_integer(ms) ? (long)json_integer_value(ms) : MCP_LOG_WAIT_MS;
 	const char *path = json_string_value(json_object_get(srv, "log"));
 	long deadline = now_ms() + wait;
-	char *want = contains ? subst(r, contains) : NULL, *text = NULL;
+	char *want, *text = NULL;
 	int rc = 0;
 
-	if (srv == NULL) {
-		free(want);
+	if (srv == NULL)
 		return run_fail(r, "mcpLog: the scenario's \"mcp\" has no server \"%s\"", server ? server : "(none given)");
-	}
+	if ((contains == NULL || *contains == '\0') && lacks == NULL)
+		return run_fail(r, "mcpLog %s: the step needs a non-empty \"contains\" or a \"lacks\"", server);
+	want = contains && *contains ? subst(r, contains) : NULL;
 	for (;;) {
 		long seen = 0;
 		free(text);
 		text = read_file(path);
-		for (const char *p = text && want ? strstr(text, want) : NULL; p && *want; p = strstr(p + strlen(want), want))
+		for (const char *p = text && want ? strstr(text, want) : NULL; p; p = strstr(p + strlen(want), want))
 			seen++;
 		if (want == NULL || seen >= count)
 			break;
