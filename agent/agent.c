@@ -999,10 +999,10 @@ agent_describe_tools(struct agent *a)
 static int
 agent_request_hold(struct agent *a)
 {
-	if (a->steps_this_turn != 1 || a->request_released)
+	if (a->request_released)
 		return 0;
 	for (const struct agent_ext *const *x = a->rt->exts; x && *x; x++)
-		if ((*x)->hold_request && (*x)->hold_request(a)) {
+		if ((*x)->hold_request && (*x)->hold_request(a, a->steps_this_turn == 1)) {
 			a->request_held = 1;
 			return 1;
 		}

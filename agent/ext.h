@@ -33,10 +33,11 @@ struct agent_ext {
 	 */
 	const struct toolbox *(*toolbox)(struct agent *a);
 	/*
-	 * Before a turn's first model request: 1 holds the request until the extension calls
-	 * agent_request_release(a); 0 lets it go. Cancelling the turn drops a held request.
+	 * Before each model request (first: the turn's first): 1 holds the request until the
+	 * extension calls agent_request_release(a); 0 lets it go. Cancelling the turn drops a held
+	 * request.
 	 */
-	int (*hold_request)(struct agent *a);
+	int (*hold_request)(struct agent *a, int first);
 	/*
 	 * The ACP session parameters of a root (session/new, load, resume: params borrowed), before
 	 * the root exists (a == NULL: check only) and again once it does. -1 with e refuses the

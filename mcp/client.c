@@ -729,6 +729,8 @@ mcp_restart_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	log_info("mcp %s: restarting (try %d of %d)", c->cfg.name, c->tries, c->lim.max_tries);
 	mcp_attempt(c);
+	if (c->state == MCP_STARTING)
+		mcp_report(c);
 }
 
 /* One start: the transport, then initialize. */
@@ -862,7 +864,13 @@ mcp_client_tools(const struct mcp_client *c, size_t *n)
 int
 mcp_client_starting(const struct mcp_client *c)
 {
-	return c->first && c->state == MCP_STARTING;
+	return !c->stopping && (c->state == MCP_STARTING || c->state == MCP_EXITED);
+}
+
+int
+mcp_client_listing(const struct mcp_client *c)
+{
+	return c->state == MCP_READY && c->listing;
 }
 
 /* --- calls --- */

@@ -89,8 +89,10 @@ const char *mcp_state_name(enum mcp_state s);
 const char *mcp_client_reason(const struct mcp_client *c);
 /* The ready tool list (borrowed until the next state report); n may be 0. */
 const struct mcp_tool *mcp_client_tools(const struct mcp_client *c, size_t *n);
-/* 1 while its first start (not a restart) has not reached ready or failed. */
+/* 1 while it starts or waits to restart: it may be ready soon (not ready, failed or stopped). */
 int mcp_client_starting(const struct mcp_client *c);
+/* 1 while a ready server's list is read again (after list_changed). */
+int mcp_client_listing(const struct mcp_client *c);
 
 /*
  * Calls tool with args (borrowed object). Returns the call (owned by the client until fn runs or

@@ -128,6 +128,7 @@ fix_start(struct fix *f, const char *script, const struct mcp_limits *lim)
 	json_t *server;
 
 	memset(f, 0, sizeof(*f));
+	signal(SIGPIPE, SIG_IGN);	/* as acp-agent's main: a dead server's stdin is EPIPE, not a signal */
 	f->loop = ev_loop_new(EVFLAG_AUTO);
 	test_mkdtemp(f->dir, sizeof(f->dir));
 	snprintf(f->script, sizeof(f->script), "%s/s.json", f->dir);
@@ -375,6 +376,7 @@ START_TEST(mcp_exit_mid_call_and_restart)
 	ck_assert_int_eq(f.err.code, ERR_MCP_SERVER_EXITED);
 	ck_assert_str_eq(f.err.msg, "MCP server \"t\" exited with status 7\ngoing down\n");
 	ck_assert_int_eq(f.last, MCP_EXITED);
+	ck_assert(mcp_client_starting(f.c));	/* a restart is on its way */
 	pid1 = f.reports;
 	/* restarted after the backoff (0.05 s here): ready again */
 	ck_assert(fix_state_is(&f, MCP_READY, 10.));

@@ -12,6 +12,7 @@
  * The clients are stopped at the root's release; each lingers in the runtime until its
  * process is gone, so the process exits only after them.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,8 @@ struct mcp_set {
 	size_t nrecs;
 	char **waiting;			/* ids of agents whose first request is held */
 	size_t nwait;
+	ev_timer wait_tm;		/* the hold ends at the startup limit in any case */
+	long startup_ms;
 	int refs;
 };
 
@@ -97,6 +100,8 @@ mcp_set_unref(struct mcp_set *set)
 	}
 	for (size_t i = 0; i < set->nwait; i++)
 		free(set->waiting[i]);
+	if (set->rt->loop)
+		ev_timer_stop(set->rt->loop, &set->wait_tm);
 	free(set->waiting);
 	free(set->recs);
 	free(set->srv);
@@ -379,24 +384,35 @@ mcp_tell(struct mcp_set *set)
 	}
 }
 
+/* Whether a request waits: servers starting (a turn's first), a list being read again (any). */
 static int
 mcp_any_starting(const struct mcp_set *set)
 {
 	for (size_t i = 0; i < set->nsrv; i++)
-		if (set->srv[i].c && mcp_client_starting(set->srv[i].c))
+		if (set->srv[i].c && (mcp_client_starting(set->srv[i].c) || mcp_client_listing(set->srv[i].c)))
 			return 1;
 	return 0;
 }
 
-/* No server starts any more: the held requests go, after the failure lines. */
+static int
+mcp_any_listing(const struct mcp_set *set)
+{
+	for (size_t i = 0; i < set->nsrv; i++)
+		if (set->srv[i].c && mcp_client_listing(set->srv[i].c))
+			return 1;
+	return 0;
+}
+
+/* No server starts any more (or the limit passed): the held requests go, after the failure lines. */
 static void
-mcp_release_waiting(struct mcp_set *set)
+mcp_release_waiting(struct mcp_set *set, int force)
 {
 	char **w = set->waiting;
 	size_t n = set->nwait;
 
-	if (n == 0 || mcp_any_starting(set))
+	if (n == 0 || (!force && mcp_any_starting(set)))
 		return;
+	ev_timer_stop(set->rt->loop, &set->wait_tm);
 	set->waiting = NULL;
 	set->nwait = 0;
 	mcp_tell(set);
@@ -421,18 +437,34 @@ mcp_on_state(void *arg, struct mcp_client *c)
 	}
 	srv->set->dirty = 1;
 	mcp_log_state(srv, st, mcp_client_reason(c));
-	mcp_release_waiting(srv->set);
+	mcp_release_waiting(srv->set, 0);
+}
+
+static void
+mcp_wait_expired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mcp_set *set = (struct mcp_set *)((char *)w - offsetof(struct mcp_set, wait_tm));
+
+	(void)loop;
+	(void)revents;
+	log_warn("mcp: servers still starting after %ld ms; the turn goes on without them", set->startup_ms);
+	mcp_release_waiting(set, 1);
 }
 
 static int
-mcp_hold(struct agent *a)
+mcp_hold(struct agent *a, int first)
 {
 	struct mcp_set *set = mcp_set_of(a);
 
-	if (set == NULL || !mcp_any_starting(set))
+	/* A list_changed re-list counts from the next step: that step waits for it. */
+	if (set == NULL || !(first ? mcp_any_starting(set) : mcp_any_listing(set)))
 		return 0;
 	set->waiting = xrealloc(set->waiting, (set->nwait + 1) * sizeof(*set->waiting));
 	set->waiting[set->nwait++] = xstrdup(agent_id(a));
+	if (!ev_is_active(&set->wait_tm)) {
+		ev_timer_set(&set->wait_tm, (double)set->startup_ms / 1000., 0.);
+		ev_timer_start(set->rt->loop, &set->wait_tm);
+	}
 	return 1;
 }
 
@@ -481,7 +513,8 @@ mcp_release(struct agent *a)
 		struct mcp_srv *srv = &set->srv[i];
 		if (srv->c == NULL)
 			continue;
-		mcp_log_state(srv, MCP_STOPPED, NULL);
+		if (mcp_client_state(srv->c) != MCP_FAILED)	/* a failed one stays failed */
+			mcp_log_state(srv, MCP_STOPPED, NULL);
 		agent_rt_linger(set->rt, 1);
 		mcp_client_stop(srv->c, mcp_stopped, set->rt);
 		srv->c = NULL;
@@ -491,6 +524,8 @@ mcp_release(struct agent *a)
 		for (size_t i = 0; i < set->nwait; i++)
 			free(set->waiting[i]);
 		set->nwait = 0;
+		if (set->rt->loop)
+			ev_timer_stop(set->rt->loop, &set->wait_tm);
 	}
 }
 
@@ -564,6 +599,8 @@ mcp_session_params(struct agent *a, const json_t *params, struct err *e)
 	snprintf(set->root_id, sizeof(set->root_id), "%s", agent_id(a));
 	set->refs = 1;
 	set->dirty = 1;
+	set->startup_ms = lim.startup_ms;
+	ev_init(&set->wait_tm, mcp_wait_expired);
 	toolbox_init(&set->tb);
 	set->srv = xcalloc(json_array_size(servers), sizeof(*set->srv));
 	agent_state_set(a, &mcp_key, set, mcp_set_free_root);
