@@ -85,6 +85,8 @@ mcp_limits_default(struct mcp_limits *l)
 	l->backoff_first = 0.5;
 	l->backoff_max = 30.;
 	l->max_tries = 10;
+	l->open = NULL;
+	l->open_arg = NULL;
 }
 
 /* [{name, value}] with string members only; a new reference, or NULL with e. */
@@ -745,7 +747,9 @@ mcp_attempt(struct mcp_client *c)
 	err_clear(&e);
 	c->state = MCP_STARTING;
 	c->version[0] = '\0';
-	if (c->cfg.http)
+	if (c->lim.open)
+		c->tp = c->lim.open(c->lim.open_arg, &c->cfg, &cb, &e);
+	else if (c->cfg.http)
 		c->tp = NULL, err_set(&e, ERR_MCP_START_FAILED, "the http transport is not available");
 	else
 		c->tp = mcp_stdio_new(c->loop, c->cfg.name, c->cfg.command, c->cfg.args, c->cfg.env, c->cwd,

@@ -39,11 +39,18 @@ struct mcp_config {
 	json_t *headers;		/* http: [{name, value}] (owned) */
 };
 
+struct mcp_transport;
+struct mcp_transport_cb;
+
 struct mcp_limits {
 	long startup_ms;		/* ACP_AGENT_MCP_STARTUP_MS, 30 s */
 	long call_ms;			/* ACP_AGENT_MCP_TOOL_TIMEOUT_MS, 60 s */
 	double backoff_first, backoff_max;	/* 0.5 s, 30 s */
 	int max_tries;			/* 10 per outage */
+	/* Opens the transport (tests, fuzzing); NULL: stdio or HTTP as cfg says. */
+	struct mcp_transport *(*open)(void *arg, const struct mcp_config *cfg, const struct mcp_transport_cb *cb,
+	    struct err *e);
+	void *open_arg;
 };
 
 struct mcp_client;
