@@ -202,7 +202,7 @@ docs: all
 		./bin/acp-agent --profile team --print-tools-markdown) > docs/tools.md
 	$(Q)sh tests/gen/errcodes_md.sh > docs/errors.md
 
-bench: deps all $(BENCHES) $(MOCK)
+bench: deps all $(BENCHES) $(MOCK) $(MCP_MOCK)
 	$(Q)sh bench/run.sh
 
 install: all

@@ -52,7 +52,8 @@
  *                                     as compact JSON without jsonrpc and id ({"result":{}})
  * and none of them is the method's usual answer (initialize's answer; echo for a call).
  * "listChanged": "<list>" then switches to toolLists[<list>] and sends
- * notifications/tools/list_changed after the answer.
+ * notifications/tools/list_changed after the answer ("listChangedFirst": true: before it, so a
+ * client has the notification before the call's end: a scenario's next step sees the new list).
  *
  * Answered without the script: ping ({}), unknown requests (-32601 "Method not found"), a line
  * that is not JSON (-32700, id null); notifications and answers nobody waits for are only logged.
@@ -264,7 +265,7 @@ static void
 check_behaviour(const char *path, const json_t *script, const json_t *b, const char *what)
 {
 	static const char *const keys[] = { "delayMs", "stderr", "result", "text", "echo", "error",
-		"hang", "exit", "request", "listChanged", NULL };
+		"hang", "exit", "request", "listChanged", "listChangedFirst", NULL };
 	static const char *const actions[] = { "result", "text", "echo", "error", "hang", "exit",
 		"request", NULL };
 	const char *list;
@@ -426,6 +427,12 @@ behave(struct mock *m, const json_t *id, const json_t *beh, const json_t *args, 
 		mock_send(m, req);
 		return;
 	}
+	int first = json_is_true(json_object_get(beh, "listChangedFirst"));
+
+	if (first && (list = json_string_value(json_object_get(beh, "listChanged")))) {
+		m->tools = json_object_get(json_object_get(m->script, "toolLists"), list);
+		mock_send(m, json_pack("{s:s}", "method", "notifications/tools/list_changed"));
+	}
 	if ((v = json_object_get(beh, "error")))
 		send_error(m, id, json_deep_copy(v));
 	else if ((v = json_object_get(beh, "result")))
@@ -436,7 +443,7 @@ behave(struct mock *m, const json_t *id, const json_t *beh, const json_t *args, 
 		send_result(m, id, init_result(m));
 	else
 		send_result(m, id, echo_result(args));
-	if ((list = json_string_value(json_object_get(beh, "listChanged")))) {
+	if (!first && (list = json_string_value(json_object_get(beh, "listChanged")))) {
 		m->tools = json_object_get(json_object_get(m->script, "toolLists"), list);
 		mock_send(m, json_pack("{s:s}", "method", "notifications/tools/list_changed"));
 	}

@@ -548,6 +548,21 @@ mcp_env_ms(const char *name, long def)
 	return n;
 }
 
+/* The servers start from the run queue, so the answer to session/new leaves first. */
+static void
+mcp_start_task(void *arg)
+{
+	struct agent *a = arg;
+	struct mcp_set *set;
+
+	agent_unpin(a);
+	if (a->released || (set = agent_state(a, &mcp_key)) == NULL)
+		return;
+	for (size_t i = 0; i < set->nsrv; i++)
+		if (set->srv[i].c && mcp_client_state(set->srv[i].c) == MCP_STARTING)
+			mcp_client_start(set->srv[i].c);
+}
+
 /* Checks mcpServers: an array of McpServer objects with distinct names. */
 static int
 mcp_check(const json_t *servers, struct err *e)
@@ -625,9 +640,7 @@ mcp_session_params(struct agent *a, const json_t *params, struct err *e)
 		srv->c = mcp_client_new(a->rt->loop, &cfg, sess_header_str(a->sess, "cwd"), &lim, &cb);
 		mcp_config_free(&cfg);
 	}
-	for (i = 0; i < set->nsrv; i++)
-		if (set->srv[i].c)
-			mcp_client_start(set->srv[i].c);
+	agent_push(a, mcp_start_task);	/* after the ACP answer is out: the processes start in the background */
 	return 0;
 }
 
