@@ -18,6 +18,7 @@
 #include "mcp/client.h"
 #include "mcp/stdio.h"
 #include "tests/helpers.h"
+#include "tools/cap.h"
 
 struct fix {
 	struct ev_loop *loop;
@@ -405,7 +406,7 @@ START_TEST(mcp_restarts_give_up_after_the_tries)
 	/* ready, then it exits mid-call, and every restart dies at once: failed after the tries */
 	fix_start(&f, "{\"tools\": [{\"name\": \"a\"}], \"calls\": {\"a\": {\"exit\": 4}}}", &lim);
 	ck_assert(fix_state_is(&f, MCP_READY, 10.));
-	test_write_file(f.script, "{\"bogus\": 1}", 13);	/* the mock refuses it: exit 2 at start */
+	test_write_file(f.script, "{\"bogus\": 1}", strlen("{\"bogus\": 1}"));	/* the mock refuses it: exit 2 at start */
 	{
 		json_t *args = json_object();
 		struct err e;
@@ -543,6 +544,54 @@ START_TEST(mcp_config_refusals)
 }
 END_TEST
 
+/* Every tool's text is capped at 256 KiB (SPEC §19): head, the omitted line, tail; all spilled. */
+START_TEST(cap_keeps_head_and_tail_and_spills_the_whole)
+{
+	struct test_runtime T;
+	struct toolbox tb;
+	struct agent *a;
+	size_t n = 300 * 1024, len, small_len = 10;
+	char *text = malloc(n + 1), *small = strdup("0123456789"), *copy, *spilled, *line, path[300];
+
+	test_runtime_start(&T, "{\"version\": 1, \"scripts\": []}");
+	toolbox_init(&tb);
+	a = agent_new_root(&T.rt, T.dir, &tb, NULL);
+	for (size_t i = 0; i < n; i++)
+		text[i] = (char)('a' + i % 26);
+	memcpy(text + TOOLS_CAP_HEAD - 1, "\xc3\xa9", 2);	/* an é across the head's cut */
+	text[n] = '\0';
+	copy = strdup(text);
+	len = n;
+	tools_cap_text(a, "mcp-x-c1", &text, &len);
+	ck_assert_uint_le(len, TOOLS_CAP);
+	ck_assert_uint_eq(strlen(text), len);
+	ck_assert(memcmp(text, copy, TOOLS_CAP_HEAD - 1) == 0);	/* the head stops before the é */
+	ck_assert_int_eq(text[TOOLS_CAP_HEAD - 1], '\n');
+	line = text + TOOLS_CAP_HEAD;
+	ck_assert(strncmp(line, "[\xe2\x80\xa6 ", 4) == 0);
+	snprintf(path, sizeof(path), "%s/spill/%s/mcp-x-c1.out", T.state, agent_id(a));
+	ck_assert_ptr_nonnull(strstr(line, path));
+	ck_assert(strcmp(text + len - 1000, copy + n - 1000) == 0);	/* the tail is the end */
+	spilled = test_read_file(path, NULL);
+	ck_assert_str_eq(spilled, copy);
+	free(spilled);
+	/* the same name again: a new file beside it */
+	free(text);
+	text = strdup(copy);
+	len = n;
+	tools_cap_text(a, "mcp-x-c1", &text, &len);
+	ck_assert_ptr_nonnull(strstr(text, "mcp-x-c1-2.out"));
+	/* a text within the cap is left alone */
+	tools_cap_text(a, "mcp-x-c2", &small, &small_len);
+	ck_assert_str_eq(small, "0123456789");
+	free(text);
+	free(copy);
+	free(small);
+	test_runtime_finish(&T);
+	toolbox_free(&tb);
+}
+END_TEST
+
 Suite *
 mcp_suite(void)
 {
@@ -563,6 +612,7 @@ mcp_suite(void)
 	tcase_add_test(tc, mcp_server_requests_and_noise);
 	tcase_add_test(tc, mcp_stop_ends_the_process);
 	tcase_add_test(tc, mcp_config_refusals);
+	tcase_add_test(tc, cap_keeps_head_and_tail_and_spills_the_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }
