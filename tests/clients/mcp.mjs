@@ -1,16 +1,24 @@
 // The agent against real MCP servers from npm (SPEC §18), with the newest SDK's client as the
-// editor: server-everything and server-filesystem (allowed: the session's cwd) over stdio, the
-// model a replay of mcp-recording.json. Three turns in one session:
-//   1. full-access (nothing asks): echo, get-sum, get-tiny-image, get-sum with a string (the
-//      server's isError), the long-running operation, resource links, an embedded resource,
-//      structured content, get-env; the filesystem's list_directory, read_file, write_file and a
-//      read outside its allowed directory that it refuses. The recording's "expect"s pin what the
-//      model saw after each call; this driver pins the ACP updates of each.
-//   2. default: every MCP call asks; echo is allowed, a write_file rejected (no file appears).
-//   3. default: the long-running operation allowed, then session/cancel while it runs.
-// Then stdin EOF: the agent exits 0 and no server process (found by its script and its cwd, the
-// session's workspace) is left. Every agent line is validated against the ACP schema, and the
-// session log's mcp/server events pin the servers' public tool names.
+// editor: server-everything and server-filesystem (allowed: the session's cwd) over stdio, each
+// behind mcp-tap.mjs (which logs its wire), the model a replay of mcp-recording.json. Three turns
+// in one session:
+//   1. full-access (nothing asks): echo, get-sum, get-tiny-image (the model sees the image as
+//      "[image/png, N bytes omitted]"), get-sum with a string (refused by the agent's own argument
+//      check: the server never sees it), get-resource-reference with a bad id (the server's
+//      isError), the long-running operation, resource links, an embedded resource, structured
+//      content, get-env (our environment minus ACP_AGENT_* plus the ACP env); the filesystem's
+//      list_directory, read_file, write_file, and a read outside its allowed directory that it
+//      refuses. The recording's "expect"s pin what the model saw after each call; this driver pins
+//      the ACP updates of each (title "<server>: <tool>", kind, statuses, content).
+//   2. default: every MCP call asks; echo is allowed, a write_file rejected (no file appears, and
+//      the server's wire holds no such call).
+//   3. default: the long-running operation allowed, then session/cancel while it runs
+//      (notifications/cancelled names its request).
+// Then stdin EOF: the agent exits 0 (the busy server needs the SIGTERM of the ladder) and no server
+// process (found by its script and its cwd, the session's workspace) is left. Every ACP line the
+// agent wrote is validated against the ACP schema, every MCP message it sent against the MCP
+// SDK's schemas; the handshake (versions, capabilities, order) and the session log's mcp/server
+// events with the servers' public tool names are pinned.
 // Environment from mcp_servers.sh: CLIENTS_AGENT, CLIENTS_WORK, CLIENTS_RECORDING, MCP_SERVERS
 // (the node_modules/@modelcontextprotocol folder).
 import * as acp from "sdk-new";
@@ -162,7 +170,7 @@ await setMode("default");
 await prompt("Now ask first.", "end_turn");
 checkCalls(2, [
   ["everything: echo", "pending in_progress completed", "Echo: asked and allowed"],
-  ["filesystem: write_file", "pending failed", ""],
+  ["filesystem: write_file", "pending failed", "Error: the user rejected this tool call"],
 ]);
 const asked2 = asks.filter(([n]) => n === 2).map(([, p]) => p);
 h.eq(asked2.map((p) => p.toolCall?.title).join(", "), "everything: echo, filesystem: write_file", "turn 2's permission requests");
@@ -183,7 +191,7 @@ cancelSlow = () => {
 await prompt("Wait for a slow one.", "cancelled");
 cancelSlow = null;
 h.check(cancelled, "turn 3's slow call never got in progress");
-checkCalls(3, [["everything: trigger-long-running-operation", "pending in_progress failed", ""]]);
+checkCalls(3, [["everything: trigger-long-running-operation", "pending in_progress failed", "Error: the tool call was cancelled"]]);
 
 h.step("exit");
 const exitAt = Date.now();
@@ -203,7 +211,7 @@ for (const name of Object.keys(TOOLS)) {
   h.eq(JSON.stringify(mine.find((e) => e.state === "ready")?.tools), JSON.stringify(TOOLS[name].map((t) => `mcp__${name}__${t}`)), `${name}'s public tool names`);
 }
 const stderr = h.traces().map((p) => p.stderr).join("").split("\n");
-const complaints = stderr.filter((l) => /^acp-agent: (warn|error):/.test(l) || /^acp-agent: debug: \[mcp:[^\]]*\].*(error|invalid|unknown|unsupported)/i.test(l));
+const complaints = stderr.filter((l) => /^acp-agent: (warn|error):|Sanitizer|runtime error:/.test(l) || /^acp-agent: debug: \[mcp:[^\]]*\].*(error|invalid|unknown|unsupported)/i.test(l));
 h.check(complaints.length === 0, `the agent's stderr: ${complaints.join(" | ").slice(0, 400)}`);
 h.check(stderr.includes("acp-agent: info: mcp everything: tool simulate-research-query needs tasks, left out"),
   "no info line for everything's simulate-research-query (taskSupport required: left out, SPEC §20.1)");
@@ -211,6 +219,7 @@ h.check(stderr.includes("acp-agent: info: mcp everything: tool simulate-research
 // The MCP wire, as each server saw it: every line JSON-RPC; ours valid against the MCP SDK's schemas.
 h.step("the MCP wire");
 const wire = {};
+let sentMcp = 0;
 for (const name of Object.keys(TOOLS)) {
   wire[name] = [];
   const raw = existsSync(wireLog(name)) ? readFileSync(wireLog(name), "utf8").split("\n").filter(Boolean) : [];
@@ -226,6 +235,7 @@ for (const name of Object.keys(TOOLS)) {
       if (!r.success && !msg.error) h.fail(`${where} is not a valid MCP client message: ${r.error.issues.map((x) => `${x.path.join(".")}: ${x.message}`).join("; ").slice(0, 200)}: ${l.slice(3, 200)}`);
     }
     wire[name].push({ from, msg });
+    if (from === ">>") sentMcp++;
   });
 }
 for (const [name, msgs] of Object.entries(wire)) {
@@ -265,4 +275,4 @@ h.check(totals.messages > 0, "no agent message was recorded");
 const ncalls = [1, 2, 3].reduce((n, t) => n + calls(t).length, 0);
 h.finish(`server-everything ${pkgVersion("@modelcontextprotocol/server-everything")}, server-filesystem ${pkgVersion("@modelcontextprotocol/server-filesystem")}` +
   ` (MCP sdk ${pkgVersion("@modelcontextprotocol/sdk")}): ${ncalls} tool calls, ${asks.length} asks; ${totals.messages} agent messages valid against` +
-  ` sdk ${sdkVersion} schema/v1; exit ${exitSecs} s; node ${process.versions.node}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  ` sdk ${sdkVersion} schema/v1, ${sentMcp} MCP messages sent valid against the MCP sdk's types; exit ${exitSecs} s; node ${process.versions.node}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
