@@ -132,7 +132,7 @@ deps:
 lint-deps:
 	@$(call apt_need,$(LINT_PKGS))
 
-check-unit: $(CHECKS)
+check-unit: $(CHECKS) $(MCP_MOCK)
 	$(Q)$(CHECKS)
 
 scenarios: $(AGENT) $(RUNNER) $(MOCK) $(MCP_MOCK)
