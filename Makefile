@@ -132,7 +132,7 @@ deps:
 lint-deps:
 	@$(call apt_need,$(LINT_PKGS))
 
-check-unit: $(CHECKS)
+check-unit: $(CHECKS) $(MCP_MOCK)
 	$(Q)$(CHECKS)
 
 scenarios: $(AGENT) $(RUNNER) $(MOCK) $(MCP_MOCK)
@@ -159,6 +159,7 @@ test: deps
 	$(Q)sh tests/churn.sh $(AGENT)
 	$(Q)sh tests/procgroups.sh $(AGENT)
 	$(Q)sh tests/clients.sh $(AGENT)
+	$(Q)sh tests/mcp_servers.sh $(AGENT)
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bin/ws-search && sh tests/search_diff.sh $(BUILD)/bin/ws-search
 	$(Q)$(MAKE) --no-print-directory crash-loop
 
