@@ -96,6 +96,8 @@ static const char main_help_text[] =
     "variable                       default\n"
     "ACP_AGENT_MCP_STARTUP_MS       30000 (a server's handshake; a turn's first request waits)\n"
     "ACP_AGENT_MCP_TOOL_TIMEOUT_MS  60000 (one tools/call)\n"
+    "A stdio server's command is looked up on PATH and runs in the workspace with our\n"
+    "environment minus every ACP_AGENT_* variable, plus the env the editor gave it.\n"
     "\n"
     "Tests only:\n"
     "ACP_AGENT_FAULTS               none (fault injection, e.g. log-sync-fail; see README)\n";

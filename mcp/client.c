@@ -324,6 +324,7 @@ mcp_pend_fail_all(struct mcp_client *c, enum err_code code, const char *text)
 /* --- the lifecycle --- */
 
 static void mcp_attempt(struct mcp_client *c);
+static void mcp_list_page(struct mcp_client *c, const char *cursor);
 
 /*
  * The transport is no longer wanted: it closes in order on the dropped list, its reports ignored,
@@ -397,7 +398,8 @@ mcp_ready(struct mcp_client *c)
 	if (c->relist) {
 		c->relist = 0;
 		c->listing = 1;
-		mcp_request(c, mcp_pend_add(c, PEND_LIST), "tools/list", json_object());
+		c->pages = 0;
+		mcp_list_page(c, NULL);
 	}
 }
 
@@ -498,12 +500,12 @@ mcp_on_list(struct mcp_client *c, const json_t *result, const json_t *error)
 static void
 mcp_relist(struct mcp_client *c)
 {
-	if (c->state != MCP_READY)
-		return;
-	if (c->listing) {
+	if (c->listing) {	/* the first listing too: a server may change its list meanwhile */
 		c->relist = 1;
 		return;
 	}
+	if (c->state != MCP_READY)
+		return;
 	c->listing = 1;
 	c->pages = 0;
 	mcp_list_page(c, NULL);

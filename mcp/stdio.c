@@ -27,7 +27,7 @@ struct stdio_tp {
 	int pid_fd;
 	struct wq in;		/* the server's stdin */
 	int in_open;
-	struct reader out;	/* its stdout */
+	struct reader out;	/* its output pipe */
 	int out_open;
 	ev_io err_io;		/* its stderr */
 	int err_fd;
@@ -55,7 +55,7 @@ stdio_on_line(void *arg, const char *line, size_t len)
 		return;
 	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (!json_is_object(msg)) {
-		log_debug("[mcp:%s] not a JSON-RPC message on stdout, skipped: %.200s", s->name, line);
+		log_debug("[mcp:%s] not a JSON-RPC message, skipped: %.200s", s->name, line);
 		json_decref(msg);
 		return;
 	}
@@ -69,7 +69,7 @@ stdio_on_overlong(void *arg)
 {
 	struct stdio_tp *s = arg;
 
-	log_warn("[mcp:%s] a stdout line over 64 MiB, skipped", s->name);
+	log_warn("[mcp:%s] an output line over 64 MiB, skipped", s->name);
 }
 
 static void
@@ -77,8 +77,8 @@ stdio_on_out_eof(void *arg)
 {
 	struct stdio_tp *s = arg;
 
-	/* The exit (pidfd) reports gone; a server that closed stdout but lives on is left to it. */
-	log_debug("[mcp:%s] stdout closed", s->name);
+	/* The exit (pidfd) reports gone; a server that closed its output but lives on is left to it. */
+	log_debug("[mcp:%s] output closed", s->name);
 	(void)s;
 }
 

@@ -70,10 +70,10 @@ for o in $opts; do
 	grep -q -- "--$o\\b" "$tmp/help.out" || fail "--help does not mention --$o"
 done
 # Names read with getenv (or main.c's main_env wrappers), and any literal that is a whole name.
-src="acp/*.c agent/*.c base/*.c session/*.c tools/*.c"
+src="acp/*.c agent/*.c base/*.c session/*.c tools/*.c mcp/*.c"
 # shellcheck disable=SC2086 # src: globs
 vars=$({ grep -ho '\(getenv\|main_env[a-z_]*\)("[A-Za-z_][A-Za-z0-9_]*"' $src | sed 's/.*("\(.*\)"/\1/'
-	grep -ho '"ACP_AGENT_[A-Z0-9_]*"' $src | tr -d '"'; } | sort -u)
+	grep -ho '"ACP_AGENT_[A-Z0-9_][A-Z0-9_]*"' $src | tr -d '"'; } | sort -u)
 [ -n "$vars" ] || fail "found no environment variables in the sources"
 for v in $vars; do
 	grep -q "\\b$v\\b" "$tmp/help.out" || fail "--help does not mention $v"
