@@ -606,6 +606,8 @@ agent_tool_run(struct tool_inv *inv)
 {
 	struct tool_result r = { 0 };
 
+	if (inv->tool == NULL)
+		return;		/* its check failed it already */
 	if (inv->tool->run(inv, inv->args, &r) == TOOL_DONE) {
 		inv->result = r;
 		inv->done = 1;

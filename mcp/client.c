@@ -307,17 +307,25 @@ mcp_call_fail(struct mcp_call *p, const struct err *e)
 static void
 mcp_pend_fail_all(struct mcp_client *c, enum err_code code, const char *text)
 {
+	struct mcp_call *list = c->pending, *p;
 	struct err e;
 
-	while (c->pending) {
-		struct mcp_call *p = c->pending;
+	/* Taken off first: a callback may send new requests, which are not ended here. */
+	c->pending = NULL;
+	while ((p = list) != NULL) {
+		list = p->next;
+		p->prev = p->next = NULL;
+		ev_timer_stop(c->loop, &p->tm);
 		if (p->kind != PEND_CALL) {
-			mcp_pend_drop(p);
+			free(p);
 			continue;
 		}
+		mcp_call_fn *fn = p->fn;
+		void *arg = p->arg;
+		free(p);
 		err_clear(&e);
 		err_set(&e, code, "%s", text);
-		mcp_call_fail(p, &e);
+		fn(arg, NULL, &e);
 	}
 }
 
@@ -823,8 +831,12 @@ mcp_client_free(struct mcp_client *c)
 		return;
 	ev_timer_stop(c->loop, &c->init_tm);
 	ev_timer_stop(c->loop, &c->restart_tm);
-	while (c->pending)
-		mcp_pend_drop(c->pending);
+	for (struct mcp_call *p = c->pending, *next; p != NULL; p = next) {
+		next = p->next;
+		ev_timer_stop(c->loop, &p->tm);
+		free(p);
+	}
+	c->pending = NULL;
 	if (c->tp)
 		c->tp->ops->free(c->tp);
 	free(c->cur);

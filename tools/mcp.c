@@ -177,7 +177,11 @@ mcp_tool_done(void *arg, const json_t *result, const struct err *e)
 	char *text = NULL;
 
 	err_clear(&ce);
+	if (result == NULL && e == NULL)
+		err_set(&ce, ERR_MCP_PROTOCOL_ERROR, "no result");
 	if (result != NULL && (text = mcp_result_text(result, &is_error, &ce)) == NULL)
+		e = &ce;
+	if (e == NULL && text == NULL)
 		e = &ce;
 	if (e != NULL) {
 		tool_result_error(&res, e->code, "%s", e->msg);
@@ -585,9 +589,11 @@ mcp_check(const json_t *servers, struct err *e)
 		} else {
 			mcp_config_free(&cfg);
 		}
-		for (j = 0; j < i; j++)
-			if (strcmp(json_string_value(json_object_get(json_array_get(servers, j), "name")), name) == 0)
+		for (j = 0; j < i; j++) {
+			const char *other = json_string_value(json_object_get(json_array_get(servers, j), "name"));
+			if (other != NULL && name != NULL && strcmp(other, name) == 0)
 				return err_set(e, ERR_INVALID_PARAMS, "mcpServers: two servers are named \"%s\"", name);
+		}
 	}
 	return 0;
 }
