@@ -1,7 +1,7 @@
 /* The SSE parser (SPEC §7.3): any byte split, comments, CRLF, multi-line data. */
 #include <string.h>
 
-#include "model/sse.h"
+#include "base/sse.h"
 #include "model/sse_delta.h"
 
 #include <jansson.h>

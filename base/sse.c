@@ -2,7 +2,7 @@
  * SSE framing: lines end in \n (a trailing \r is dropped); a blank line ends an event. A line or
  * an event's data longer than max stops the stream before it is buffered, as ACP's reader does.
  */
-#include "model/sse.h"
+#include "base/sse.h"
 
 #include <string.h>
 

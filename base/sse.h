@@ -1,16 +1,16 @@
 /*
- * Incremental server-sent-events parser for chat-completion streams (SPEC §7.3).
- * Bytes may be split anywhere (inside UTF-8 characters and "data:" prefixes); the
+ * Incremental server-sent-events parser: chat-completion streams (SPEC §7.3) and MCP's
+ * Streamable HTTP replies (§18). Bytes may be split anywhere (inside UTF-8 characters and "data:" prefixes); the
  * parser hands each complete event's data to the caller. Pure: no I/O.
  */
-#ifndef MODEL_SSE_H
-#define MODEL_SSE_H
+#ifndef BASE_SSE_H
+#define BASE_SSE_H
 
 #include <stddef.h>
 
 #include "base/buf.h"
 
-/* The longest line, and the most data of one event, a model stream may send: READER_LINE_MAX's 64 MiB. */
+/* The longest line, and the most data of one event, a stream may send: READER_LINE_MAX's 64 MiB. */
 #define SSE_LINE_MAX ((size_t)64 * 1024 * 1024)
 
 /* data: the event's data lines joined by '\n', borrowed. Returns 0, or -1 to stop. */
