@@ -30,6 +30,7 @@ main(void)
 	srunner_add_suite(sr, workspace_suite());
 	srunner_add_suite(sr, search_suite());
 	srunner_add_suite(sr, proc_suite());
+	srunner_add_suite(sr, mcp_http_suite());
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

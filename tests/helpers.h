@@ -61,5 +61,6 @@ Suite *permit_suite(void);
 Suite *workspace_suite(void);
 Suite *search_suite(void);
 Suite *proc_suite(void);
+Suite *mcp_http_suite(void);
 
 #endif

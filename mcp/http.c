@@ -1,0 +1,1134 @@
+/*
+ * Streamable HTTP (mcp/http.h). Every curl callback only records: messages go to an inbox that is
+ * delivered after curl returns (libcurl refuses calls from inside its callbacks, and an owner may
+ * send, close or free from a message). One transfer per POST, the GET stream, a resume or the
+ * DELETE; a transfer waiting to start (a restart, a resume) holds an ev_timer.
+ */
+#include "mcp/http.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/buf.h"
+#include "base/curl_dl.h"
+#include "base/log.h"
+#include "base/sse.h"
+#include "base/version.h"
+#include "base/xmalloc.h"
+
+#define CURLAPI curl_dl()
+#define MH_ERRBODY_MAX 65536
+#define MH_BACKOFF_MIN_MS 500L
+#define MH_BACKOFF_MAX_MS 30000L
+#define MH_RESTART_MIN_MS 100L	/* the shortest wait before a restart or a resume, whatever retry: says */
+#define MH_SESSION_MAX 1024
+
+enum mh_kind { MH_POST, MH_STREAM, MH_RESUME, MH_DELETE };
+
+struct mh;
+
+struct mh_sock {
+	ev_io io;		/* first member */
+	struct mh *t;
+	curl_socket_t fd;
+	struct mh_sock *prev, *next;
+};
+
+/*
+ * One HTTP exchange. A POST waits on the queue (qnext) until it starts; every other transfer, and a
+ * POST once started, is on t->live (prev/next) until it ends, waiting or not.
+ */
+struct mh_xfer {
+	struct mh *t;
+	enum mh_kind kind;
+	struct mh_xfer *prev, *next, *qnext;
+	CURL *easy;		/* NULL until started */
+	ev_timer wait;		/* a delayed start */
+	struct curl_slist *hdrs;
+	char *body;		/* POST: the message */
+	char *what;		/* for logs: the method, "response", "GET stream", ... */
+	json_t *id;		/* a request's id (POST, RESUME); NULL otherwise */
+	int barrier;		/* the messages after it wait for its reply */
+	int counted;		/* a POST in flight: one of t->nposts */
+	int is_init, is_initialized;
+	long status;		/* of the last status line */
+	int sse_type, json_type;	/* that response's Content-Type */
+	char *session;		/* its MCP-Session-Id */
+	int session_bad;
+	struct buf raw;		/* a JSON body, or the start of an error body */
+	struct sse sse;
+	int too_large;
+	int events;		/* SSE events that carried data */
+	int tries;		/* RESUME: attempts without an event */
+	long retry_ms;		/* RESUME: the retry: of the streams before it, -1 for none */
+	char *last_id;		/* RESUME, MH_STREAM: Last-Event-ID to send */
+};
+
+struct mh {
+	struct mcp_transport base;	/* first: the ops cast back */
+	struct ev_loop *loop;
+	char *name, *url;
+	char **hdr;		/* "Name: value" (or "Name;" for an empty value): never logged */
+	size_t nhdr;
+	CURLM *multi;
+	ev_timer timer;		/* curl's timeout */
+	ev_timer kick;		/* delivery outside curl and outside close */
+	struct mh_sock *socks;
+	struct mh_xfer *live;
+	struct mh_xfer *qhead, *qtail;	/* POSTs waiting for the barrier or a free slot */
+	struct mh_xfer *barrier;
+	int nposts;
+	struct mh_xfer *stream;	/* the GET stream (live or waiting), NULL while none */
+	int stream_none;	/* 405: never again */
+	int stream_opened;	/* notifications/initialized was accepted */
+	long stream_backoff_ms;
+	long stream_retry_ms;	/* the GET stream's last retry:, -1 for none */
+	char *stream_last_id;
+	json_t *inbox;		/* messages to deliver, in arrival order */
+	json_t *outstanding;	/* ids of requests sent and not answered */
+	char *session, *version;
+	int closing;		/* close was called: only gone is left to report */
+	int dead;		/* gone is decided: nothing is sent any more */
+	char *gone_reason;
+	int gone_reported;
+	int delivering, doomed;	/* free inside a callback waits for it to return */
+};
+
+static void mh_after(struct mh *t);
+static void mh_start(struct mh *t, struct mh_xfer *x);
+static void mh_done(struct mh *t, struct mh_xfer *x, CURLcode rc);
+
+/* ---- small helpers ---- */
+
+static int
+mh_visible(const char *s, size_t n, int space_ok)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < (space_ok ? 0x20 : 0x21) || (unsigned char)s[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+static int
+mh_is_response(const json_t *m)
+{
+	return json_object_get(m, "method") == NULL && json_object_get(m, "id") &&
+	    (json_object_get(m, "result") || json_object_get(m, "error"));
+}
+
+/* Takes id off the outstanding list; 1 when it was there. */
+static int
+mh_answered(struct mh *t, const json_t *id)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(t->outstanding, i, v) {
+		if (json_equal(v, id)) {
+			json_array_remove(t->outstanding, i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+mh_is_outstanding(const struct mh *t, const json_t *id)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(t->outstanding, i, v)
+		if (json_equal(v, id))
+			return 1;
+	return 0;
+}
+
+/* Decides gone; the transfers are aborted and reason reported (after the inbox) from mh_after. */
+static void
+mh_gone(struct mh *t, const char *reason)
+{
+	if (t->dead)
+		return;
+	t->dead = 1;
+	t->gone_reason = xstrdup(reason);
+	log_debug("[mcp:%s] http: gone: %s", t->name, reason);
+}
+
+static void
+mh_kick(struct mh *t)
+{
+	if (!ev_is_active(&t->kick)) {
+		ev_timer_set(&t->kick, 0., 0.);
+		ev_timer_start(t->loop, &t->kick);
+	}
+}
+
+/* ---- what arrives ---- */
+
+/* One message from the server (borrowed); x: the transfer it came on. */
+static void
+mh_take(struct mh *t, struct mh_xfer *x, json_t *m)
+{
+	if (!json_is_object(m)) {
+		log_debug("[mcp:%s] http: %s: a message that is not an object, skipped", t->name, x->what);
+		return;
+	}
+	if (mh_is_response(m)) {
+		const json_t *id = json_object_get(m, "id");
+		if (x->is_init && x->id && json_equal(id, x->id)) {
+			/* The session starts with this reply: its id goes on every request after it. */
+			if (x->session_bad) {
+				mh_gone(t, "the server sent an invalid MCP-Session-Id");
+				return;
+			}
+			if (x->session) {
+				free(t->session);
+				t->session = xstrdup(x->session);
+			}
+		}
+		if (x->barrier && x->id && json_equal(id, x->id) && t->barrier == x)
+			t->barrier = NULL;
+		mh_answered(t, id);
+	}
+	json_array_append(t->inbox, m);
+}
+
+/* A JSON text: an object, or a batch (an array) of them. -1 when it is not JSON. */
+static int
+mh_take_text(struct mh *t, struct mh_xfer *x, const char *data, size_t len)
+{
+	json_error_t jerr;
+	json_t *j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	size_t i;
+	json_t *v;
+
+	if (j == NULL) {
+		log_debug("[mcp:%s] http: %s: not JSON (%s), skipped", t->name, x->what, jerr.text);
+		return -1;
+	}
+	if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			mh_take(t, x, v);
+	} else {
+		mh_take(t, x, j);
+	}
+	json_decref(j);
+	return 0;
+}
+
+static int
+mh_on_event(void *arg, const char *data, size_t len)
+{
+	struct mh_xfer *x = arg;
+
+	if (len == 0)
+		return 0;	/* a priming event: an id and no message */
+	x->events++;
+	mh_take_text(x->t, x, data, len);
+	return 0;
+}
+
+/* ---- curl callbacks: they only record ---- */
+
+static size_t
+mh_header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct mh_xfer *x = arg;
+	size_t len = size * nmemb, n = len;
+	const char *colon, *v;
+
+	while (n && (data[n - 1] == '\n' || data[n - 1] == '\r'))
+		n--;
+	if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+		/* A new response (an interim one, a redirect, the final one): its headers start afresh. */
+		const char *sp = memchr(data, ' ', n);
+		x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+		x->sse_type = x->json_type = 0;
+		free(x->session);
+		x->session = NULL;
+		x->session_bad = 0;
+		return len;
+	}
+	colon = memchr(data, ':', n);
+	if (colon == NULL)
+		return len;
+	v = colon + 1;
+	while (v < data + n && (*v == ' ' || *v == '\t'))
+		v++;
+	size_t vlen = (size_t)(data + n - v), nlen = (size_t)(colon - data);
+	while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+		vlen--;
+	if (nlen == 12 && strncasecmp(data, "content-type", 12) == 0) {
+		x->sse_type = vlen >= 17 && strncasecmp(v, "text/event-stream", 17) == 0;
+		x->json_type = vlen >= 16 && strncasecmp(v, "application/json", 16) == 0;
+	} else if (nlen == 14 && strncasecmp(data, "mcp-session-id", 14) == 0) {
+		free(x->session);
+		x->session = NULL;
+		/* Visible ASCII only (MCP's rule): anything else could not go back as a header. */
+		x->session_bad = vlen == 0 || vlen > MH_SESSION_MAX || !mh_visible(v, vlen, 0);
+		if (!x->session_bad)
+			x->session = xstrndup(v, vlen);
+	}
+	return len;
+}
+
+static size_t
+mh_write_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct mh_xfer *x = arg;
+	size_t len = size * nmemb;
+	int ok = x->status >= 200 && x->status < 300;
+
+	if (ok && x->sse_type && x->kind != MH_DELETE) {
+		if (sse_feed(&x->sse, data, len) < 0) {
+			x->too_large = x->sse.too_long != NULL;
+			return 0;	/* aborts the transfer */
+		}
+		return len;
+	}
+	if (!ok || x->kind != MH_POST) {
+		/* An error body is kept for its message; the rest of it, and any other body, is dropped. */
+		if (x->raw.len < MH_ERRBODY_MAX)
+			buf_append(&x->raw, data, len < MH_ERRBODY_MAX - x->raw.len ? len : MH_ERRBODY_MAX - x->raw.len);
+		return len;
+	}
+	if (len > MCP_HTTP_BODY_MAX - x->raw.len) {
+		x->too_large = 1;
+		return 0;
+	}
+	buf_append(&x->raw, data, len);
+	return len;
+}
+
+/* ---- failures ---- */
+
+/* The server's JSON-RPC error in an error body, if it sent one; new ref or NULL. */
+static json_t *
+mh_error_data(const struct mh_xfer *x)
+{
+	json_t *j = x->raw.len ? json_loadb(x->raw.data, x->raw.len, 0, NULL) : NULL;
+	json_t *err = json_incref(json_object_get(j, "error"));
+
+	json_decref(j);
+	if (!json_is_object(err)) {
+		json_decref(err);
+		return NULL;
+	}
+	return err;
+}
+
+/*
+ * A POST (or a resume) that gives no response: the initialize request's ends the transport; a
+ * request still waiting gets an error response; anything else is only logged.
+ */
+static void
+mh_fail(struct mh *t, struct mh_xfer *x, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+mh_fail(struct mh *t, struct mh_xfer *x, const char *fmt, ...)
+{
+	char text[300];
+	va_list ap;
+	json_t *err;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_debug("[mcp:%s] http: %s: %s", t->name, x->what, text);
+	if (x->is_init) {
+		mh_gone(t, text);
+		return;
+	}
+	if (x->id == NULL || !mh_answered(t, x->id))
+		return;
+	err = json_pack("{s:i, s:s}", "code", -32603, "message", text);
+	json_t *data = mh_error_data(x);
+	if (data)
+		json_object_set_new(err, "data", data);
+	json_array_append_new(t->inbox, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", x->id, "error", err));
+}
+
+/* ---- transfers ---- */
+
+static void
+mh_link(struct mh *t, struct mh_xfer *x)
+{
+	x->prev = NULL;
+	x->next = t->live;
+	if (t->live)
+		t->live->prev = x;
+	t->live = x;
+}
+
+static struct mh_xfer *
+mh_xfer_new(struct mh *t, enum mh_kind kind, const char *what)
+{
+	struct mh_xfer *x = xcalloc(1, sizeof(*x));
+
+	x->t = t;
+	x->kind = kind;
+	x->what = xstrdup(what);
+	buf_init(&x->raw);
+	sse_init(&x->sse, SSE_LINE_MAX, mh_on_event, x);
+	ev_init(&x->wait, NULL);
+	x->retry_ms = -1;
+	if (kind != MH_POST)
+		mh_link(t, x);
+	return x;
+}
+
+static void
+mh_unlink(struct mh *t, struct mh_xfer *x)
+{
+	if (x->prev)
+		x->prev->next = x->next;
+	else if (t->live == x)
+		t->live = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	x->prev = x->next = NULL;
+}
+
+/* Ends x at once (aborting its transfer) and frees it. */
+static void
+mh_xfer_free(struct mh_xfer *x)
+{
+	struct mh *t = x->t;
+
+	ev_timer_stop(t->loop, &x->wait);
+	if (x->easy) {
+		CURLAPI->multi_remove_handle(t->multi, x->easy);
+		CURLAPI->easy_cleanup(x->easy);
+	}
+	mh_unlink(t, x);
+	if (x->counted)
+		t->nposts--;
+	if (t->barrier == x)
+		t->barrier = NULL;
+	if (t->stream == x)
+		t->stream = NULL;
+	CURLAPI->slist_free_all(x->hdrs);
+	free(x->body);
+	free(x->what);
+	free(x->session);
+	free(x->last_id);
+	json_decref(x->id);
+	buf_free(&x->raw);
+	sse_free(&x->sse);
+	free(x);
+}
+
+static void
+mh_add_header(struct mh_xfer *x, const char *name, const char *value)
+{
+	char *line = xasprintf("%s: %s", name, value);
+
+	x->hdrs = CURLAPI->slist_append(x->hdrs, line);
+	free(line);
+}
+
+static void
+mh_start(struct mh *t, struct mh_xfer *x)
+{
+	CURL *e = CURLAPI->easy_init();
+
+	x->easy = e;
+	if (e == NULL) {
+		/* As good as a refused connection, and reported from the loop like one. */
+		mh_done(t, x, CURLE_FAILED_INIT);
+		mh_kick(t);
+		return;
+	}
+	switch (x->kind) {
+	case MH_POST:
+		x->hdrs = CURLAPI->slist_append(x->hdrs, "Accept: application/json, text/event-stream");
+		x->hdrs = CURLAPI->slist_append(x->hdrs, "Content-Type: application/json");
+		x->hdrs = CURLAPI->slist_append(x->hdrs, "Expect:");	/* no 100-continue round trip */
+		CURLAPI->easy_setopt(e, CURLOPT_POSTFIELDS, x->body);
+		CURLAPI->easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(x->body));
+		if (x->barrier && !x->is_init)
+			CURLAPI->easy_setopt(e, CURLOPT_TIMEOUT_MS, MCP_HTTP_NOTIFY_MS);
+		break;
+	case MH_STREAM:
+	case MH_RESUME:
+		x->hdrs = CURLAPI->slist_append(x->hdrs, "Accept: text/event-stream");
+		if (x->last_id)
+			mh_add_header(x, "Last-Event-ID", x->last_id);
+		CURLAPI->easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		break;
+	case MH_DELETE:
+		CURLAPI->easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+		CURLAPI->easy_setopt(e, CURLOPT_TIMEOUT_MS, MCP_HTTP_CLOSE_MS);
+		break;
+	}
+	if (t->session)
+		mh_add_header(x, "MCP-Session-Id", t->session);
+	if (t->version)
+		mh_add_header(x, "MCP-Protocol-Version", t->version);
+	for (size_t i = 0; i < t->nhdr; i++)
+		x->hdrs = CURLAPI->slist_append(x->hdrs, t->hdr[i]);
+	CURLAPI->easy_setopt(e, CURLOPT_URL, t->url);
+	CURLAPI->easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+	CURLAPI->easy_setopt(e, CURLOPT_WRITEFUNCTION, mh_write_cb);
+	CURLAPI->easy_setopt(e, CURLOPT_WRITEDATA, x);
+	CURLAPI->easy_setopt(e, CURLOPT_HEADERFUNCTION, mh_header_cb);
+	CURLAPI->easy_setopt(e, CURLOPT_HEADERDATA, x);
+	CURLAPI->easy_setopt(e, CURLOPT_PRIVATE, (char *)x);
+	CURLAPI->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	CURLAPI->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, MCP_HTTP_CONNECT_MS);
+	CURLAPI->easy_setopt(e, CURLOPT_USERAGENT, "acp-agent/" ACP_AGENT_VERSION);
+	CURLAPI->easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	/* A server mounted at /mcp/ may redirect /mcp; a POST stays a POST. http(s) only. */
+	CURLAPI->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+	CURLAPI->easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+	CURLAPI->easy_setopt(e, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
+	CURLAPI->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	CURLAPI->easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	if (CURLAPI->multi_add_handle(t->multi, e) != CURLM_OK) {
+		CURLAPI->easy_cleanup(e);
+		x->easy = NULL;
+		mh_done(t, x, CURLE_FAILED_INIT);
+		mh_kick(t);
+	}
+}
+
+static void
+mh_wait_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mh_xfer *x = w->data;
+	struct mh *t = x->t;
+
+	(void)loop;
+	(void)revents;
+	mh_start(t, x);
+	mh_after(t);
+}
+
+/* Starts x after ms (at least MH_RESTART_MIN_MS). */
+static void
+mh_start_later(struct mh *t, struct mh_xfer *x, long ms)
+{
+	if (ms < MH_RESTART_MIN_MS)
+		ms = MH_RESTART_MIN_MS;
+	ev_timer_init(&x->wait, mh_wait_cb, (double)ms / 1000.0, 0.);
+	x->wait.data = x;
+	ev_timer_start(t->loop, &x->wait);
+}
+
+/* Starts queued POSTs while no barrier holds them and a slot is free. */
+static void
+mh_pump(struct mh *t)
+{
+	while (t->qhead && t->barrier == NULL && !t->dead && !t->closing && t->nposts < MCP_HTTP_MAX_POSTS) {
+		struct mh_xfer *x = t->qhead;
+		t->qhead = x->qnext;
+		if (t->qhead == NULL)
+			t->qtail = NULL;
+		x->qnext = NULL;
+		mh_link(t, x);
+		x->counted = 1;
+		t->nposts++;
+		if (x->barrier)
+			t->barrier = x;
+		mh_start(t, x);
+	}
+}
+
+/* Opens the GET stream now (ms < 0) or after ms. */
+static void
+mh_stream_open(struct mh *t, long ms)
+{
+	struct mh_xfer *x;
+
+	if (t->stream || t->stream_none || t->dead || t->closing)
+		return;
+	x = mh_xfer_new(t, MH_STREAM, "GET stream");
+	if (t->stream_last_id)
+		x->last_id = xstrdup(t->stream_last_id);
+	t->stream = x;
+	if (ms >= 0)
+		mh_start_later(t, x, ms);
+	else
+		mh_start(t, x);
+}
+
+static long
+mh_status(const struct mh_xfer *x)
+{
+	long status = 0;
+
+	if (x->easy)
+		CURLAPI->easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+	return status ? status : x->status;
+}
+
+/* The event id to resume x's stream from, if it has one that can go in a header; borrowed. */
+static const char *
+mh_resume_id(const struct mh_xfer *x)
+{
+	const char *id = x->sse.has_id ? x->sse.id.data : x->last_id;
+
+	return id && mh_visible(id, strlen(id), 1) ? id : NULL;
+}
+
+/* A resume of x's stream (a POST's or an earlier resume's) for its request, after the retry. */
+static void
+mh_resume(struct mh *t, struct mh_xfer *x, int tries)
+{
+	struct mh_xfer *r;
+	/* The server's retry: holds for the streams after it too, as in EventSource. */
+	long ms = x->sse.retry_ms >= 0 ? x->sse.retry_ms : x->retry_ms;
+
+	if (tries > MCP_HTTP_RESUME_MAX) {
+		mh_fail(t, x, "no response after resuming the stream %d times", MCP_HTTP_RESUME_MAX);
+		return;
+	}
+	if (ms < 0) {
+		ms = MH_BACKOFF_MIN_MS;
+		for (int i = 1; i < tries && ms < MH_BACKOFF_MAX_MS; i++)
+			ms *= 2;
+	}
+	r = mh_xfer_new(t, MH_RESUME, x->what);
+	r->id = json_incref(x->id);
+	r->last_id = xstrdup(mh_resume_id(x));
+	r->tries = tries;
+	r->retry_ms = x->sse.retry_ms >= 0 ? x->sse.retry_ms : x->retry_ms;
+	log_debug("[mcp:%s] http: %s: the stream ended before the response; resuming in %ld ms", t->name,
+	    x->what, ms);
+	mh_start_later(t, r, ms);
+}
+
+/* The stream of a request ended (rc: curl's outcome): resumed when it can be, else failed. */
+static void
+mh_stream_ended(struct mh *t, struct mh_xfer *x, CURLcode rc, long status)
+{
+	if (x->id == NULL || !mh_is_outstanding(t, x->id))
+		return;
+	/* The initialize reply is not resumed: the session it starts is not known to a GET yet. */
+	if (x->sse_type && mh_resume_id(x) && !x->is_init) {
+		mh_resume(t, x, x->events ? 1 : x->tries + 1);
+		return;
+	}
+	if (rc != CURLE_OK)
+		mh_fail(t, x, "the reply broke: %s", CURLAPI->easy_strerror(rc));
+	else
+		mh_fail(t, x, "no response in the reply (HTTP %ld)", status);
+}
+
+static void
+mh_post_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
+{
+	long status = mh_status(x);
+
+	if (t->barrier == x)
+		t->barrier = NULL;
+	if (x->too_large) {
+		mh_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / (1024 * 1024));
+		return;
+	}
+	if (rc != CURLE_OK && status == 0) {
+		mh_fail(t, x, "connection failed: %s", CURLAPI->easy_strerror(rc));
+		return;
+	}
+	if (status == 404 && t->session && !x->is_init) {
+		log_debug("[mcp:%s] http: %s: HTTP 404 for the session", t->name, x->what);
+		mh_gone(t, "session expired");
+		return;
+	}
+	if (status < 200 || status > 299) {
+		mh_fail(t, x, "HTTP %ld", status);
+		return;
+	}
+	if (x->sse_type) {
+		if (rc == CURLE_OK)
+			sse_finish(&x->sse);
+	} else if (x->raw.len) {
+		if (mh_take_text(t, x, x->raw.data, x->raw.len) < 0 && x->id && mh_is_outstanding(t, x->id)) {
+			mh_fail(t, x, "the reply is not JSON (HTTP %ld)", status);
+			return;
+		}
+	}
+	if (t->dead)
+		return;		/* a bad session id */
+	mh_stream_ended(t, x, rc, status);
+	if (x->is_initialized && !t->stream_opened) {
+		t->stream_opened = 1;
+		mh_stream_open(t, -1);
+	}
+}
+
+static void
+mh_resume_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
+{
+	long status = mh_status(x);
+
+	if (x->id == NULL || !mh_is_outstanding(t, x->id))
+		return;
+	if (status == 404 && t->session) {
+		mh_gone(t, "session expired");
+		return;
+	}
+	if (status != 0 && (status < 200 || status > 299)) {
+		mh_fail(t, x, "HTTP %ld", status);
+		return;
+	}
+	if (x->sse_type && rc == CURLE_OK)
+		sse_finish(&x->sse);
+	if (!mh_is_outstanding(t, x->id))
+		return;
+	if (x->too_large) {
+		mh_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / (1024 * 1024));
+		return;
+	}
+	/* Still waiting: resume again (from the newest id) while the tries last. */
+	if (mh_resume_id(x) == NULL) {
+		mh_fail(t, x, "no response in the resumed stream");
+		return;
+	}
+	mh_resume(t, x, x->events ? 1 : x->tries + 1);
+}
+
+static void
+mh_stream_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
+{
+	long status = mh_status(x), ms;
+	int opened = status >= 200 && status <= 299 && x->sse_type;
+
+	t->stream = NULL;
+	if (status == 405 || status == 404) {
+		log_debug("[mcp:%s] http: no GET stream (HTTP %ld)", t->name, status);
+		t->stream_none = 1;
+		return;
+	}
+	if (x->sse_type && rc == CURLE_OK)
+		sse_finish(&x->sse);
+	if (x->sse.has_id && mh_visible(x->sse.id.data, x->sse.id.len, 1)) {
+		free(t->stream_last_id);
+		t->stream_last_id = xstrdup(x->sse.id.data);
+	}
+	if (x->sse.retry_ms >= 0)
+		t->stream_retry_ms = x->sse.retry_ms;
+	if (opened) {
+		t->stream_backoff_ms = MH_BACKOFF_MIN_MS;
+		ms = t->stream_retry_ms >= 0 ? t->stream_retry_ms : MH_BACKOFF_MIN_MS;
+	} else {
+		ms = t->stream_backoff_ms;
+		if (t->stream_retry_ms > ms)
+			ms = t->stream_retry_ms;
+		t->stream_backoff_ms = t->stream_backoff_ms * 2 > MH_BACKOFF_MAX_MS ? MH_BACKOFF_MAX_MS :
+		    t->stream_backoff_ms * 2;
+	}
+	if (rc != CURLE_OK && status == 0)
+		log_debug("[mcp:%s] http: GET stream: connection failed: %s; again in %ld ms", t->name,
+		    CURLAPI->easy_strerror(rc), ms);
+	else
+		log_debug("[mcp:%s] http: GET stream ended (HTTP %ld); again in %ld ms", t->name, status, ms);
+	mh_stream_open(t, ms);
+}
+
+static void
+mh_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
+{
+	if (!t->dead && !t->closing) {
+		switch (x->kind) {
+		case MH_POST:
+			mh_post_done(t, x, rc);
+			break;
+		case MH_RESUME:
+			mh_resume_done(t, x, rc);
+			break;
+		case MH_STREAM:
+			mh_stream_done(t, x, rc);
+			break;
+		case MH_DELETE:
+			break;
+		}
+	}
+	if (x->kind == MH_DELETE) {
+		log_debug("[mcp:%s] http: DELETE: HTTP %ld", t->name, mh_status(x));
+		mh_gone(t, "closed");
+	}
+	mh_xfer_free(x);
+}
+
+static void
+mh_check_info(struct mh *t)
+{
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = CURLAPI->multi_info_read(t->multi, &left)) != NULL) {
+		struct mh_xfer *x;
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		CURLcode rc = msg->data.result;
+		CURLAPI->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		mh_done(t, x, rc);
+	}
+}
+
+/* Every transfer, live, waiting or queued, ends now. */
+static void
+mh_abort_all(struct mh *t)
+{
+	while (t->live)
+		mh_xfer_free(t->live);
+	while (t->qhead) {
+		struct mh_xfer *x = t->qhead;
+		t->qhead = x->qnext;
+		mh_xfer_free(x);
+	}
+	t->qtail = NULL;
+}
+
+static void mh_destroy(struct mh *t);
+
+/* Hands the inbox over, then gone once it is decided. The owner may send, close or free meanwhile. */
+static void
+mh_deliver(struct mh *t)
+{
+	t->delivering = 1;
+	while (!t->doomed && !t->closing && json_array_size(t->inbox)) {
+		json_t *m = json_incref(json_array_get(t->inbox, 0));
+		json_array_remove(t->inbox, 0);
+		t->base.cb.message(t->base.cb.arg, m);
+		json_decref(m);
+	}
+	if (t->closing || t->doomed)
+		json_array_clear(t->inbox);
+	if (!t->doomed && t->gone_reason && !t->gone_reported) {
+		t->gone_reported = 1;
+		t->base.cb.gone(t->base.cb.arg, t->gone_reason);
+	}
+	t->delivering = 0;
+	if (t->doomed)
+		mh_destroy(t);
+}
+
+/* After curl has run: finished transfers, then what they let start, then the owner's callbacks. */
+static void
+mh_after(struct mh *t)
+{
+	mh_check_info(t);
+	if (t->dead)
+		mh_abort_all(t);
+	else
+		mh_pump(t);
+	mh_deliver(t);
+}
+
+static void
+mh_kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	mh_after(w->data);
+}
+
+static void
+mh_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct mh_sock *s = (struct mh_sock *)w;
+	struct mh *t = s->t;		/* s may be freed inside the socket action */
+	int running, flags = 0;
+
+	(void)loop;
+	if (revents & EV_READ)
+		flags |= CURL_CSELECT_IN;
+	if (revents & EV_WRITE)
+		flags |= CURL_CSELECT_OUT;
+	CURLAPI->multi_socket_action(t->multi, s->fd, flags, &running);
+	mh_after(t);
+}
+
+static int
+mh_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
+{
+	struct mh *t = userp;
+	struct mh_sock *s = sockp;
+
+	(void)easy;
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			ev_io_stop(t->loop, &s->io);
+			if (s->prev)
+				s->prev->next = s->next;
+			else
+				t->socks = s->next;
+			if (s->next)
+				s->next->prev = s->prev;
+			free(s);
+			CURLAPI->multi_assign(t->multi, fd, NULL);
+		}
+		return 0;
+	}
+	if (s == NULL) {
+		s = xcalloc(1, sizeof(*s));
+		s->t = t;
+		s->fd = fd;
+		s->next = t->socks;
+		if (t->socks)
+			t->socks->prev = s;
+		t->socks = s;
+		CURLAPI->multi_assign(t->multi, fd, s);
+	} else {
+		ev_io_stop(t->loop, &s->io);
+	}
+	ev_io_init(&s->io, mh_sock_cb, fd, (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
+	ev_io_start(t->loop, &s->io);
+	return 0;
+}
+
+static void
+mh_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mh *t = w->data;
+	int running;
+
+	(void)loop;
+	(void)revents;
+	CURLAPI->multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	mh_after(t);
+}
+
+static int
+mh_timer_fn(CURLM *multi, long timeout_ms, void *userp)
+{
+	struct mh *t = userp;
+
+	(void)multi;
+	ev_timer_stop(t->loop, &t->timer);
+	if (timeout_ms >= 0) {
+		ev_timer_set(&t->timer, (double)timeout_ms / 1000.0, 0.);
+		ev_timer_start(t->loop, &t->timer);
+	}
+	return 0;
+}
+
+/* ---- ops ---- */
+
+static void
+mh_send(struct mcp_transport *tt, const json_t *msg)
+{
+	struct mh *t = (struct mh *)tt;
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	const json_t *id = json_object_get(msg, "id");
+	char *body;
+	struct mh_xfer *x;
+
+	if (t->dead || t->closing) {
+		log_debug("[mcp:%s] http: %s dropped: the transport is closed", t->name, method ? method : "a response");
+		return;
+	}
+	body = json_dumps(msg, JSON_COMPACT);
+	if (body == NULL) {
+		log_warn("[mcp:%s] http: a message that cannot be encoded was dropped", t->name);
+		return;
+	}
+	x = mh_xfer_new(t, MH_POST, method ? method : "response");
+	x->body = body;
+	if (method && id && !json_is_null(id)) {
+		x->id = json_deep_copy(id);
+		json_array_append(t->outstanding, x->id);
+		x->is_init = strcmp(method, "initialize") == 0;
+		x->barrier = x->is_init;
+	} else {
+		x->barrier = 1;
+		x->is_initialized = method && strcmp(method, "notifications/initialized") == 0;
+	}
+	if (t->qtail)
+		t->qtail->qnext = x;
+	else
+		t->qhead = x;
+	t->qtail = x;
+	mh_pump(t);
+}
+
+static void
+mh_set_version(struct mcp_transport *tt, const char *version)
+{
+	struct mh *t = (struct mh *)tt;
+
+	if (version == NULL) {
+		free(t->version);
+		t->version = NULL;
+		return;
+	}
+	if (!mh_visible(version, strlen(version), 0) || strlen(version) > 64) {
+		log_debug("[mcp:%s] http: a protocol version that cannot be a header, not sent", t->name);
+		return;
+	}
+	free(t->version);
+	t->version = xstrdup(version);
+}
+
+static void
+mh_close(struct mcp_transport *tt)
+{
+	struct mh *t = (struct mh *)tt;
+	struct mh_xfer *x;
+
+	if (t->closing || t->dead)
+		return;
+	t->closing = 1;
+	mh_abort_all(t);
+	if (t->session == NULL) {
+		mh_gone(t, "closed");
+		mh_kick(t);
+		return;
+	}
+	x = mh_xfer_new(t, MH_DELETE, "DELETE");
+	mh_start(t, x);
+}
+
+static void
+mh_stderr_tail(const struct mcp_transport *tt, struct buf *out)
+{
+	(void)tt;
+	buf_append(out, "", 0);		/* no stderr over HTTP */
+}
+
+static void
+mh_destroy(struct mh *t)
+{
+	mh_abort_all(t);
+	CURLAPI->multi_cleanup(t->multi);	/* may still call mh_socket_fn and mh_timer_fn */
+	ev_timer_stop(t->loop, &t->timer);
+	ev_timer_stop(t->loop, &t->kick);
+	while (t->socks) {
+		struct mh_sock *s = t->socks;
+		t->socks = s->next;
+		ev_io_stop(t->loop, &s->io);
+		free(s);
+	}
+	for (size_t i = 0; i < t->nhdr; i++)
+		free(t->hdr[i]);
+	free(t->hdr);
+	json_decref(t->inbox);
+	json_decref(t->outstanding);
+	free(t->name);
+	free(t->url);
+	free(t->session);
+	free(t->version);
+	free(t->stream_last_id);
+	free(t->gone_reason);
+	free(t);
+}
+
+static void
+mh_free(struct mcp_transport *tt)
+{
+	struct mh *t = (struct mh *)tt;
+
+	if (t->delivering) {
+		t->doomed = 1;	/* mh_deliver frees it once the callback returns */
+		return;
+	}
+	mh_destroy(t);
+}
+
+static const struct mcp_transport_ops mh_ops = { mh_send, mh_set_version, mh_close, mh_stderr_tail, mh_free };
+
+/* ---- construction ---- */
+
+static int
+mh_token(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && strchr("!#$%&'*+-.^_`|~", *s) == NULL)
+			return 0;
+	return 1;
+}
+
+/* Headers the transport sets itself: an ACP header of the same name would contradict it. */
+static int
+mh_reserved(const char *name)
+{
+	static const char *const own[] = { "Accept", "Content-Type", "Content-Length", "MCP-Session-Id",
+		"MCP-Protocol-Version", "Last-Event-ID", "Expect", "Host", "Transfer-Encoding" };
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strcasecmp(name, own[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+mh_headers(struct mh *t, const json_t *headers, struct err *e)
+{
+	size_t i;
+	json_t *h;
+
+	if (headers == NULL || json_is_null(headers))
+		return 0;
+	if (!json_is_array(headers))
+		return err_set(e, ERR_INVALID_PARAMS, "headers must be an array of {name, value}");
+	t->hdr = xcalloc(json_array_size(headers) + 1, sizeof(*t->hdr));
+	json_array_foreach(headers, i, h) {
+		const char *name = json_string_value(json_object_get(h, "name"));
+		const json_t *value = json_object_get(h, "value");
+		const char *v = json_string_value(value);
+		if (name == NULL || v == NULL)
+			return err_set(e, ERR_INVALID_PARAMS, "headers[%zu] must be {name, value} with strings", i);
+		if (!mh_token(name))
+			return err_set(e, ERR_INVALID_PARAMS, "headers[%zu] has an invalid name", i);
+		if (strlen(v) != json_string_length(value) || strpbrk(v, "\r\n"))
+			return err_set(e, ERR_INVALID_PARAMS, "the value of header %s has a line break or a NUL", name);
+		if (mh_reserved(name)) {
+			log_warn("[mcp:%s] http: header %s is the transport's own; ignored", t->name, name);
+			continue;
+		}
+		/* curl drops a header given as "Name:"; "Name;" sends it empty. */
+		t->hdr[t->nhdr++] = *v ? xasprintf("%s: %s", name, v) : xasprintf("%s;", name);
+	}
+	return 0;
+}
+
+struct mcp_transport *
+mcp_http_new(struct ev_loop *loop, const char *name, const char *url, const json_t *headers,
+    const struct mcp_transport_cb *cb, struct err *e)
+{
+	struct mh *t;
+
+	if (url == NULL || (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0))
+		return err_set(e, ERR_INVALID_PARAMS, "the url must start with http:// or https://"), NULL;
+	if (!mh_visible(url, strlen(url), 0))
+		return err_set(e, ERR_INVALID_PARAMS, "the url has a space or a control character"), NULL;
+	if (curl_dl_load(e) == NULL)
+		return NULL;
+	t = xcalloc(1, sizeof(*t));
+	t->base.ops = &mh_ops;
+	t->base.cb = *cb;
+	t->loop = loop;
+	t->name = xstrdup(name ? name : "");
+	if (mh_headers(t, headers, e) < 0) {
+		for (size_t i = 0; i < t->nhdr; i++)
+			free(t->hdr[i]);
+		free(t->hdr);
+		free(t->name);
+		free(t);
+		return NULL;
+	}
+	t->url = xstrdup(url);
+	t->inbox = json_array();
+	t->outstanding = json_array();
+	t->stream_backoff_ms = MH_BACKOFF_MIN_MS;
+	t->stream_retry_ms = -1;
+	t->multi = CURLAPI->multi_init();
+	CURLAPI->multi_setopt(t->multi, CURLMOPT_SOCKETFUNCTION, mh_socket_fn);
+	CURLAPI->multi_setopt(t->multi, CURLMOPT_SOCKETDATA, t);
+	CURLAPI->multi_setopt(t->multi, CURLMOPT_TIMERFUNCTION, mh_timer_fn);
+	CURLAPI->multi_setopt(t->multi, CURLMOPT_TIMERDATA, t);
+	ev_timer_init(&t->timer, mh_timer_cb, 0., 0.);
+	t->timer.data = t;
+	ev_timer_init(&t->kick, mh_kick_cb, 0., 0.);
+	t->kick.data = t;
+	return &t->base;
+}
