@@ -98,6 +98,12 @@ $(BUILD)/bin/ws-search: $(BUILD)/tests/ws_search.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
 
+# mcp/http.c alone against a real server: tests/mcp_http_everything.sh (not in make test).
+$(BUILD)/bin/mcp-http-probe: $(BUILD)/tests/mcp_http_probe.o $(LIB_OBJ)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
+
 $(MOCK): $(BUILD)/tests/mock_openai.o $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)

@@ -21,31 +21,31 @@
 #include "base/xmalloc.h"
 
 #define CURLAPI curl_dl()
-#define MH_ERRBODY_MAX 65536
-#define MH_BACKOFF_MIN_MS 500L
-#define MH_BACKOFF_MAX_MS 30000L
-#define MH_RESTART_MIN_MS 100L	/* the shortest wait before a restart or a resume, whatever retry: says */
-#define MH_SESSION_MAX 1024
+#define MCP_HTTP_ERRBODY_MAX 65536
+#define MCP_HTTP_BACKOFF_MIN_MS 500L
+#define MCP_HTTP_BACKOFF_MAX_MS 30000L
+#define MCP_HTTP_RESTART_MIN_MS 100L	/* the shortest wait before a restart or a resume, whatever retry: says */
+#define MCP_HTTP_SESSION_MAX 1024
 
-enum mh_kind { MH_POST, MH_STREAM, MH_RESUME, MH_DELETE };
+enum mcp_http_kind { MCP_HTTP_POST, MCP_HTTP_STREAM, MCP_HTTP_RESUME, MCP_HTTP_DELETE };
 
-struct mh;
+struct mcp_http;
 
-struct mh_sock {
+struct mcp_http_sock {
 	ev_io io;		/* first member */
-	struct mh *t;
+	struct mcp_http *t;
 	curl_socket_t fd;
-	struct mh_sock *prev, *next;
+	struct mcp_http_sock *prev, *next;
 };
 
 /*
  * One HTTP exchange. A POST waits on the queue (qnext) until it starts; every other transfer, and a
  * POST once started, is on t->live (prev/next) until it ends, waiting or not.
  */
-struct mh_xfer {
-	struct mh *t;
-	enum mh_kind kind;
-	struct mh_xfer *prev, *next, *qnext;
+struct mcp_http_xfer {
+	struct mcp_http *t;
+	enum mcp_http_kind kind;
+	struct mcp_http_xfer *prev, *next, *qnext;
 	CURL *easy;		/* NULL until started */
 	ev_timer wait;		/* a delayed start */
 	struct curl_slist *hdrs;
@@ -65,10 +65,10 @@ struct mh_xfer {
 	int events;		/* SSE events that carried data */
 	int tries;		/* RESUME: attempts without an event */
 	long retry_ms;		/* RESUME: the retry: of the streams before it, -1 for none */
-	char *last_id;		/* RESUME, MH_STREAM: Last-Event-ID to send */
+	char *last_id;		/* RESUME, MCP_HTTP_STREAM: Last-Event-ID to send */
 };
 
-struct mh {
+struct mcp_http {
 	struct mcp_transport base;	/* first: the ops cast back */
 	struct ev_loop *loop;
 	char *name, *url;
@@ -77,12 +77,12 @@ struct mh {
 	CURLM *multi;
 	ev_timer timer;		/* curl's timeout */
 	ev_timer kick;		/* delivery outside curl and outside close */
-	struct mh_sock *socks;
-	struct mh_xfer *live;
-	struct mh_xfer *qhead, *qtail;	/* POSTs waiting for the barrier or a free slot */
-	struct mh_xfer *barrier;
+	struct mcp_http_sock *socks;
+	struct mcp_http_xfer *live;
+	struct mcp_http_xfer *qhead, *qtail;	/* POSTs waiting for the barrier or a free slot */
+	struct mcp_http_xfer *barrier;
 	int nposts;
-	struct mh_xfer *stream;	/* the GET stream (live or waiting), NULL while none */
+	struct mcp_http_xfer *stream;	/* the GET stream (live or waiting), NULL while none */
 	int stream_none;	/* 405: never again */
 	int stream_opened;	/* notifications/initialized was accepted */
 	long stream_backoff_ms;
@@ -98,14 +98,14 @@ struct mh {
 	int delivering, doomed;	/* free inside a callback waits for it to return */
 };
 
-static void mh_after(struct mh *t);
-static void mh_start(struct mh *t, struct mh_xfer *x);
-static void mh_done(struct mh *t, struct mh_xfer *x, CURLcode rc);
+static void mcp_http_after(struct mcp_http *t);
+static void mcp_http_start(struct mcp_http *t, struct mcp_http_xfer *x);
+static void mcp_http_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc);
 
 /* ---- small helpers ---- */
 
 static int
-mh_visible(const char *s, size_t n, int space_ok)
+mcp_http_visible(const char *s, size_t n, int space_ok)
 {
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)s[i] < (space_ok ? 0x20 : 0x21) || (unsigned char)s[i] > 0x7e)
@@ -114,7 +114,7 @@ mh_visible(const char *s, size_t n, int space_ok)
 }
 
 static int
-mh_is_response(const json_t *m)
+mcp_http_is_response(const json_t *m)
 {
 	return json_object_get(m, "method") == NULL && json_object_get(m, "id") &&
 	    (json_object_get(m, "result") || json_object_get(m, "error"));
@@ -122,7 +122,7 @@ mh_is_response(const json_t *m)
 
 /* Takes id off the outstanding list; 1 when it was there. */
 static int
-mh_answered(struct mh *t, const json_t *id)
+mcp_http_answered(struct mcp_http *t, const json_t *id)
 {
 	size_t i;
 	json_t *v;
@@ -137,7 +137,7 @@ mh_answered(struct mh *t, const json_t *id)
 }
 
 static int
-mh_is_outstanding(const struct mh *t, const json_t *id)
+mcp_http_is_outstanding(const struct mcp_http *t, const json_t *id)
 {
 	size_t i;
 	json_t *v;
@@ -148,9 +148,9 @@ mh_is_outstanding(const struct mh *t, const json_t *id)
 	return 0;
 }
 
-/* Decides gone; the transfers are aborted and reason reported (after the inbox) from mh_after. */
+/* Decides gone; the transfers are aborted and reason reported (after the inbox) from mcp_http_after. */
 static void
-mh_gone(struct mh *t, const char *reason)
+mcp_http_gone(struct mcp_http *t, const char *reason)
 {
 	if (t->dead)
 		return;
@@ -160,7 +160,7 @@ mh_gone(struct mh *t, const char *reason)
 }
 
 static void
-mh_kick(struct mh *t)
+mcp_http_kick(struct mcp_http *t)
 {
 	if (!ev_is_active(&t->kick)) {
 		ev_timer_set(&t->kick, 0., 0.);
@@ -172,18 +172,18 @@ mh_kick(struct mh *t)
 
 /* One message from the server (borrowed); x: the transfer it came on. */
 static void
-mh_take(struct mh *t, struct mh_xfer *x, json_t *m)
+mcp_http_take(struct mcp_http *t, struct mcp_http_xfer *x, json_t *m)
 {
 	if (!json_is_object(m)) {
 		log_debug("[mcp:%s] http: %s: a message that is not an object, skipped", t->name, x->what);
 		return;
 	}
-	if (mh_is_response(m)) {
+	if (mcp_http_is_response(m)) {
 		const json_t *id = json_object_get(m, "id");
 		if (x->is_init && x->id && json_equal(id, x->id)) {
 			/* The session starts with this reply: its id goes on every request after it. */
 			if (x->session_bad) {
-				mh_gone(t, "the server sent an invalid MCP-Session-Id");
+				mcp_http_gone(t, "the server sent an invalid MCP-Session-Id");
 				return;
 			}
 			if (x->session) {
@@ -193,14 +193,14 @@ mh_take(struct mh *t, struct mh_xfer *x, json_t *m)
 		}
 		if (x->barrier && x->id && json_equal(id, x->id) && t->barrier == x)
 			t->barrier = NULL;
-		mh_answered(t, id);
+		mcp_http_answered(t, id);
 	}
 	json_array_append(t->inbox, m);
 }
 
 /* A JSON text: an object, or a batch (an array) of them. -1 when it is not JSON. */
 static int
-mh_take_text(struct mh *t, struct mh_xfer *x, const char *data, size_t len)
+mcp_http_take_text(struct mcp_http *t, struct mcp_http_xfer *x, const char *data, size_t len)
 {
 	json_error_t jerr;
 	json_t *j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -213,32 +213,32 @@ mh_take_text(struct mh *t, struct mh_xfer *x, const char *data, size_t len)
 	}
 	if (json_is_array(j)) {
 		json_array_foreach(j, i, v)
-			mh_take(t, x, v);
+			mcp_http_take(t, x, v);
 	} else {
-		mh_take(t, x, j);
+		mcp_http_take(t, x, j);
 	}
 	json_decref(j);
 	return 0;
 }
 
 static int
-mh_on_event(void *arg, const char *data, size_t len)
+mcp_http_on_event(void *arg, const char *data, size_t len)
 {
-	struct mh_xfer *x = arg;
+	struct mcp_http_xfer *x = arg;
 
 	if (len == 0)
 		return 0;	/* a priming event: an id and no message */
 	x->events++;
-	mh_take_text(x->t, x, data, len);
+	mcp_http_take_text(x->t, x, data, len);
 	return 0;
 }
 
 /* ---- curl callbacks: they only record ---- */
 
 static size_t
-mh_header_cb(char *data, size_t size, size_t nmemb, void *arg)
+mcp_http_header_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
-	struct mh_xfer *x = arg;
+	struct mcp_http_xfer *x = arg;
 	size_t len = size * nmemb, n = len;
 	const char *colon, *v;
 
@@ -270,7 +270,7 @@ mh_header_cb(char *data, size_t size, size_t nmemb, void *arg)
 		free(x->session);
 		x->session = NULL;
 		/* Visible ASCII only (MCP's rule): anything else could not go back as a header. */
-		x->session_bad = vlen == 0 || vlen > MH_SESSION_MAX || !mh_visible(v, vlen, 0);
+		x->session_bad = vlen == 0 || vlen > MCP_HTTP_SESSION_MAX || !mcp_http_visible(v, vlen, 0);
 		if (!x->session_bad)
 			x->session = xstrndup(v, vlen);
 	}
@@ -278,23 +278,23 @@ mh_header_cb(char *data, size_t size, size_t nmemb, void *arg)
 }
 
 static size_t
-mh_write_cb(char *data, size_t size, size_t nmemb, void *arg)
+mcp_http_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
-	struct mh_xfer *x = arg;
+	struct mcp_http_xfer *x = arg;
 	size_t len = size * nmemb;
 	int ok = x->status >= 200 && x->status < 300;
 
-	if (ok && x->sse_type && x->kind != MH_DELETE) {
+	if (ok && x->sse_type && x->kind != MCP_HTTP_DELETE) {
 		if (sse_feed(&x->sse, data, len) < 0) {
 			x->too_large = x->sse.too_long != NULL;
 			return 0;	/* aborts the transfer */
 		}
 		return len;
 	}
-	if (!ok || x->kind != MH_POST) {
+	if (!ok || x->kind != MCP_HTTP_POST) {
 		/* An error body is kept for its message; the rest of it, and any other body, is dropped. */
-		if (x->raw.len < MH_ERRBODY_MAX)
-			buf_append(&x->raw, data, len < MH_ERRBODY_MAX - x->raw.len ? len : MH_ERRBODY_MAX - x->raw.len);
+		size_t room = x->raw.len < MCP_HTTP_ERRBODY_MAX ? MCP_HTTP_ERRBODY_MAX - x->raw.len : 0;
+		buf_append(&x->raw, data, len < room ? len : room);
 		return len;
 	}
 	if (len > MCP_HTTP_BODY_MAX - x->raw.len) {
@@ -309,7 +309,7 @@ mh_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 
 /* The server's JSON-RPC error in an error body, if it sent one; new ref or NULL. */
 static json_t *
-mh_error_data(const struct mh_xfer *x)
+mcp_http_error_data(const struct mcp_http_xfer *x)
 {
 	json_t *j = x->raw.len ? json_loadb(x->raw.data, x->raw.len, 0, NULL) : NULL;
 	json_t *err = json_incref(json_object_get(j, "error"));
@@ -327,10 +327,10 @@ mh_error_data(const struct mh_xfer *x)
  * request still waiting gets an error response; anything else is only logged.
  */
 static void
-mh_fail(struct mh *t, struct mh_xfer *x, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+mcp_http_fail(struct mcp_http *t, struct mcp_http_xfer *x, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void
-mh_fail(struct mh *t, struct mh_xfer *x, const char *fmt, ...)
+mcp_http_fail(struct mcp_http *t, struct mcp_http_xfer *x, const char *fmt, ...)
 {
 	char text[300];
 	va_list ap;
@@ -341,13 +341,13 @@ mh_fail(struct mh *t, struct mh_xfer *x, const char *fmt, ...)
 	va_end(ap);
 	log_debug("[mcp:%s] http: %s: %s", t->name, x->what, text);
 	if (x->is_init) {
-		mh_gone(t, text);
+		mcp_http_gone(t, text);
 		return;
 	}
-	if (x->id == NULL || !mh_answered(t, x->id))
+	if (x->id == NULL || !mcp_http_answered(t, x->id))
 		return;
 	err = json_pack("{s:i, s:s}", "code", -32603, "message", text);
-	json_t *data = mh_error_data(x);
+	json_t *data = mcp_http_error_data(x);
 	if (data)
 		json_object_set_new(err, "data", data);
 	json_array_append_new(t->inbox, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", x->id, "error", err));
@@ -356,7 +356,7 @@ mh_fail(struct mh *t, struct mh_xfer *x, const char *fmt, ...)
 /* ---- transfers ---- */
 
 static void
-mh_link(struct mh *t, struct mh_xfer *x)
+mcp_http_link(struct mcp_http *t, struct mcp_http_xfer *x)
 {
 	x->prev = NULL;
 	x->next = t->live;
@@ -365,25 +365,25 @@ mh_link(struct mh *t, struct mh_xfer *x)
 	t->live = x;
 }
 
-static struct mh_xfer *
-mh_xfer_new(struct mh *t, enum mh_kind kind, const char *what)
+static struct mcp_http_xfer *
+mcp_http_xfer_new(struct mcp_http *t, enum mcp_http_kind kind, const char *what)
 {
-	struct mh_xfer *x = xcalloc(1, sizeof(*x));
+	struct mcp_http_xfer *x = xcalloc(1, sizeof(*x));
 
 	x->t = t;
 	x->kind = kind;
 	x->what = xstrdup(what);
 	buf_init(&x->raw);
-	sse_init(&x->sse, SSE_LINE_MAX, mh_on_event, x);
+	sse_init(&x->sse, SSE_LINE_MAX, mcp_http_on_event, x);
 	ev_init(&x->wait, NULL);
 	x->retry_ms = -1;
-	if (kind != MH_POST)
-		mh_link(t, x);
+	if (kind != MCP_HTTP_POST)
+		mcp_http_link(t, x);
 	return x;
 }
 
 static void
-mh_unlink(struct mh *t, struct mh_xfer *x)
+mcp_http_unlink(struct mcp_http *t, struct mcp_http_xfer *x)
 {
 	if (x->prev)
 		x->prev->next = x->next;
@@ -396,16 +396,16 @@ mh_unlink(struct mh *t, struct mh_xfer *x)
 
 /* Ends x at once (aborting its transfer) and frees it. */
 static void
-mh_xfer_free(struct mh_xfer *x)
+mcp_http_xfer_free(struct mcp_http_xfer *x)
 {
-	struct mh *t = x->t;
+	struct mcp_http *t = x->t;
 
 	ev_timer_stop(t->loop, &x->wait);
 	if (x->easy) {
 		CURLAPI->multi_remove_handle(t->multi, x->easy);
 		CURLAPI->easy_cleanup(x->easy);
 	}
-	mh_unlink(t, x);
+	mcp_http_unlink(t, x);
 	if (x->counted)
 		t->nposts--;
 	if (t->barrier == x)
@@ -424,7 +424,7 @@ mh_xfer_free(struct mh_xfer *x)
 }
 
 static void
-mh_add_header(struct mh_xfer *x, const char *name, const char *value)
+mcp_http_add_header(struct mcp_http_xfer *x, const char *name, const char *value)
 {
 	char *line = xasprintf("%s: %s", name, value);
 
@@ -433,19 +433,19 @@ mh_add_header(struct mh_xfer *x, const char *name, const char *value)
 }
 
 static void
-mh_start(struct mh *t, struct mh_xfer *x)
+mcp_http_start(struct mcp_http *t, struct mcp_http_xfer *x)
 {
 	CURL *e = CURLAPI->easy_init();
 
 	x->easy = e;
 	if (e == NULL) {
 		/* As good as a refused connection, and reported from the loop like one. */
-		mh_done(t, x, CURLE_FAILED_INIT);
-		mh_kick(t);
+		mcp_http_done(t, x, CURLE_FAILED_INIT);
+		mcp_http_kick(t);
 		return;
 	}
 	switch (x->kind) {
-	case MH_POST:
+	case MCP_HTTP_POST:
 		x->hdrs = CURLAPI->slist_append(x->hdrs, "Accept: application/json, text/event-stream");
 		x->hdrs = CURLAPI->slist_append(x->hdrs, "Content-Type: application/json");
 		x->hdrs = CURLAPI->slist_append(x->hdrs, "Expect:");	/* no 100-continue round trip */
@@ -454,29 +454,29 @@ mh_start(struct mh *t, struct mh_xfer *x)
 		if (x->barrier && !x->is_init)
 			CURLAPI->easy_setopt(e, CURLOPT_TIMEOUT_MS, MCP_HTTP_NOTIFY_MS);
 		break;
-	case MH_STREAM:
-	case MH_RESUME:
+	case MCP_HTTP_STREAM:
+	case MCP_HTTP_RESUME:
 		x->hdrs = CURLAPI->slist_append(x->hdrs, "Accept: text/event-stream");
 		if (x->last_id)
-			mh_add_header(x, "Last-Event-ID", x->last_id);
+			mcp_http_add_header(x, "Last-Event-ID", x->last_id);
 		CURLAPI->easy_setopt(e, CURLOPT_HTTPGET, 1L);
 		break;
-	case MH_DELETE:
+	case MCP_HTTP_DELETE:
 		CURLAPI->easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
 		CURLAPI->easy_setopt(e, CURLOPT_TIMEOUT_MS, MCP_HTTP_CLOSE_MS);
 		break;
 	}
 	if (t->session)
-		mh_add_header(x, "MCP-Session-Id", t->session);
+		mcp_http_add_header(x, "MCP-Session-Id", t->session);
 	if (t->version)
-		mh_add_header(x, "MCP-Protocol-Version", t->version);
+		mcp_http_add_header(x, "MCP-Protocol-Version", t->version);
 	for (size_t i = 0; i < t->nhdr; i++)
 		x->hdrs = CURLAPI->slist_append(x->hdrs, t->hdr[i]);
 	CURLAPI->easy_setopt(e, CURLOPT_URL, t->url);
 	CURLAPI->easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
-	CURLAPI->easy_setopt(e, CURLOPT_WRITEFUNCTION, mh_write_cb);
+	CURLAPI->easy_setopt(e, CURLOPT_WRITEFUNCTION, mcp_http_write_cb);
 	CURLAPI->easy_setopt(e, CURLOPT_WRITEDATA, x);
-	CURLAPI->easy_setopt(e, CURLOPT_HEADERFUNCTION, mh_header_cb);
+	CURLAPI->easy_setopt(e, CURLOPT_HEADERFUNCTION, mcp_http_header_cb);
 	CURLAPI->easy_setopt(e, CURLOPT_HEADERDATA, x);
 	CURLAPI->easy_setopt(e, CURLOPT_PRIVATE, (char *)x);
 	CURLAPI->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -492,73 +492,73 @@ mh_start(struct mh *t, struct mh_xfer *x)
 	if (CURLAPI->multi_add_handle(t->multi, e) != CURLM_OK) {
 		CURLAPI->easy_cleanup(e);
 		x->easy = NULL;
-		mh_done(t, x, CURLE_FAILED_INIT);
-		mh_kick(t);
+		mcp_http_done(t, x, CURLE_FAILED_INIT);
+		mcp_http_kick(t);
 	}
 }
 
 static void
-mh_wait_cb(struct ev_loop *loop, ev_timer *w, int revents)
+mcp_http_wait_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	struct mh_xfer *x = w->data;
-	struct mh *t = x->t;
+	struct mcp_http_xfer *x = w->data;
+	struct mcp_http *t = x->t;
 
 	(void)loop;
 	(void)revents;
-	mh_start(t, x);
-	mh_after(t);
+	mcp_http_start(t, x);
+	mcp_http_after(t);
 }
 
-/* Starts x after ms (at least MH_RESTART_MIN_MS). */
+/* Starts x after ms (at least MCP_HTTP_RESTART_MIN_MS). */
 static void
-mh_start_later(struct mh *t, struct mh_xfer *x, long ms)
+mcp_http_start_later(struct mcp_http *t, struct mcp_http_xfer *x, long ms)
 {
-	if (ms < MH_RESTART_MIN_MS)
-		ms = MH_RESTART_MIN_MS;
-	ev_timer_init(&x->wait, mh_wait_cb, (double)ms / 1000.0, 0.);
+	if (ms < MCP_HTTP_RESTART_MIN_MS)
+		ms = MCP_HTTP_RESTART_MIN_MS;
+	ev_timer_init(&x->wait, mcp_http_wait_cb, (double)ms / 1000.0, 0.);
 	x->wait.data = x;
 	ev_timer_start(t->loop, &x->wait);
 }
 
 /* Starts queued POSTs while no barrier holds them and a slot is free. */
 static void
-mh_pump(struct mh *t)
+mcp_http_pump(struct mcp_http *t)
 {
 	while (t->qhead && t->barrier == NULL && !t->dead && !t->closing && t->nposts < MCP_HTTP_MAX_POSTS) {
-		struct mh_xfer *x = t->qhead;
+		struct mcp_http_xfer *x = t->qhead;
 		t->qhead = x->qnext;
 		if (t->qhead == NULL)
 			t->qtail = NULL;
 		x->qnext = NULL;
-		mh_link(t, x);
+		mcp_http_link(t, x);
 		x->counted = 1;
 		t->nposts++;
 		if (x->barrier)
 			t->barrier = x;
-		mh_start(t, x);
+		mcp_http_start(t, x);
 	}
 }
 
 /* Opens the GET stream now (ms < 0) or after ms. */
 static void
-mh_stream_open(struct mh *t, long ms)
+mcp_http_stream_open(struct mcp_http *t, long ms)
 {
-	struct mh_xfer *x;
+	struct mcp_http_xfer *x;
 
 	if (t->stream || t->stream_none || t->dead || t->closing)
 		return;
-	x = mh_xfer_new(t, MH_STREAM, "GET stream");
+	x = mcp_http_xfer_new(t, MCP_HTTP_STREAM, "GET stream");
 	if (t->stream_last_id)
 		x->last_id = xstrdup(t->stream_last_id);
 	t->stream = x;
 	if (ms >= 0)
-		mh_start_later(t, x, ms);
+		mcp_http_start_later(t, x, ms);
 	else
-		mh_start(t, x);
+		mcp_http_start(t, x);
 }
 
 static long
-mh_status(const struct mh_xfer *x)
+mcp_http_status(const struct mcp_http_xfer *x)
 {
 	long status = 0;
 
@@ -569,134 +569,135 @@ mh_status(const struct mh_xfer *x)
 
 /* The event id to resume x's stream from, if it has one that can go in a header; borrowed. */
 static const char *
-mh_resume_id(const struct mh_xfer *x)
+mcp_http_resume_id(const struct mcp_http_xfer *x)
 {
 	const char *id = x->sse.has_id ? x->sse.id.data : x->last_id;
 
-	return id && mh_visible(id, strlen(id), 1) ? id : NULL;
+	return id && mcp_http_visible(id, strlen(id), 1) ? id : NULL;
 }
 
 /* A resume of x's stream (a POST's or an earlier resume's) for its request, after the retry. */
 static void
-mh_resume(struct mh *t, struct mh_xfer *x, int tries)
+mcp_http_resume(struct mcp_http *t, struct mcp_http_xfer *x, int tries)
 {
-	struct mh_xfer *r;
+	struct mcp_http_xfer *r;
 	/* The server's retry: holds for the streams after it too, as in EventSource. */
 	long ms = x->sse.retry_ms >= 0 ? x->sse.retry_ms : x->retry_ms;
 
 	if (tries > MCP_HTTP_RESUME_MAX) {
-		mh_fail(t, x, "no response after resuming the stream %d times", MCP_HTTP_RESUME_MAX);
+		mcp_http_fail(t, x, "no response after resuming the stream %d times", MCP_HTTP_RESUME_MAX);
 		return;
 	}
 	if (ms < 0) {
-		ms = MH_BACKOFF_MIN_MS;
-		for (int i = 1; i < tries && ms < MH_BACKOFF_MAX_MS; i++)
+		ms = MCP_HTTP_BACKOFF_MIN_MS;
+		for (int i = 1; i < tries && ms < MCP_HTTP_BACKOFF_MAX_MS; i++)
 			ms *= 2;
 	}
-	r = mh_xfer_new(t, MH_RESUME, x->what);
+	r = mcp_http_xfer_new(t, MCP_HTTP_RESUME, x->what);
 	r->id = json_incref(x->id);
-	r->last_id = xstrdup(mh_resume_id(x));
+	r->last_id = xstrdup(mcp_http_resume_id(x));
 	r->tries = tries;
 	r->retry_ms = x->sse.retry_ms >= 0 ? x->sse.retry_ms : x->retry_ms;
 	log_debug("[mcp:%s] http: %s: the stream ended before the response; resuming in %ld ms", t->name,
 	    x->what, ms);
-	mh_start_later(t, r, ms);
+	mcp_http_start_later(t, r, ms);
 }
 
 /* The stream of a request ended (rc: curl's outcome): resumed when it can be, else failed. */
 static void
-mh_stream_ended(struct mh *t, struct mh_xfer *x, CURLcode rc, long status)
+mcp_http_stream_ended(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc, long status)
 {
-	if (x->id == NULL || !mh_is_outstanding(t, x->id))
+	if (x->id == NULL || !mcp_http_is_outstanding(t, x->id))
 		return;
 	/* The initialize reply is not resumed: the session it starts is not known to a GET yet. */
-	if (x->sse_type && mh_resume_id(x) && !x->is_init) {
-		mh_resume(t, x, x->events ? 1 : x->tries + 1);
+	if (x->sse_type && mcp_http_resume_id(x) && !x->is_init) {
+		mcp_http_resume(t, x, x->events ? 1 : x->tries + 1);
 		return;
 	}
 	if (rc != CURLE_OK)
-		mh_fail(t, x, "the reply broke: %s", CURLAPI->easy_strerror(rc));
+		mcp_http_fail(t, x, "the reply broke: %s", CURLAPI->easy_strerror(rc));
 	else
-		mh_fail(t, x, "no response in the reply (HTTP %ld)", status);
+		mcp_http_fail(t, x, "no response in the reply (HTTP %ld)", status);
 }
 
 static void
-mh_post_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
+mcp_http_post_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 {
-	long status = mh_status(x);
+	long status = mcp_http_status(x);
 
 	if (t->barrier == x)
 		t->barrier = NULL;
 	if (x->too_large) {
-		mh_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / (1024 * 1024));
+		mcp_http_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / (1024 * 1024));
 		return;
 	}
 	if (rc != CURLE_OK && status == 0) {
-		mh_fail(t, x, "connection failed: %s", CURLAPI->easy_strerror(rc));
+		mcp_http_fail(t, x, "connection failed: %s", CURLAPI->easy_strerror(rc));
 		return;
 	}
 	if (status == 404 && t->session && !x->is_init) {
 		log_debug("[mcp:%s] http: %s: HTTP 404 for the session", t->name, x->what);
-		mh_gone(t, "session expired");
+		mcp_http_gone(t, "session expired");
 		return;
 	}
 	if (status < 200 || status > 299) {
-		mh_fail(t, x, "HTTP %ld", status);
+		mcp_http_fail(t, x, "HTTP %ld", status);
 		return;
 	}
 	if (x->sse_type) {
 		if (rc == CURLE_OK)
 			sse_finish(&x->sse);
 	} else if (x->raw.len) {
-		if (mh_take_text(t, x, x->raw.data, x->raw.len) < 0 && x->id && mh_is_outstanding(t, x->id)) {
-			mh_fail(t, x, "the reply is not JSON (HTTP %ld)", status);
+		int bad = mcp_http_take_text(t, x, x->raw.data, x->raw.len) < 0;
+		if (bad && x->id && mcp_http_is_outstanding(t, x->id)) {
+			mcp_http_fail(t, x, "the reply is not JSON (HTTP %ld)", status);
 			return;
 		}
 	}
 	if (t->dead)
 		return;		/* a bad session id */
-	mh_stream_ended(t, x, rc, status);
+	mcp_http_stream_ended(t, x, rc, status);
 	if (x->is_initialized && !t->stream_opened) {
 		t->stream_opened = 1;
-		mh_stream_open(t, -1);
+		mcp_http_stream_open(t, -1);
 	}
 }
 
 static void
-mh_resume_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
+mcp_http_resume_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 {
-	long status = mh_status(x);
+	long status = mcp_http_status(x);
 
-	if (x->id == NULL || !mh_is_outstanding(t, x->id))
+	if (x->id == NULL || !mcp_http_is_outstanding(t, x->id))
 		return;
 	if (status == 404 && t->session) {
-		mh_gone(t, "session expired");
+		mcp_http_gone(t, "session expired");
 		return;
 	}
 	if (status != 0 && (status < 200 || status > 299)) {
-		mh_fail(t, x, "HTTP %ld", status);
+		mcp_http_fail(t, x, "HTTP %ld", status);
 		return;
 	}
 	if (x->sse_type && rc == CURLE_OK)
 		sse_finish(&x->sse);
-	if (!mh_is_outstanding(t, x->id))
+	if (!mcp_http_is_outstanding(t, x->id))
 		return;
 	if (x->too_large) {
-		mh_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / (1024 * 1024));
+		mcp_http_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / (1024 * 1024));
 		return;
 	}
 	/* Still waiting: resume again (from the newest id) while the tries last. */
-	if (mh_resume_id(x) == NULL) {
-		mh_fail(t, x, "no response in the resumed stream");
+	if (mcp_http_resume_id(x) == NULL) {
+		mcp_http_fail(t, x, "no response in the resumed stream");
 		return;
 	}
-	mh_resume(t, x, x->events ? 1 : x->tries + 1);
+	mcp_http_resume(t, x, x->events ? 1 : x->tries + 1);
 }
 
 static void
-mh_stream_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
+mcp_http_stream_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 {
-	long status = mh_status(x), ms;
+	long status = mcp_http_status(x), ms;
 	int opened = status >= 200 && status <= 299 && x->sse_type;
 
 	t->stream = NULL;
@@ -707,20 +708,20 @@ mh_stream_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
 	}
 	if (x->sse_type && rc == CURLE_OK)
 		sse_finish(&x->sse);
-	if (x->sse.has_id && mh_visible(x->sse.id.data, x->sse.id.len, 1)) {
+	if (x->sse.has_id && mcp_http_visible(x->sse.id.data, x->sse.id.len, 1)) {
 		free(t->stream_last_id);
 		t->stream_last_id = xstrdup(x->sse.id.data);
 	}
 	if (x->sse.retry_ms >= 0)
 		t->stream_retry_ms = x->sse.retry_ms;
 	if (opened) {
-		t->stream_backoff_ms = MH_BACKOFF_MIN_MS;
-		ms = t->stream_retry_ms >= 0 ? t->stream_retry_ms : MH_BACKOFF_MIN_MS;
+		t->stream_backoff_ms = MCP_HTTP_BACKOFF_MIN_MS;
+		ms = t->stream_retry_ms >= 0 ? t->stream_retry_ms : MCP_HTTP_BACKOFF_MIN_MS;
 	} else {
 		ms = t->stream_backoff_ms;
 		if (t->stream_retry_ms > ms)
 			ms = t->stream_retry_ms;
-		t->stream_backoff_ms = t->stream_backoff_ms * 2 > MH_BACKOFF_MAX_MS ? MH_BACKOFF_MAX_MS :
+		t->stream_backoff_ms = t->stream_backoff_ms * 2 > MCP_HTTP_BACKOFF_MAX_MS ? MCP_HTTP_BACKOFF_MAX_MS :
 		    t->stream_backoff_ms * 2;
 	}
 	if (rc != CURLE_OK && status == 0)
@@ -728,69 +729,69 @@ mh_stream_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
 		    CURLAPI->easy_strerror(rc), ms);
 	else
 		log_debug("[mcp:%s] http: GET stream ended (HTTP %ld); again in %ld ms", t->name, status, ms);
-	mh_stream_open(t, ms);
+	mcp_http_stream_open(t, ms);
 }
 
 static void
-mh_done(struct mh *t, struct mh_xfer *x, CURLcode rc)
+mcp_http_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 {
 	if (!t->dead && !t->closing) {
 		switch (x->kind) {
-		case MH_POST:
-			mh_post_done(t, x, rc);
+		case MCP_HTTP_POST:
+			mcp_http_post_done(t, x, rc);
 			break;
-		case MH_RESUME:
-			mh_resume_done(t, x, rc);
+		case MCP_HTTP_RESUME:
+			mcp_http_resume_done(t, x, rc);
 			break;
-		case MH_STREAM:
-			mh_stream_done(t, x, rc);
+		case MCP_HTTP_STREAM:
+			mcp_http_stream_done(t, x, rc);
 			break;
-		case MH_DELETE:
+		case MCP_HTTP_DELETE:
 			break;
 		}
 	}
-	if (x->kind == MH_DELETE) {
-		log_debug("[mcp:%s] http: DELETE: HTTP %ld", t->name, mh_status(x));
-		mh_gone(t, "closed");
+	if (x->kind == MCP_HTTP_DELETE) {
+		log_debug("[mcp:%s] http: DELETE: HTTP %ld", t->name, mcp_http_status(x));
+		mcp_http_gone(t, "closed");
 	}
-	mh_xfer_free(x);
+	mcp_http_xfer_free(x);
 }
 
 static void
-mh_check_info(struct mh *t)
+mcp_http_check_info(struct mcp_http *t)
 {
 	CURLMsg *msg;
 	int left;
 
 	while ((msg = CURLAPI->multi_info_read(t->multi, &left)) != NULL) {
-		struct mh_xfer *x;
+		struct mcp_http_xfer *x;
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		CURLcode rc = msg->data.result;
 		CURLAPI->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-		mh_done(t, x, rc);
+		mcp_http_done(t, x, rc);
 	}
 }
 
 /* Every transfer, live, waiting or queued, ends now. */
 static void
-mh_abort_all(struct mh *t)
+mcp_http_abort_all(struct mcp_http *t)
 {
 	while (t->live)
-		mh_xfer_free(t->live);
+		mcp_http_xfer_free(t->live);
 	while (t->qhead) {
-		struct mh_xfer *x = t->qhead;
+		struct mcp_http_xfer *x = t->qhead;
 		t->qhead = x->qnext;
-		mh_xfer_free(x);
+		mcp_http_xfer_free(x);
 	}
 	t->qtail = NULL;
 }
 
-static void mh_destroy(struct mh *t);
+static void mcp_http_destroy(struct mcp_http *t);
 
 /* Hands the inbox over, then gone once it is decided. The owner may send, close or free meanwhile. */
 static void
-mh_deliver(struct mh *t)
+mcp_http_deliver(struct mcp_http *t)
 {
 	t->delivering = 1;
 	while (!t->doomed && !t->closing && json_array_size(t->inbox)) {
@@ -807,34 +808,34 @@ mh_deliver(struct mh *t)
 	}
 	t->delivering = 0;
 	if (t->doomed)
-		mh_destroy(t);
+		mcp_http_destroy(t);
 }
 
 /* After curl has run: finished transfers, then what they let start, then the owner's callbacks. */
 static void
-mh_after(struct mh *t)
+mcp_http_after(struct mcp_http *t)
 {
-	mh_check_info(t);
+	mcp_http_check_info(t);
 	if (t->dead)
-		mh_abort_all(t);
+		mcp_http_abort_all(t);
 	else
-		mh_pump(t);
-	mh_deliver(t);
+		mcp_http_pump(t);
+	mcp_http_deliver(t);
 }
 
 static void
-mh_kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+mcp_http_kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	mh_after(w->data);
+	mcp_http_after(w->data);
 }
 
 static void
-mh_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
+mcp_http_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
-	struct mh_sock *s = (struct mh_sock *)w;
-	struct mh *t = s->t;		/* s may be freed inside the socket action */
+	struct mcp_http_sock *s = (struct mcp_http_sock *)w;
+	struct mcp_http *t = s->t;		/* s may be freed inside the socket action */
 	int running, flags = 0;
 
 	(void)loop;
@@ -843,14 +844,14 @@ mh_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (revents & EV_WRITE)
 		flags |= CURL_CSELECT_OUT;
 	CURLAPI->multi_socket_action(t->multi, s->fd, flags, &running);
-	mh_after(t);
+	mcp_http_after(t);
 }
 
 static int
-mh_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
+mcp_http_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
 {
-	struct mh *t = userp;
-	struct mh_sock *s = sockp;
+	struct mcp_http *t = userp;
+	struct mcp_http_sock *s = sockp;
 
 	(void)easy;
 	if (what == CURL_POLL_REMOVE) {
@@ -879,27 +880,28 @@ mh_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
 	} else {
 		ev_io_stop(t->loop, &s->io);
 	}
-	ev_io_init(&s->io, mh_sock_cb, fd, (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
+	ev_io_init(&s->io, mcp_http_sock_cb, fd,
+	    (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
 	ev_io_start(t->loop, &s->io);
 	return 0;
 }
 
 static void
-mh_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+mcp_http_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	struct mh *t = w->data;
+	struct mcp_http *t = w->data;
 	int running;
 
 	(void)loop;
 	(void)revents;
 	CURLAPI->multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	mh_after(t);
+	mcp_http_after(t);
 }
 
 static int
-mh_timer_fn(CURLM *multi, long timeout_ms, void *userp)
+mcp_http_timer_fn(CURLM *multi, long timeout_ms, void *userp)
 {
-	struct mh *t = userp;
+	struct mcp_http *t = userp;
 
 	(void)multi;
 	ev_timer_stop(t->loop, &t->timer);
@@ -913,16 +915,17 @@ mh_timer_fn(CURLM *multi, long timeout_ms, void *userp)
 /* ---- ops ---- */
 
 static void
-mh_send(struct mcp_transport *tt, const json_t *msg)
+mcp_http_send(struct mcp_transport *tt, const json_t *msg)
 {
-	struct mh *t = (struct mh *)tt;
+	struct mcp_http *t = (struct mcp_http *)tt;
 	const char *method = json_string_value(json_object_get(msg, "method"));
 	const json_t *id = json_object_get(msg, "id");
 	char *body;
-	struct mh_xfer *x;
+	struct mcp_http_xfer *x;
 
 	if (t->dead || t->closing) {
-		log_debug("[mcp:%s] http: %s dropped: the transport is closed", t->name, method ? method : "a response");
+		log_debug("[mcp:%s] http: %s dropped: the transport is closed", t->name,
+		    method ? method : "a response");
 		return;
 	}
 	body = json_dumps(msg, JSON_COMPACT);
@@ -930,7 +933,7 @@ mh_send(struct mcp_transport *tt, const json_t *msg)
 		log_warn("[mcp:%s] http: a message that cannot be encoded was dropped", t->name);
 		return;
 	}
-	x = mh_xfer_new(t, MH_POST, method ? method : "response");
+	x = mcp_http_xfer_new(t, MCP_HTTP_POST, method ? method : "response");
 	x->body = body;
 	if (method && id && !json_is_null(id)) {
 		x->id = json_deep_copy(id);
@@ -946,20 +949,20 @@ mh_send(struct mcp_transport *tt, const json_t *msg)
 	else
 		t->qhead = x;
 	t->qtail = x;
-	mh_pump(t);
+	mcp_http_pump(t);
 }
 
 static void
-mh_set_version(struct mcp_transport *tt, const char *version)
+mcp_http_set_version(struct mcp_transport *tt, const char *version)
 {
-	struct mh *t = (struct mh *)tt;
+	struct mcp_http *t = (struct mcp_http *)tt;
 
 	if (version == NULL) {
 		free(t->version);
 		t->version = NULL;
 		return;
 	}
-	if (!mh_visible(version, strlen(version), 0) || strlen(version) > 64) {
+	if (!mcp_http_visible(version, strlen(version), 0) || strlen(version) > 64) {
 		log_debug("[mcp:%s] http: a protocol version that cannot be a header, not sent", t->name);
 		return;
 	}
@@ -968,40 +971,40 @@ mh_set_version(struct mcp_transport *tt, const char *version)
 }
 
 static void
-mh_close(struct mcp_transport *tt)
+mcp_http_close(struct mcp_transport *tt)
 {
-	struct mh *t = (struct mh *)tt;
-	struct mh_xfer *x;
+	struct mcp_http *t = (struct mcp_http *)tt;
+	struct mcp_http_xfer *x;
 
 	if (t->closing || t->dead)
 		return;
 	t->closing = 1;
-	mh_abort_all(t);
+	mcp_http_abort_all(t);
 	if (t->session == NULL) {
-		mh_gone(t, "closed");
-		mh_kick(t);
+		mcp_http_gone(t, "closed");
+		mcp_http_kick(t);
 		return;
 	}
-	x = mh_xfer_new(t, MH_DELETE, "DELETE");
-	mh_start(t, x);
+	x = mcp_http_xfer_new(t, MCP_HTTP_DELETE, "DELETE");
+	mcp_http_start(t, x);
 }
 
 static void
-mh_stderr_tail(const struct mcp_transport *tt, struct buf *out)
+mcp_http_stderr_tail(const struct mcp_transport *tt, struct buf *out)
 {
 	(void)tt;
 	buf_append(out, "", 0);		/* no stderr over HTTP */
 }
 
 static void
-mh_destroy(struct mh *t)
+mcp_http_destroy(struct mcp_http *t)
 {
-	mh_abort_all(t);
-	CURLAPI->multi_cleanup(t->multi);	/* may still call mh_socket_fn and mh_timer_fn */
+	mcp_http_abort_all(t);
+	CURLAPI->multi_cleanup(t->multi);	/* may still call mcp_http_socket_fn and mcp_http_timer_fn */
 	ev_timer_stop(t->loop, &t->timer);
 	ev_timer_stop(t->loop, &t->kick);
 	while (t->socks) {
-		struct mh_sock *s = t->socks;
+		struct mcp_http_sock *s = t->socks;
 		t->socks = s->next;
 		ev_io_stop(t->loop, &s->io);
 		free(s);
@@ -1021,23 +1024,25 @@ mh_destroy(struct mh *t)
 }
 
 static void
-mh_free(struct mcp_transport *tt)
+mcp_http_free(struct mcp_transport *tt)
 {
-	struct mh *t = (struct mh *)tt;
+	struct mcp_http *t = (struct mcp_http *)tt;
 
 	if (t->delivering) {
-		t->doomed = 1;	/* mh_deliver frees it once the callback returns */
+		t->doomed = 1;	/* mcp_http_deliver frees it once the callback returns */
 		return;
 	}
-	mh_destroy(t);
+	mcp_http_destroy(t);
 }
 
-static const struct mcp_transport_ops mh_ops = { mh_send, mh_set_version, mh_close, mh_stderr_tail, mh_free };
+static const struct mcp_transport_ops mcp_http_ops = {
+	mcp_http_send, mcp_http_set_version, mcp_http_close, mcp_http_stderr_tail, mcp_http_free
+};
 
 /* ---- construction ---- */
 
 static int
-mh_token(const char *s)
+mcp_http_token(const char *s)
 {
 	if (*s == '\0')
 		return 0;
@@ -1049,7 +1054,7 @@ mh_token(const char *s)
 
 /* Headers the transport sets itself: an ACP header of the same name would contradict it. */
 static int
-mh_reserved(const char *name)
+mcp_http_reserved(const char *name)
 {
 	static const char *const own[] = { "Accept", "Content-Type", "Content-Length", "MCP-Session-Id",
 		"MCP-Protocol-Version", "Last-Event-ID", "Expect", "Host", "Transfer-Encoding" };
@@ -1061,7 +1066,7 @@ mh_reserved(const char *name)
 }
 
 static int
-mh_headers(struct mh *t, const json_t *headers, struct err *e)
+mcp_http_headers(struct mcp_http *t, const json_t *headers, struct err *e)
 {
 	size_t i;
 	json_t *h;
@@ -1077,11 +1082,11 @@ mh_headers(struct mh *t, const json_t *headers, struct err *e)
 		const char *v = json_string_value(value);
 		if (name == NULL || v == NULL)
 			return err_set(e, ERR_INVALID_PARAMS, "headers[%zu] must be {name, value} with strings", i);
-		if (!mh_token(name))
+		if (!mcp_http_token(name))
 			return err_set(e, ERR_INVALID_PARAMS, "headers[%zu] has an invalid name", i);
 		if (strlen(v) != json_string_length(value) || strpbrk(v, "\r\n"))
 			return err_set(e, ERR_INVALID_PARAMS, "the value of header %s has a line break or a NUL", name);
-		if (mh_reserved(name)) {
+		if (mcp_http_reserved(name)) {
 			log_warn("[mcp:%s] http: header %s is the transport's own; ignored", t->name, name);
 			continue;
 		}
@@ -1095,20 +1100,20 @@ struct mcp_transport *
 mcp_http_new(struct ev_loop *loop, const char *name, const char *url, const json_t *headers,
     const struct mcp_transport_cb *cb, struct err *e)
 {
-	struct mh *t;
+	struct mcp_http *t;
 
 	if (url == NULL || (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0))
 		return err_set(e, ERR_INVALID_PARAMS, "the url must start with http:// or https://"), NULL;
-	if (!mh_visible(url, strlen(url), 0))
+	if (!mcp_http_visible(url, strlen(url), 0))
 		return err_set(e, ERR_INVALID_PARAMS, "the url has a space or a control character"), NULL;
 	if (curl_dl_load(e) == NULL)
 		return NULL;
 	t = xcalloc(1, sizeof(*t));
-	t->base.ops = &mh_ops;
+	t->base.ops = &mcp_http_ops;
 	t->base.cb = *cb;
 	t->loop = loop;
 	t->name = xstrdup(name ? name : "");
-	if (mh_headers(t, headers, e) < 0) {
+	if (mcp_http_headers(t, headers, e) < 0) {
 		for (size_t i = 0; i < t->nhdr; i++)
 			free(t->hdr[i]);
 		free(t->hdr);
@@ -1119,16 +1124,16 @@ mcp_http_new(struct ev_loop *loop, const char *name, const char *url, const json
 	t->url = xstrdup(url);
 	t->inbox = json_array();
 	t->outstanding = json_array();
-	t->stream_backoff_ms = MH_BACKOFF_MIN_MS;
+	t->stream_backoff_ms = MCP_HTTP_BACKOFF_MIN_MS;
 	t->stream_retry_ms = -1;
 	t->multi = CURLAPI->multi_init();
-	CURLAPI->multi_setopt(t->multi, CURLMOPT_SOCKETFUNCTION, mh_socket_fn);
+	CURLAPI->multi_setopt(t->multi, CURLMOPT_SOCKETFUNCTION, mcp_http_socket_fn);
 	CURLAPI->multi_setopt(t->multi, CURLMOPT_SOCKETDATA, t);
-	CURLAPI->multi_setopt(t->multi, CURLMOPT_TIMERFUNCTION, mh_timer_fn);
+	CURLAPI->multi_setopt(t->multi, CURLMOPT_TIMERFUNCTION, mcp_http_timer_fn);
 	CURLAPI->multi_setopt(t->multi, CURLMOPT_TIMERDATA, t);
-	ev_timer_init(&t->timer, mh_timer_cb, 0., 0.);
+	ev_timer_init(&t->timer, mcp_http_timer_cb, 0., 0.);
 	t->timer.data = t;
-	ev_timer_init(&t->kick, mh_kick_cb, 0., 0.);
+	ev_timer_init(&t->kick, mcp_http_kick_cb, 0., 0.);
 	t->kick.data = t;
 	return &t->base;
 }

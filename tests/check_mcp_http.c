@@ -515,7 +515,8 @@ static const char init_msg[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initi
     "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"acp-agent\"}}}";
 static const char initialized_msg[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
 static const char list_msg[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
-static const char call_msg[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
+static const char call_msg[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
 
 /* initialize and its answer: the session is up. */
 static void
@@ -633,7 +634,8 @@ srv_sse_call(struct srv *s, const struct srv_req *r, int fd)
 	srv_sse(fd, "");
 	srv_puts(fd, "id: p0\ndata:\n\n");	/* a priming event: no message */
 	srv_puts(fd, ": keep-alive\n\nevent: message\nda");
-	srv_puts(fd, "ta: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\r\n\r\n");
+	srv_puts(fd, "ta: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progress\":1}}\r\n\r\n");
 	srv_puts(fd, "id: p1\ndata: not json\n\n");
 	srv_puts(fd, "data: [1,{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}]\n\n");
 	srv_puts(fd, "event: message\ndata: %s\n\n", res);
@@ -876,7 +878,8 @@ srv_init_fails(struct srv *s, const struct srv_req *r, int fd)
 		srv_reply(fd, 500, "text/plain", "", "down");
 		break;
 	case 1:
-		srv_reply(fd, 200, "application/json", "", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}");
+		srv_reply(fd, 200, "application/json", "",
+		    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}");
 		break;
 	case 2:
 		srv_puts(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMCP-Session-Id: has space\r\n"
@@ -962,7 +965,8 @@ srv_odd_replies(struct srv *s, const struct srv_req *r, int fd)
 		srv_default(s, r, fd);
 	} else if (id == 2) {
 		srv_reply(fd, 200, "application/json; charset=utf-8", "",
-		    "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}]");
+		    "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"},"
+		    "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}]");
 	} else if (id == 3) {
 		srv_reply(fd, 200, "application/json", "", "not json");
 	} else if (id == 4) {
@@ -1024,7 +1028,8 @@ srv_get_stream(struct srv *s, const struct srv_req *r, int fd)
 	}
 	srv_sse(fd, "");
 	if (srv_find(s, "GET", "", 1) == NULL) {
-		srv_puts(fd, "retry: 10\nid: g1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n");
+		srv_puts(fd, "retry: 10\nid: g1\n"
+		    "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n");
 		return;
 	}
 	srv_puts(fd, "id: g2\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n\n");
@@ -1117,7 +1122,8 @@ srv_resume(struct srv *s, const struct srv_req *r, int fd)
 		switch (s->variant) {
 		case 0:
 			srv_sse(fd, "");
-			srv_puts(fd, "id: c2\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"resumed\":\"%s\"}}\n\n", v);
+			srv_puts(fd, "id: c2\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"resumed\":\"%s\"}}\n\n",
+			    v);
 			break;
 		case 1:
 			srv_reply(fd, 405, NULL, "", "");
@@ -1338,8 +1344,10 @@ START_TEST(http_bad_urls_and_headers_are_refused)
 		{ "http://h/a b", NULL, "the url has a space or a control character" },
 		{ "http://h/mcp", json_pack("{}"), "headers must be an array of {name, value}" },
 		{ "http://h/mcp", json_pack("[{s:s}]", "name", "X"), "headers[0] must be {name, value} with strings" },
-		{ "http://h/mcp", json_pack("[{s:s, s:s}]", "name", "X Y", "value", "v"), "headers[0] has an invalid name" },
-		{ "http://h/mcp", json_pack("[{s:s, s:s}]", "name", "", "value", "v"), "headers[0] has an invalid name" },
+		{ "http://h/mcp", json_pack("[{s:s, s:s}]", "name", "X Y", "value", "v"),
+		    "headers[0] has an invalid name" },
+		{ "http://h/mcp", json_pack("[{s:s, s:s}]", "name", "", "value", "v"),
+		    "headers[0] has an invalid name" },
 		{ "http://h/mcp", json_pack("[{s:s, s:s}]", "name", "X-A", "value", "v\r\nX-B: w"),
 		    "the value of header X-A has a line break or a NUL" },
 		{ "http://h/mcp", nul, "the value of header X-A has a line break or a NUL" },
