@@ -385,10 +385,10 @@ mcp_http_xfer_new(struct mcp_http *t, enum mcp_http_kind kind, const char *what)
 static void
 mcp_http_unlink(struct mcp_http *t, struct mcp_http_xfer *x)
 {
-	if (x->prev)
-		x->prev->next = x->next;
-	else if (t->live == x)
+	if (t->live == x)
 		t->live = x->next;
+	else if (x->prev)
+		x->prev->next = x->next;
 	if (x->next)
 		x->next->prev = x->prev;
 	x->prev = x->next = NULL;
@@ -777,8 +777,14 @@ mcp_http_check_info(struct mcp_http *t)
 static void
 mcp_http_abort_all(struct mcp_http *t)
 {
-	while (t->live)
-		mcp_http_xfer_free(t->live);
+	while (t->live) {
+		struct mcp_http_xfer *x = t->live;
+		t->live = x->next;		/* unlinked here: the list is t's whatever x->t says */
+		if (t->live)
+			t->live->prev = NULL;
+		x->prev = x->next = NULL;
+		mcp_http_xfer_free(x);
+	}
 	while (t->qhead) {
 		struct mcp_http_xfer *x = t->qhead;
 		t->qhead = x->qnext;
