@@ -17,6 +17,7 @@
 #include "base/curl_dl.h"
 #include "base/log.h"
 #include "base/sse.h"
+#include "base/utf8.h"
 #include "base/version.h"
 #include "base/xmalloc.h"
 
@@ -26,6 +27,7 @@
 #define MCP_HTTP_BACKOFF_MAX_MS 30000L
 #define MCP_HTTP_RESTART_MIN_MS 100L	/* the shortest wait before a restart or a resume, whatever retry: says */
 #define MCP_HTTP_SESSION_MAX 1024
+#define MCP_HTTP_REDIRECTS_MAX 5
 
 enum mcp_http_kind { MCP_HTTP_POST, MCP_HTTP_STREAM, MCP_HTTP_RESUME, MCP_HTTP_DELETE };
 
@@ -56,7 +58,8 @@ struct mcp_http_xfer {
 	int counted;		/* a POST in flight: one of t->nposts */
 	int is_init, is_initialized;
 	long status;		/* of the last status line */
-	int sse_type, json_type;	/* that response's Content-Type */
+	int sse_type;		/* that response is text/event-stream (else its body is JSON, or no body) */
+	int redirects;		/* same-origin redirects followed */
 	char *session;		/* its MCP-Session-Id */
 	int session_bad;
 	struct buf raw;		/* a JSON body, or the start of an error body */
@@ -207,6 +210,13 @@ mcp_http_take_text(struct mcp_http *t, struct mcp_http_xfer *x, const char *data
 	size_t i;
 	json_t *v;
 
+	if (j == NULL && !utf8_valid(data, len)) {
+		/* A server's stray invalid byte costs a U+FFFD, not the message (as model streams do). */
+		size_t n;
+		char *fixed = utf8_repair(data, len, &n);
+		j = json_loadb(fixed, n, JSON_REJECT_DUPLICATES, &jerr);
+		free(fixed);
+	}
 	if (j == NULL) {
 		log_debug("[mcp:%s] http: %s: not JSON (%s), skipped", t->name, x->what, jerr.text);
 		return -1;
@@ -248,7 +258,7 @@ mcp_http_header_cb(char *data, size_t size, size_t nmemb, void *arg)
 		/* A new response (an interim one, a redirect, the final one): its headers start afresh. */
 		const char *sp = memchr(data, ' ', n);
 		x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
-		x->sse_type = x->json_type = 0;
+		x->sse_type = 0;
 		free(x->session);
 		x->session = NULL;
 		x->session_bad = 0;
@@ -265,7 +275,6 @@ mcp_http_header_cb(char *data, size_t size, size_t nmemb, void *arg)
 		vlen--;
 	if (nlen == 12 && strncasecmp(data, "content-type", 12) == 0) {
 		x->sse_type = vlen >= 17 && strncasecmp(v, "text/event-stream", 17) == 0;
-		x->json_type = vlen >= 16 && strncasecmp(v, "application/json", 16) == 0;
 	} else if (nlen == 14 && strncasecmp(data, "mcp-session-id", 14) == 0) {
 		free(x->session);
 		x->session = NULL;
@@ -340,14 +349,22 @@ mcp_http_fail(struct mcp_http *t, struct mcp_http_xfer *x, const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	log_debug("[mcp:%s] http: %s: %s", t->name, x->what, text);
+	json_t *data = mcp_http_error_data(x);
 	if (x->is_init) {
-		mcp_http_gone(t, text);
+		/* The reason the user reads: the server's own words help ("HTTP 401: invalid token"). */
+		const char *m = json_string_value(json_object_get(data, "message"));
+		char reason[sizeof(text) + 210];
+		int mlen = m ? (int)utf8_boundary(m, strlen(m), 200) : 0;
+		snprintf(reason, sizeof(reason), "%s%s%.*s", text, m ? ": " : "", mlen, m ? m : "");
+		json_decref(data);
+		mcp_http_gone(t, reason);
 		return;
 	}
-	if (x->id == NULL || !mcp_http_answered(t, x->id))
+	if (x->id == NULL || !mcp_http_answered(t, x->id)) {
+		json_decref(data);
 		return;
+	}
 	err = json_pack("{s:i, s:s}", "code", -32603, "message", text);
-	json_t *data = mcp_http_error_data(x);
 	if (data)
 		json_object_set_new(err, "data", data);
 	json_array_append_new(t->inbox, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", x->id, "error", err));
@@ -483,12 +500,9 @@ mcp_http_start(struct mcp_http *t, struct mcp_http_xfer *x)
 	CURLAPI->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, MCP_HTTP_CONNECT_MS);
 	CURLAPI->easy_setopt(e, CURLOPT_USERAGENT, "acp-agent/" ACP_AGENT_VERSION);
 	CURLAPI->easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	/* A server mounted at /mcp/ may redirect /mcp; a POST stays a POST. http(s) only. */
-	CURLAPI->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-	CURLAPI->easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
-	CURLAPI->easy_setopt(e, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
+	/* Redirects are followed here, same origin only (mcp_http_redirect): the headers stay home. */
+	CURLAPI->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	CURLAPI->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	CURLAPI->easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	if (CURLAPI->multi_add_handle(t->multi, e) != CURLM_OK) {
 		CURLAPI->easy_cleanup(e);
 		x->easy = NULL;
@@ -732,9 +746,57 @@ mcp_http_stream_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 	mcp_http_stream_open(t, ms);
 }
 
+/* The scheme, host and port of a URL: its length up to the path. */
+static size_t
+mcp_http_origin_len(const char *url)
+{
+	const char *p = strstr(url, "://");
+
+	p = p ? p + 3 : url;
+	return (size_t)(p - url) + strcspn(p, "/?#");
+}
+
+/*
+ * A 3xx to the same origin (a server mounted at /mcp/ answers /mcp so): the endpoint moves there
+ * and x goes again, a POST as a POST. Another origin is not followed: the ACP headers would go
+ * with it. 1 when x was restarted.
+ */
+static int
+mcp_http_redirect(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
+{
+	long status = mcp_http_status(x);
+	char *loc = NULL;
+	size_t n = mcp_http_origin_len(t->url);
+
+	if (rc != CURLE_OK || status < 301 || status > 308 || status == 304 || status == 305 || status == 306 ||
+	    x->kind == MCP_HTTP_DELETE || x->redirects >= MCP_HTTP_REDIRECTS_MAX)
+		return 0;
+	CURLAPI->easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
+	if (loc == NULL || !mcp_http_visible(loc, strlen(loc), 0) || mcp_http_origin_len(loc) != n ||
+	    strncasecmp(loc, t->url, n) != 0) {
+		log_debug("[mcp:%s] http: %s: HTTP %ld to another origin, not followed", t->name, x->what, status);
+		return 0;
+	}
+	free(t->url);
+	t->url = xstrdup(loc);
+	log_debug("[mcp:%s] http: %s: HTTP %ld; the endpoint moves to its new path", t->name, x->what, status);
+	CURLAPI->multi_remove_handle(t->multi, x->easy);
+	CURLAPI->easy_cleanup(x->easy);
+	x->easy = NULL;
+	CURLAPI->slist_free_all(x->hdrs);
+	x->hdrs = NULL;
+	buf_consume(&x->raw, x->raw.len);
+	x->redirects++;
+	x->status = 0;
+	mcp_http_start(t, x);
+	return 1;
+}
+
 static void
 mcp_http_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 {
+	if (!t->dead && !t->closing && mcp_http_redirect(t, x, rc))
+		return;
 	if (!t->dead && !t->closing) {
 		switch (x->kind) {
 		case MCP_HTTP_POST:

@@ -17,7 +17,9 @@
  * (-32603, "HTTP <status>" with the server's own error, if any, as data; or "connection failed:
  * <why>"), so its caller fails and the transport lives on; a failed notification or response is
  * logged at debug. gone: the initialize POST failing (any way: the server may come back, so the
- * owner's restart applies), a 404 while a session id is held ("session expired"), close ("closed").
+ * owner's restart applies; the reason carries the server's error message, if any), a 404 while a
+ * session id is held ("session expired"), close ("closed"). A redirect is followed only to the
+ * same origin (the endpoint then moves there): the ACP headers never go elsewhere.
  *
  * The GET stream opens once notifications/initialized is accepted; 405 (or 404: routers answer a
  * missing GET route so) means none. It restarts when it drops, resuming from its last event id:

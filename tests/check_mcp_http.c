@@ -875,7 +875,8 @@ srv_init_fails(struct srv *s, const struct srv_req *r, int fd)
 	(void)r;
 	switch (s->variant) {
 	case 0:
-		srv_reply(fd, 500, "text/plain", "", "down");
+		srv_reply(fd, 401, "application/json", "",
+		    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32001,\"message\":\"invalid token\"}}");
 		break;
 	case 1:
 		srv_reply(fd, 200, "application/json", "",
@@ -892,15 +893,19 @@ srv_init_fails(struct srv *s, const struct srv_req *r, int fd)
 	case 4:
 		srv_reply(fd, 200, "application/json", "", "{\"jsonrpc\": ");
 		break;
+	case 5:
+		srv_reply(fd, 503, "text/plain", "", "down");
+		break;
 	}
 }
 
 static const char *const init_fail_reasons[] = {
-	"HTTP 500",
+	"HTTP 401: invalid token",
 	"no response in the reply (HTTP 200)",
 	"the server sent an invalid MCP-Session-Id",
 	"no response in the reply (HTTP 200)",
 	"the reply is not JSON (HTTP 200)",
+	"HTTP 503",
 };
 
 START_TEST(http_initialize_failing_is_gone)
@@ -978,6 +983,8 @@ srv_odd_replies(struct srv *s, const struct srv_req *r, int fd)
 		/* A body cut short: a length promised and not sent. */
 		srv_puts(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 500\r\n"
 		    "Connection: close\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n");
+	} else if (id == 7) {
+		srv_reply(fd, 200, "application/json", "", "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"t\":\"a\xff" "b\"}}");
 	}
 }
 
@@ -1012,6 +1019,10 @@ START_TEST(http_batches_bad_json_and_missing_responses)
 	json_t *err = json_object_get(json_array_get(c.msgs, 8), "error");
 	ck_assert_msg(strncmp(json_string_value(json_object_get(err, "message")), "the reply broke: ", 17) == 0, "%s",
 	    json_string_value(json_object_get(err, "message")));
+	/* An invalid byte costs a U+FFFD, not the message. */
+	tc_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\"}");
+	tc_run(&c, until_msgs, 10);
+	assert_msg(&c, 9, "{\"id\":7,\"jsonrpc\":\"2.0\",\"result\":{\"t\":\"a\xef\xbf\xbd" "b\"}}");
 	ck_assert_int_eq(c.ngone, 0);
 	tc_free(&c);
 	srv_free(&s);
@@ -1265,18 +1276,24 @@ START_TEST(http_free_from_inside_a_message_stops_the_rest)
 }
 END_TEST
 
-/* A redirect to /mcp/ (a server mounted there): the POST follows with its body and headers. */
+/*
+ * A redirect to /mcp/ (a server mounted there): followed, the endpoint moves. tools/call is sent
+ * to another origin (localhost for 127.0.0.1): not followed, the ACP headers stay home.
+ */
 static void
 srv_redirects(struct srv *s, const struct srv_req *r, int fd)
 {
 	if (strcmp(r->path, "/mcp") == 0)
-		srv_puts(fd, "HTTP/1.1 307 Temporary Redirect\r\nLocation: /mcp/\r\nContent-Length: 0\r\n"
-		    "Connection: close\r\n\r\n");
+		srv_puts(fd, "HTTP/1.1 307 Temporary Redirect\r\nLocation: /mcp/\r\nContent-Length: 3\r\n"
+		    "Connection: close\r\n\r\nmoved");
+	else if (strcmp(r->rpc, "tools/call") == 0)
+		srv_puts(fd, "HTTP/1.1 308 Permanent Redirect\r\nLocation: http://localhost:%d/mcp/\r\n"
+		    "Content-Length: 0\r\nConnection: close\r\n\r\n", s->port);
 	else
 		srv_default(s, r, fd);
 }
 
-START_TEST(http_a_redirect_keeps_the_post)
+START_TEST(http_a_same_origin_redirect_moves_the_endpoint_another_is_refused)
 {
 	struct srv s;
 	struct tc c;
@@ -1284,13 +1301,21 @@ START_TEST(http_a_redirect_keeps_the_post)
 	srv_start(&s, srv_redirects);
 	tc_open(&c, &s, NULL);
 	tc_init(&c);
+	const struct srv_req *r = srv_find(&s, "POST", "initialize", 1);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->path, "/mcp/");
+	ck_assert_str_eq(srv_find(&s, "POST", "initialize", 0)->body, r->body);
 	tc_send(&c, list_msg);
 	tc_run(&c, until_msgs, 2);
 	assert_msg(&c, 1, "{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{\"ok\":\"tools/list\"}}");
-	const struct srv_req *r = srv_find(&s, "POST", "tools/list", 1);
-	ck_assert_ptr_nonnull(r);
-	ck_assert_str_eq(r->path, "/mcp/");
+	r = srv_find(&s, "POST", "tools/list", 0);
+	ck_assert_str_eq(r->path, "/mcp/");	/* straight to the new endpoint */
 	assert_hdr(r, "MCP-Session-Id", "sess-1");
+	ck_assert_ptr_null(srv_find(&s, "POST", "tools/list", 1));
+	tc_send(&c, call_msg);
+	tc_run(&c, until_msgs, 3);
+	assert_msg(&c, 2, "{\"error\":{\"code\":-32603,\"message\":\"HTTP 308\"},\"id\":3,\"jsonrpc\":\"2.0\"}");
+	ck_assert_int_eq(srv_count(&s), 4);	/* nothing went to localhost */
 	tc_free(&c);
 	srv_free(&s);
 }
@@ -1380,7 +1405,7 @@ mcp_http_suite(void)
 	tcase_add_test(tc, http_404_with_a_session_is_gone_session_expired);
 	tcase_add_test(tc, http_404_without_a_session_is_an_error_response);
 	tcase_add_test(tc, http_500_answers_the_request_with_an_error_and_the_transport_lives_on);
-	tcase_add_loop_test(tc, http_initialize_failing_is_gone, 0, 5);
+	tcase_add_loop_test(tc, http_initialize_failing_is_gone, 0, 6);
 	tcase_add_test(tc, http_initialize_without_a_server_is_gone_and_later_requests_get_errors);
 	tcase_add_test(tc, http_batches_bad_json_and_missing_responses);
 	tcase_add_test(tc, http_get_stream_delivers_list_changed_and_restarts_from_its_last_id);
@@ -1389,7 +1414,7 @@ mcp_http_suite(void)
 	tcase_add_test(tc, http_close_without_a_session_sends_nothing_and_a_hung_delete_is_bounded);
 	tcase_add_test(tc, http_free_aborts_at_once_and_reports_nothing);
 	tcase_add_test(tc, http_free_from_inside_a_message_stops_the_rest);
-	tcase_add_test(tc, http_a_redirect_keeps_the_post);
+	tcase_add_test(tc, http_a_same_origin_redirect_moves_the_endpoint_another_is_refused);
 	tcase_add_test(tc, http_a_reply_over_the_limit_fails_its_request);
 	tcase_add_test(tc, http_bad_urls_and_headers_are_refused);
 	suite_add_tcase(s, tc);
