@@ -54,6 +54,7 @@ struct mcp_http_xfer {
 	char *body;		/* POST: the message */
 	char *what;		/* for logs: the method, "response", "GET stream", ... */
 	json_t *id;		/* a request's id (POST, RESUME); NULL otherwise */
+	json_t *cancels;	/* notifications/cancelled: the requestId it cancels */
 	int barrier;		/* the messages after it wait for its reply */
 	int counted;		/* a POST in flight: one of t->nposts */
 	int is_init, is_initialized;
@@ -435,6 +436,7 @@ mcp_http_xfer_free(struct mcp_http_xfer *x)
 	free(x->session);
 	free(x->last_id);
 	json_decref(x->id);
+	json_decref(x->cancels);
 	buf_free(&x->raw);
 	sse_free(&x->sse);
 	free(x);
@@ -792,6 +794,27 @@ mcp_http_redirect(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 	return 1;
 }
 
+/*
+ * Once its cancel has gone (or failed), a request's transfers end: its caller has given up, and
+ * a stream the server keeps open would hold a connection for nothing. Nothing is reported for it.
+ */
+static void
+mcp_http_drop(struct mcp_http *t, const json_t *id)
+{
+	struct mcp_http_xfer *x = t->live;
+
+	mcp_http_answered(t, id);
+	while (x) {
+		if (x->id && x->kind != MCP_HTTP_DELETE && json_equal(x->id, id)) {
+			log_debug("[mcp:%s] http: %s: cancelled; its transfer ends", t->name, x->what);
+			mcp_http_xfer_free(x);
+			x = t->live;	/* from the start: the list changed */
+			continue;
+		}
+		x = x->next;
+	}
+}
+
 static void
 mcp_http_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 {
@@ -816,6 +839,8 @@ mcp_http_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 		log_debug("[mcp:%s] http: DELETE: HTTP %ld", t->name, mcp_http_status(x));
 		mcp_http_gone(t, "closed");
 	}
+	if (x->cancels && !t->dead && !t->closing)
+		mcp_http_drop(t, x->cancels);
 	mcp_http_xfer_free(x);
 }
 
@@ -1011,6 +1036,8 @@ mcp_http_send(struct mcp_transport *tt, const json_t *msg)
 	} else {
 		x->barrier = 1;
 		x->is_initialized = method && strcmp(method, "notifications/initialized") == 0;
+		if (method && strcmp(method, "notifications/cancelled") == 0)
+			x->cancels = json_deep_copy(json_object_get(json_object_get(msg, "params"), "requestId"));
 	}
 	if (t->qtail)
 		t->qtail->qnext = x;

@@ -21,6 +21,9 @@
  * session id is held ("session expired"), close ("closed"). A redirect is followed only to the
  * same origin (the endpoint then moves there): the ACP headers never go elsewhere.
  *
+ * Once notifications/cancelled {requestId} is POSTed, that request's transfer ends, reporting
+ * nothing (its caller gave up).
+ *
  * The GET stream opens once notifications/initialized is accepted; 405 (or 404: routers answer a
  * missing GET route so) means none. It restarts when it drops, resuming from its last event id:
  * after the server's retry:, else 0.5 s doubling to 30 s while it fails.

@@ -56,7 +56,8 @@ struct srv {
 	int fds[SRV_MAX];
 	int nconn;
 	int stopping;
-	int cancel_seen, peer_closed;
+	int notified;		/* notifications/roots/list_changed arrived */
+	int peer_closed;
 	int variant;		/* which failure a looped test's handler plays */
 	srv_fn *fn;
 };
@@ -236,8 +237,8 @@ srv_conn_main(void *arg)
 	if (s->nreq < SRV_MAX)
 		s->reqs[s->nreq++] = r;
 	srv_note(s, '+', *r.rpc ? r.rpc : r.method);
-	if (strcmp(r.rpc, "notifications/cancelled") == 0)
-		s->cancel_seen = 1;
+	if (strcmp(r.rpc, "notifications/roots/list_changed") == 0)
+		s->notified = 1;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	s->fn(s, &r, c->fd);
@@ -475,6 +476,15 @@ tc_wait_log(struct tc *c, const char *text)
 	tc_run(c, until_log, 0);
 }
 
+static int
+until_peer_closed(struct tc *c)
+{
+	pthread_mutex_lock(&c->s->mu);
+	int n = c->s->peer_closed;
+	pthread_mutex_unlock(&c->s->mu);
+	return n >= c->want;
+}
+
 static void
 tc_open(struct tc *c, struct srv *s, const json_t *headers)
 {
@@ -698,31 +708,31 @@ START_TEST(http_a_notification_holds_the_next_message_until_its_202)
 }
 END_TEST
 
-/* tools/call is answered only once its cancel has arrived: a request must not hold a notification. */
+/* tools/call is answered only once a later notification has arrived: a request holds no notification. */
 static void
-srv_call_waits_for_cancel(struct srv *s, const struct srv_req *r, int fd)
+srv_call_waits_for_a_notification(struct srv *s, const struct srv_req *r, int fd)
 {
 	if (strcmp(r->rpc, "tools/call") == 0) {
-		int seen = srv_wait_flag(s, &s->cancel_seen);
+		int seen = srv_wait_flag(s, &s->notified);
 		srv_puts(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
-		    "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"cancelSeen\":%s}}", seen ? "true" : "false");
+		    "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"notified\":%s}}", seen ? "true" : "false");
 		return;
 	}
 	srv_default(s, r, fd);
 }
 
-START_TEST(http_a_slow_request_does_not_hold_its_cancel)
+START_TEST(http_a_slow_request_does_not_hold_a_notification)
 {
 	struct srv s;
 	struct tc c;
 
-	srv_start(&s, srv_call_waits_for_cancel);
+	srv_start(&s, srv_call_waits_for_a_notification);
 	tc_open(&c, &s, NULL);
 	tc_init(&c);
 	tc_send(&c, call_msg);
-	tc_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3}}");
+	tc_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}");
 	tc_run(&c, until_msgs, 2);
-	assert_msg(&c, 1, "{\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{\"cancelSeen\":true}}");
+	assert_msg(&c, 1, "{\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{\"notified\":true}}");
 	tc_free(&c);
 	srv_free(&s);
 }
@@ -1232,6 +1242,29 @@ srv_call_hangs(struct srv *s, const struct srv_req *r, int fd)
 	}
 }
 
+START_TEST(http_a_cancel_ends_its_requests_transfer)
+{
+	struct srv s;
+	struct tc c;
+
+	srv_start(&s, srv_call_hangs);
+	tc_open(&c, &s, NULL);
+	tc_init(&c);
+	tc_send(&c, call_msg);
+	c.want = 2;
+	tc_run(&c, until_reqs, 2);	/* the call is in flight, its stream held open */
+	tc_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3}}");
+	c.want = 1;
+	tc_run(&c, until_peer_closed, 1);	/* the client closed the call's stream */
+	tc_send(&c, list_msg);
+	tc_run(&c, until_msgs, 2);
+	assert_msg(&c, 1, "{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{\"ok\":\"tools/list\"}}");
+	ck_assert_int_eq(c.ngone, 0);
+	tc_free(&c);
+	srv_free(&s);
+}
+END_TEST
+
 START_TEST(http_free_aborts_at_once_and_reports_nothing)
 {
 	struct srv s;
@@ -1400,7 +1433,7 @@ mcp_http_suite(void)
 	tcase_add_test(tc, http_json_reply_keeps_the_session_and_sends_the_version);
 	tcase_add_test(tc, http_sse_reply_carries_notifications_before_the_response);
 	tcase_add_test(tc, http_a_notification_holds_the_next_message_until_its_202);
-	tcase_add_test(tc, http_a_slow_request_does_not_hold_its_cancel);
+	tcase_add_test(tc, http_a_slow_request_does_not_hold_a_notification);
 	tcase_add_test(tc, http_acp_headers_go_on_every_request_and_never_into_the_log);
 	tcase_add_test(tc, http_404_with_a_session_is_gone_session_expired);
 	tcase_add_test(tc, http_404_without_a_session_is_an_error_response);
@@ -1412,6 +1445,7 @@ mcp_http_suite(void)
 	tcase_add_test(tc, http_get_stream_retries_a_failure_and_stops_at_404);
 	tcase_add_loop_test(tc, http_a_stream_cut_before_its_response_is_resumed, 0, 3);
 	tcase_add_test(tc, http_close_without_a_session_sends_nothing_and_a_hung_delete_is_bounded);
+	tcase_add_test(tc, http_a_cancel_ends_its_requests_transfer);
 	tcase_add_test(tc, http_free_aborts_at_once_and_reports_nothing);
 	tcase_add_test(tc, http_free_from_inside_a_message_stops_the_rest);
 	tcase_add_test(tc, http_a_same_origin_redirect_moves_the_endpoint_another_is_refused);
