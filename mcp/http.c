@@ -805,13 +805,12 @@ mcp_http_drop(struct mcp_http *t, const json_t *id)
 
 	mcp_http_answered(t, id);
 	while (x) {
+		struct mcp_http_xfer *next = x->next;	/* freeing x touches no other transfer */
 		if (x->id && x->kind != MCP_HTTP_DELETE && json_equal(x->id, id)) {
 			log_debug("[mcp:%s] http: %s: cancelled; its transfer ends", t->name, x->what);
 			mcp_http_xfer_free(x);
-			x = t->live;	/* from the start: the list changed */
-			continue;
 		}
-		x = x->next;
+		x = next;
 	}
 }
 
