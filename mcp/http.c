@@ -28,6 +28,7 @@
 #define MCP_HTTP_RESTART_MIN_MS 100L	/* the shortest wait before a restart or a resume, whatever retry: says */
 #define MCP_HTTP_SESSION_MAX 1024
 #define MCP_HTTP_REDIRECTS_MAX 5
+#define MCP_HTTP_MIB ((size_t)1024 * 1024)
 
 enum mcp_http_kind { MCP_HTTP_POST, MCP_HTTP_STREAM, MCP_HTTP_RESUME, MCP_HTTP_DELETE };
 
@@ -644,7 +645,7 @@ mcp_http_post_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 	if (t->barrier == x)
 		t->barrier = NULL;
 	if (x->too_large) {
-		mcp_http_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / (1024 * 1024));
+		mcp_http_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / MCP_HTTP_MIB);
 		return;
 	}
 	if (rc != CURLE_OK && status == 0) {
@@ -699,7 +700,7 @@ mcp_http_resume_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 	if (!mcp_http_is_outstanding(t, x->id))
 		return;
 	if (x->too_large) {
-		mcp_http_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / (1024 * 1024));
+		mcp_http_fail(t, x, "the reply is longer than %zu MiB", MCP_HTTP_BODY_MAX / MCP_HTTP_MIB);
 		return;
 	}
 	/* Still waiting: resume again (from the newest id) while the tries last. */
