@@ -15,7 +15,7 @@ STD := -std=c11 -D_GNU_SOURCE
 WARN := -Wall -Wextra $(WERROR) -pedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wwrite-strings -Wundef -Wpointer-arith -Wvla -fno-common
 OPT ?= -O2 -g
-# libcurl's headers are used at build time; the library itself is dlopen()ed by model/curl_dl.c.
+# libcurl's headers are used at build time; the library itself is dlopen()ed by base/curl_dl.c.
 PKG_CFLAGS = $(shell pkg-config --cflags jansson libcurl 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs jansson 2>/dev/null) -lev -ldl
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
@@ -95,6 +95,12 @@ $(BUILD)/bin/state-check: $(BUILD)/tests/state_check.o $(LIB_OBJ)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/bin/ws-search: $(BUILD)/tests/ws_search.o $(LIB_OBJ)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
+
+# mcp/http.c alone against a real server: tests/mcp_http_everything.sh (not in make test).
+$(BUILD)/bin/mcp-http-probe: $(BUILD)/tests/mcp_http_probe.o $(LIB_OBJ)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)

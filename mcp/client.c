@@ -11,6 +11,7 @@
 #include "base/version.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
+#include "mcp/http.h"
 #include "mcp/stdio.h"
 #include "mcp/transport.h"
 
@@ -760,7 +761,7 @@ mcp_attempt(struct mcp_client *c)
 	if (c->lim.open)
 		c->tp = c->lim.open(c->lim.open_arg, &c->cfg, &cb, &e);
 	else if (c->cfg.http)
-		c->tp = NULL, err_set(&e, ERR_MCP_START_FAILED, "the http transport is not available");
+		c->tp = mcp_http_new(c->loop, c->cfg.name, c->cfg.url, c->cfg.headers, &cb, &e);
 	else
 		c->tp = mcp_stdio_new(c->loop, c->cfg.name, c->cfg.command, c->cfg.args, c->cfg.env, c->cwd,
 		    &cb, &e);

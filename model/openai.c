@@ -13,10 +13,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "model/curl_dl.h"
+#include "base/curl_dl.h"
 
 #include "model/model.h"
-#include "model/sse.h"
+#include "base/sse.h"
 #include "model/sse_delta.h"
 #include "base/buf.h"
 #include "base/log.h"

@@ -11,7 +11,7 @@
 
 #include "base/log.h"
 #include "model/model.h"
-#include "model/sse.h"
+#include "base/sse.h"
 #include "tests/helpers.h"
 
 static char code[64], msg[700];

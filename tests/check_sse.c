@@ -1,7 +1,7 @@
 /* The SSE parser (SPEC §7.3): any byte split, comments, CRLF, multi-line data. */
 #include <string.h>
 
-#include "model/sse.h"
+#include "base/sse.h"
 #include "model/sse_delta.h"
 
 #include <jansson.h>
@@ -66,6 +66,51 @@ START_TEST(sse_pending_event_is_delivered_at_the_end)
 	sse_finish(&p);
 	ck_assert_int_eq(g.n, 1);
 	ck_assert_str_eq(g.events[0], "tail");
+	sse_free(&p);
+}
+END_TEST
+
+/* What a client resumes with (MCP's Streamable HTTP): the last id and retry, kept across events. */
+START_TEST(sse_keeps_the_last_id_and_retry_at_any_split)
+{
+	static const char ids[] = "id: e1\ndata:\n\n"	/* a priming event: an id and empty data */
+	    "retry: 250\nidx: nope\ndata: a\n\n"
+	    "retry: 12x\nretry:\nid:e2\n\n"		/* bad retries are ignored; no data, no event */
+	    "id: bad\0id\ndata: b\n\n";		/* an id with a NUL is ignored */
+	size_t len = sizeof(ids) - 1;
+
+	for (size_t step = 1; step <= len; step++) {
+		struct sse p;
+		struct got g = { .stop_at = -1 };
+		sse_init(&p, SSE_LINE_MAX, on_event, &g);
+		ck_assert_int_eq(p.has_id, 0);
+		ck_assert_int_eq(p.retry_ms, -1);
+		for (size_t off = 0; off < len; off += step)
+			ck_assert_int_eq(sse_feed(&p, ids + off, off + step > len ? len - off : step), 0);
+		ck_assert_int_eq(sse_finish(&p), 0);
+		ck_assert_int_eq(g.n, 3);
+		ck_assert_str_eq(g.events[0], "");
+		ck_assert_str_eq(g.events[1], "a");
+		ck_assert_str_eq(g.events[2], "b");
+		ck_assert_int_eq(p.has_id, 1);
+		ck_assert_str_eq(p.id.data, "e2");
+		ck_assert_int_eq(p.retry_ms, 250);
+		sse_free(&p);
+	}
+}
+END_TEST
+
+START_TEST(sse_an_empty_id_clears_it_and_a_huge_retry_is_clamped)
+{
+	struct sse p;
+	struct got g = { .stop_at = -1 };
+	static const char s1[] = "id: x\nretry: 99999999999999999999\nid\ndata: c\n\n";
+
+	sse_init(&p, SSE_LINE_MAX, on_event, &g);
+	ck_assert_int_eq(sse_feed(&p, s1, sizeof(s1) - 1), 0);
+	ck_assert_int_eq(g.n, 1);
+	ck_assert_int_eq(p.has_id, 0);
+	ck_assert_int_eq(p.retry_ms, SSE_RETRY_MAX_MS);
 	sse_free(&p);
 }
 END_TEST
@@ -306,6 +351,8 @@ sse_suite(void)
 
 	tcase_add_test(tc, sse_every_split_gives_the_same_events);
 	tcase_add_test(tc, sse_pending_event_is_delivered_at_the_end);
+	tcase_add_test(tc, sse_keeps_the_last_id_and_retry_at_any_split);
+	tcase_add_test(tc, sse_an_empty_id_clears_it_and_a_huge_retry_is_clamped);
 	tcase_add_test(tc, sse_callback_can_stop_the_stream);
 	tcase_add_test(tc, sse_a_line_over_the_limit_stops_the_stream_unbuffered);
 	tcase_add_test(tc, sse_an_event_over_the_limit_stops_the_stream);

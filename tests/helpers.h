@@ -63,5 +63,6 @@ Suite *workspace_suite(void);
 Suite *search_suite(void);
 Suite *proc_suite(void);
 Suite *mcp_text_suite(void);
+Suite *mcp_http_suite(void);
 
 #endif

@@ -2,7 +2,7 @@
  * SSE framing: lines end in \n (a trailing \r is dropped); a blank line ends an event. A line or
  * an event's data longer than max stops the stream before it is buffered, as ACP's reader does.
  */
-#include "model/sse.h"
+#include "base/sse.h"
 
 #include <string.h>
 
@@ -12,6 +12,9 @@ sse_init(struct sse *p, size_t max, sse_event_fn *on_event, void *arg)
 	buf_init(&p->line);
 	buf_init(&p->data);
 	p->has_data = 0;
+	buf_init(&p->id);
+	p->has_id = 0;
+	p->retry_ms = -1;
 	p->max = max;
 	p->too_long = NULL;
 	p->on_event = on_event;
@@ -23,6 +26,7 @@ sse_free(struct sse *p)
 {
 	buf_free(&p->line);
 	buf_free(&p->data);
+	buf_free(&p->id);
 }
 
 /* Stops the stream: what went over max ("line" or "event") is kept for the caller's message. */
@@ -65,8 +69,28 @@ sse_line(struct sse *p, const char *s, size_t n)
 			buf_append(&p->data, "\n", 1);
 		buf_append(&p->data, s + off, n - off);
 		p->has_data = 1;
+		return 0;
 	}
-	/* event:, id:, retry: and unknown fields carry nothing a chat stream needs. */
+	if ((n == 2 || (n > 2 && s[2] == ':')) && memcmp(s, "id", 2) == 0) {
+		size_t off = (n > 3 && s[3] == ' ') ? 4 : n > 2 ? 3 : 2;
+		/* As the SSE standard says: an id with a NUL is ignored; an empty one clears it. */
+		if (memchr(s + off, '\0', n - off) == NULL) {
+			buf_consume(&p->id, p->id.len);
+			buf_append(&p->id, s + off, n - off);
+			p->has_id = n > off;
+		}
+	} else if (n > 6 && memcmp(s, "retry:", 6) == 0) {
+		size_t off = s[6] == ' ' ? 7 : 6;
+		long ms = 0;
+		size_t i;
+		/* Digits only, as the standard says; clamped to a day. */
+		for (i = off; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (ms <= SSE_RETRY_MAX_MS)
+				ms = ms * 10 + (s[i] - '0');
+		if (i == n && n > off)
+			p->retry_ms = ms > SSE_RETRY_MAX_MS ? SSE_RETRY_MAX_MS : ms;
+	}
+	/* event: and unknown fields carry nothing a chat stream or MCP needs. */
 	return 0;
 }
 

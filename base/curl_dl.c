@@ -1,5 +1,5 @@
 /* dlopen of libcurl. The table is filled once and never changes afterwards. */
-#include "model/curl_dl.h"
+#include "base/curl_dl.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -48,7 +48,7 @@ curl_dl_load(struct err *e)
 	if (h == NULL)
 		h = dlopen("libcurl.so", RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL || curl_dl_resolve(h) == NULL) {
-		err_set(e, ERR_USAGE, "the openai provider needs libcurl (libcurl4): %s", dlerror());
+		err_set(e, ERR_USAGE, "HTTP (the openai provider, MCP over HTTP) needs libcurl (libcurl4): %s", dlerror());
 		return NULL;
 	}
 	if (curl_dl_api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

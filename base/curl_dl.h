@@ -1,10 +1,11 @@
 /*
- * libcurl, loaded with dlopen the first time the openai provider is made. Linking it
- * directly costs every start-up ~30 shared libraries (TLS, HTTP/2, LDAP, ...): milliseconds
- * and megabytes that the replay and builtin providers never use.
+ * libcurl, loaded with dlopen the first time something speaks HTTP (the openai provider, an
+ * MCP server over Streamable HTTP). Linking it directly costs every start-up ~30 shared
+ * libraries (TLS, HTTP/2, LDAP, ...): milliseconds and megabytes that the replay and builtin
+ * providers and stdio MCP servers never use.
  */
-#ifndef MODEL_CURL_DL_H
-#define MODEL_CURL_DL_H
+#ifndef BASE_CURL_DL_H
+#define BASE_CURL_DL_H
 
 #include <curl/curl.h>
 
