@@ -56,7 +56,7 @@ MCP_MOCK := $(BUILD)/bin/mock-mcp
 CHECKS := $(BUILD)/bin/check_all
 RUNNER := $(BUILD)/bin/scenario-runner
 
-FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path
+FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path mcp
 FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c acp/*.c))
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)

@@ -104,7 +104,7 @@ mcp_pairs(const json_t *v, const char *field, struct err *e)
 	}
 	json_array_foreach(v, i, p) {
 		const json_t *n = json_object_get(p, "name"), *val = json_object_get(p, "value");
-		if (!json_is_string(n) || !json_is_string(val) || json_string_length(n) == 0) {
+		if (!json_is_string(n) || !json_is_string(val) || json_string_value(n)[0] == '\0') {
 			err_set(e, ERR_INVALID_PARAMS, "mcpServers: %s[%zu]: expected {name, value} strings",
 			    field, i);
 			return NULL;
@@ -122,7 +122,8 @@ mcp_config_parse(const json_t *server, struct mcp_config *cfg, struct err *e)
 	memset(cfg, 0, sizeof(*cfg));
 	if (!json_is_object(server))
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: expected objects");
-	if (!json_is_string(name) || json_string_length(name) == 0)
+	/* Empty as C text: "\u0000x" is the name "" to everything after this. */
+	if (!json_is_string(name) || json_string_value(name)[0] == '\0')
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: name: expected a non-empty string");
 	if (json_object_get(server, "type") != NULL && type == NULL)
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: type: expected a string");
@@ -152,7 +153,7 @@ mcp_config_parse(const json_t *server, struct mcp_config *cfg, struct err *e)
 		return -1;
 	}
 	const json_t *cmd = json_object_get(server, "command"), *args = json_object_get(server, "args");
-	if (!json_is_string(cmd) || json_string_length(cmd) == 0) {
+	if (!json_is_string(cmd) || json_string_value(cmd)[0] == '\0') {
 		mcp_config_free(cfg);
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: command: expected a non-empty string");
 	}
@@ -380,6 +381,14 @@ mcp_start_failed(struct mcp_client *c, const char *why)
 }
 
 static void
+mcp_list_page(struct mcp_client *c, const char *cursor)
+{
+	c->pages++;
+	mcp_request(c, mcp_pend_add(c, PEND_LIST), "tools/list",
+	    cursor ? xjson_pack("{s:s}", "cursor", cursor) : json_object());
+}
+
+static void
 mcp_ready(struct mcp_client *c)
 {
 	mcp_tools_free(c->tools, c->ntools);
@@ -397,16 +406,9 @@ mcp_ready(struct mcp_client *c)
 	if (c->relist) {
 		c->relist = 0;
 		c->listing = 1;
-		mcp_request(c, mcp_pend_add(c, PEND_LIST), "tools/list", json_object());
+		c->pages = 0;	/* a new listing: its own 20 pages */
+		mcp_list_page(c, NULL);
 	}
-}
-
-static void
-mcp_list_page(struct mcp_client *c, const char *cursor)
-{
-	c->pages++;
-	mcp_request(c, mcp_pend_add(c, PEND_LIST), "tools/list",
-	    cursor ? xjson_pack("{s:s}", "cursor", cursor) : json_object());
 }
 
 /* One tool of a page into next_tools; a tool left out is logged. */
@@ -498,12 +500,12 @@ mcp_on_list(struct mcp_client *c, const json_t *result, const json_t *error)
 static void
 mcp_relist(struct mcp_client *c)
 {
-	if (c->state != MCP_READY)
-		return;
-	if (c->listing) {
+	if (c->listing) {	/* the list being read may be stale, the first one too: again once read */
 		c->relist = 1;
 		return;
 	}
+	if (c->state != MCP_READY)
+		return;
 	c->listing = 1;
 	c->pages = 0;
 	mcp_list_page(c, NULL);
@@ -533,9 +535,12 @@ mcp_on_init(struct mcp_client *c, const json_t *result, const json_t *error)
 	snprintf(c->version, sizeof(c->version), "%s", v);
 	c->tp->ops->set_version(c->tp, c->version);
 	mcp_send(c, xjson_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
+	/* A re-list the last transport left half read is dropped: this one lists afresh. */
+	mcp_tools_free(c->next_tools, c->nnext);
 	c->next_tools = NULL;
 	c->nnext = 0;
 	c->pages = 0;
+	c->relist = 0;
 	if (json_object_get(json_object_get(result, "capabilities"), "tools") == NULL) {
 		mcp_ready(c);	/* no tools capability: nothing to list */
 		return;
