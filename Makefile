@@ -162,8 +162,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bin/ws-search && sh tests/search_diff.sh $(BUILD)/bin/ws-search
 	$(Q)$(MAKE) --no-print-directory crash-loop
 
-crash-loop: $(AGENT) $(BUILD)/bin/state-check
-	$(Q)sh tests/crash_loop.sh $(AGENT) $(BUILD)/bin/state-check
+crash-loop: $(AGENT) $(BUILD)/bin/state-check $(MCP_MOCK)
+	$(Q)sh tests/crash_loop.sh $(AGENT) $(BUILD)/bin/state-check $(MCP_MOCK)
 
 asan:
 	$(Q)SCENARIO_NO_RSS_LIMIT=1 $(MAKE) --no-print-directory VARIANT=asan check-unit scenarios

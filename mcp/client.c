@@ -64,6 +64,7 @@ struct mcp_client {
 	struct mcp_tool *tools, *next_tools;
 	size_t ntools, nnext;
 	int pages, listing, relist;
+	int full;			/* next_tools has 128: the rest is left out (warned once) */
 	int stopping;
 	void (*stopped)(void *arg);
 	void *stopped_arg;
@@ -380,6 +381,17 @@ mcp_start_failed(struct mcp_client *c, const char *why)
 	}
 }
 
+/* A listing starts: what one before left half read is dropped; its own 20 pages and 128 tools. */
+static void
+mcp_list_begin(struct mcp_client *c)
+{
+	mcp_tools_free(c->next_tools, c->nnext);
+	c->next_tools = NULL;
+	c->nnext = 0;
+	c->pages = 0;
+	c->full = 0;
+}
+
 static void
 mcp_list_page(struct mcp_client *c, const char *cursor)
 {
@@ -406,7 +418,7 @@ mcp_ready(struct mcp_client *c)
 	if (c->relist) {
 		c->relist = 0;
 		c->listing = 1;
-		c->pages = 0;	/* a new listing: its own 20 pages */
+		mcp_list_begin(c);
 		mcp_list_page(c, NULL);
 	}
 }
@@ -431,13 +443,12 @@ mcp_list_take(struct mcp_client *c, const json_t *t)
 		return;
 	}
 	if (c->nnext == MCP_MAX_TOOLS) {
-		log_warn("mcp %s: more than %d tools; %s and the rest are left out", c->cfg.name,
-		    MCP_MAX_TOOLS, name);
-		c->nnext++;	/* warned once */
+		if (!c->full)
+			log_warn("mcp %s: more than %d tools; %s and the rest are left out", c->cfg.name,
+			    MCP_MAX_TOOLS, name);
+		c->full = 1;
 		return;
 	}
-	if (c->nnext > MCP_MAX_TOOLS)
-		return;
 	copy = json_is_object(schema) ? json_deep_copy(schema) : json_object();
 	json_object_set_new(copy, "type", json_string("object"));
 	text = json_dumps(copy, JSON_COMPACT);
@@ -492,8 +503,6 @@ mcp_on_list(struct mcp_client *c, const json_t *result, const json_t *error)
 	}
 	if (cursor != NULL)
 		log_warn("mcp %s: more than %d pages of tools; the rest are left out", c->cfg.name, MCP_MAX_PAGES);
-	if (c->nnext > MCP_MAX_TOOLS)
-		c->nnext = MCP_MAX_TOOLS;
 	mcp_ready(c);
 }
 
@@ -507,7 +516,7 @@ mcp_relist(struct mcp_client *c)
 	if (c->state != MCP_READY)
 		return;
 	c->listing = 1;
-	c->pages = 0;
+	mcp_list_begin(c);
 	mcp_list_page(c, NULL);
 }
 
@@ -535,11 +544,7 @@ mcp_on_init(struct mcp_client *c, const json_t *result, const json_t *error)
 	snprintf(c->version, sizeof(c->version), "%s", v);
 	c->tp->ops->set_version(c->tp, c->version);
 	mcp_send(c, xjson_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
-	/* A re-list the last transport left half read is dropped: this one lists afresh. */
-	mcp_tools_free(c->next_tools, c->nnext);
-	c->next_tools = NULL;
-	c->nnext = 0;
-	c->pages = 0;
+	mcp_list_begin(c);	/* a re-list the last transport left half read is dropped */
 	c->relist = 0;
 	if (json_object_get(json_object_get(result, "capabilities"), "tools") == NULL) {
 		mcp_ready(c);	/* no tools capability: nothing to list */
