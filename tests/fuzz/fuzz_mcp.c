@@ -18,7 +18,8 @@
  *   call [TOOL]        mcp_client_call (TOOL, else the first listed tool, else "t")
  *   cancel             mcp_call_cancel of the newest call in flight
  *   exit [HOW]         the newest transport not gone reports gone (default "exited with status 1")
- *   closed             every transport the client closed reports gone ("killed by SIGTERM")
+ *   closed             every transport the client closed reports gone, the oldest first
+ *                      ("killed by SIGTERM")
  *   old JSON           a message (as above) to the newest closed transport (ignored or drained)
  *   stderr TEXT        a line of the newest transport's stderr (the tail: its last 4 KiB)
  *   failopen           the next open fails
@@ -32,6 +33,20 @@
  * The first line that is neither an McpServer, limits, mode nor failopen starts the first client.
  * Between lines the loop runs once with EVRUN_NOWAIT: timers of 0 fire there, others never.
  * FUZZ_MCP_TRACE=1 prints what the client sends and reports (to read a crash or a seed).
+ *
+ * Checked (abort on a breach; ASan and its leak check on top): a transport's first message is
+ * initialize, tools/list and tools/call only after notifications/initialized, request ids rise,
+ * nothing is sent on a transport after its gone, close comes once; the negotiated version is one
+ * we accept; a page with nextCursor is followed by the request for that cursor (up to 20 pages a
+ * listing, a deferred re-list too); a list_changed re-lists at once when ready and idle, or once
+ * the listing in flight is read; a ready list has at most 128 named, distinct tools whose schemas
+ * are objects of type "object" and whose public names are clean; every call ends once (result or
+ * one of the four error codes), never after its cancel or after the outage/stop that ended it; a
+ * timeout or cancel sent notifications/cancelled for that id; no state report after stop, and
+ * stopped runs once; a refused call is MCP_NOT_READY; mcp_result_text gives UTF-8 text or a
+ * "malformed tools/call result: " MCP_PROTOCOL_ERROR; a refused McpServer leaves cfg zeroed, an
+ * accepted one has a non-empty name and command; at the end every transport is freed and no
+ * watcher of the client's is left on the loop.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,9 +155,9 @@ fz_send(struct mcp_transport *t, const json_t *msg)
 	const json_t *id = json_object_get(msg, "id");
 
 	if (fz->trace) {
-		char *t = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
-		fprintf(stderr, "  sent%s: %s\n", tp->closed ? " (closed)" : "", t);
-		free(t);
+		char *text = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
+		fprintf(stderr, "  sent%s: %s\n", tp->closed ? " (closed)" : "", text);
+		free(text);
 	}
 	FZ_CHECK(!tp->gone);
 	FZ_CHECK(json_is_object(msg));
@@ -248,14 +263,19 @@ fz_open(void *arg, const struct mcp_config *cfg, const struct mcp_transport_cb *
 	return &tp->t;
 }
 
-/* The newest transport not gone, and closed or not as asked (-1: either). */
+/* The newest (or the oldest) transport not gone, and closed or not as asked (-1: either). */
 static struct fz_tp *
-fz_tp_pick(struct fz *fz, int closed)
+fz_tp_pick(struct fz *fz, int closed, int oldest)
 {
+	struct fz_tp *found = NULL;
+
 	for (struct fz_tp *tp = fz->tps; tp; tp = tp->next)
-		if (!tp->gone && (closed < 0 || tp->closed == closed))
-			return tp;
-	return NULL;
+		if (!tp->gone && (closed < 0 || tp->closed == closed)) {
+			found = tp;
+			if (!oldest)
+				break;
+		}
+	return found;
 }
 
 /* tp reports gone; the client may free it inside. */
@@ -263,7 +283,6 @@ static void
 fz_tp_gone(struct fz_tp *tp, const char *how)
 {
 	struct mcp_transport_cb cb = tp->t.cb;
-
 	struct fz *fz = tp->fz;
 
 	tp->gone = 1;
@@ -277,7 +296,7 @@ fz_tp_gone_closed(struct fz *fz)
 {
 	struct fz_tp *tp;
 
-	while ((tp = fz_tp_pick(fz, 1)) != NULL)
+	while ((tp = fz_tp_pick(fz, 1, 1)) != NULL)
 		fz_tp_gone(tp, "killed by SIGTERM");
 }
 
@@ -402,6 +421,7 @@ fz_on_state(void *arg, struct mcp_client *c)
 	FZ_CHECK(c == fz->c && !fz->stopping);	/* no report after stop */
 	FZ_CHECK(st <= MCP_STOPPED && mcp_state_name(st) != NULL && mcp_client_reason(c) != NULL);
 	FZ_CHECK(!mcp_client_listing(c) || st == MCP_READY);
+	FZ_CHECK(mcp_client_starting(c) == (st == MCP_STARTING || st == MCP_EXITED));
 	if (st == MCP_READY)
 		fz_check_tools(c);
 	else
@@ -524,7 +544,7 @@ fz_server(struct fz *fz, const json_t *obj)
 		    cfg.env == NULL && cfg.headers == NULL);
 		return 1;
 	}
-	FZ_CHECK(cfg.name != NULL && cfg.name[0] != '\0');
+	FZ_CHECK(cfg.name != NULL && mcp_name_valid_server(cfg.name, &e) == 0);
 	FZ_CHECK(cfg.http ? cfg.url != NULL && cfg.headers != NULL : cfg.command != NULL &&
 	    cfg.command[0] != '\0' && cfg.args != NULL && cfg.env != NULL);
 	mcp_config_free(&fz->cfg);
@@ -541,7 +561,7 @@ fz_message(struct fz *fz, const json_t *obj, struct fz_tp *tp)
 	json_t *msg;
 	int page, answer, changed, listing = 0;
 
-	if (tp == NULL && (tp = fz_tp_pick(fz, 0)) == NULL)
+	if (tp == NULL && (tp = fz_tp_pick(fz, 0, 0)) == NULL)
 		return;
 	if (json_object_get(obj, "jsonrpc") || json_object_get(obj, "id") || json_object_get(obj, "method"))
 		msg = json_incref((json_t *)obj);
@@ -626,7 +646,7 @@ fz_mode(struct fz *fz, const char *arg)
 static void
 fz_stderr(struct fz *fz, const char *text)
 {
-	struct fz_tp *tp = fz_tp_pick(fz, -1);
+	struct fz_tp *tp = fz_tp_pick(fz, -1, 0);
 
 	if (tp == NULL)
 		return;
@@ -682,13 +702,13 @@ fz_line(struct fz *fz, char *s, size_t n)
 	} else if (strcmp(word, "cancel") == 0) {
 		fz_cancel(fz);
 	} else if (strcmp(word, "exit") == 0) {
-		struct fz_tp *tp = fz_tp_pick(fz, -1);
+		struct fz_tp *tp = fz_tp_pick(fz, -1, 0);
 		if (tp)
 			fz_tp_gone(tp, arg[0] ? arg : "exited with status 1");
 	} else if (strcmp(word, "closed") == 0) {
 		fz_tp_gone_closed(fz);
 	} else if (strcmp(word, "old") == 0) {
-		struct fz_tp *tp = fz_tp_pick(fz, 1);
+		struct fz_tp *tp = fz_tp_pick(fz, 1, 0);
 		json_t *m = fz_json(arg, n - (size_t)(arg - s));
 		if (tp && m)
 			fz_message(fz, m, tp);
