@@ -56,7 +56,7 @@ MCP_MOCK := $(BUILD)/bin/mock-mcp
 CHECKS := $(BUILD)/bin/check_all
 RUNNER := $(BUILD)/bin/scenario-runner
 
-FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path
+FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path mcp
 FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c acp/*.c))
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)
@@ -169,8 +169,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bin/ws-search && sh tests/search_diff.sh $(BUILD)/bin/ws-search
 	$(Q)$(MAKE) --no-print-directory crash-loop
 
-crash-loop: $(AGENT) $(BUILD)/bin/state-check
-	$(Q)sh tests/crash_loop.sh $(AGENT) $(BUILD)/bin/state-check
+crash-loop: $(AGENT) $(BUILD)/bin/state-check $(MCP_MOCK)
+	$(Q)sh tests/crash_loop.sh $(AGENT) $(BUILD)/bin/state-check $(MCP_MOCK)
 
 asan:
 	$(Q)SCENARIO_NO_RSS_LIMIT=1 $(MAKE) --no-print-directory VARIANT=asan check-unit scenarios

@@ -65,6 +65,7 @@ struct mcp_client {
 	struct mcp_tool *tools, *next_tools;
 	size_t ntools, nnext;
 	int pages, listing, relist;
+	int full;			/* next_tools has 128: the rest is left out (warned once) */
 	int stopping;
 	void (*stopped)(void *arg);
 	void *stopped_arg;
@@ -105,7 +106,7 @@ mcp_pairs(const json_t *v, const char *field, struct err *e)
 	}
 	json_array_foreach(v, i, p) {
 		const json_t *n = json_object_get(p, "name"), *val = json_object_get(p, "value");
-		if (!json_is_string(n) || !json_is_string(val) || json_string_length(n) == 0) {
+		if (!json_is_string(n) || !json_is_string(val) || json_string_value(n)[0] == '\0') {
 			err_set(e, ERR_INVALID_PARAMS, "mcpServers: %s[%zu]: expected {name, value} strings",
 			    field, i);
 			return NULL;
@@ -123,7 +124,8 @@ mcp_config_parse(const json_t *server, struct mcp_config *cfg, struct err *e)
 	memset(cfg, 0, sizeof(*cfg));
 	if (!json_is_object(server))
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: expected objects");
-	if (!json_is_string(name) || json_string_length(name) == 0)
+	/* Empty as C text: "\u0000x" is the name "" to everything after this. */
+	if (!json_is_string(name) || json_string_value(name)[0] == '\0')
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: name: expected a non-empty string");
 	if (json_object_get(server, "type") != NULL && type == NULL)
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: type: expected a string");
@@ -153,7 +155,7 @@ mcp_config_parse(const json_t *server, struct mcp_config *cfg, struct err *e)
 		return -1;
 	}
 	const json_t *cmd = json_object_get(server, "command"), *args = json_object_get(server, "args");
-	if (!json_is_string(cmd) || json_string_length(cmd) == 0) {
+	if (!json_is_string(cmd) || json_string_value(cmd)[0] == '\0') {
 		mcp_config_free(cfg);
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: command: expected a non-empty string");
 	}
@@ -389,6 +391,25 @@ mcp_start_failed(struct mcp_client *c, const char *why)
 	}
 }
 
+/* A listing starts: what one before left half read is dropped; its own 20 pages and 128 tools. */
+static void
+mcp_list_begin(struct mcp_client *c)
+{
+	mcp_tools_free(c->next_tools, c->nnext);
+	c->next_tools = NULL;
+	c->nnext = 0;
+	c->pages = 0;
+	c->full = 0;
+}
+
+static void
+mcp_list_page(struct mcp_client *c, const char *cursor)
+{
+	c->pages++;
+	mcp_request(c, mcp_pend_add(c, PEND_LIST), "tools/list",
+	    cursor ? xjson_pack("{s:s}", "cursor", cursor) : json_object());
+}
+
 static void
 mcp_ready(struct mcp_client *c)
 {
@@ -407,17 +428,9 @@ mcp_ready(struct mcp_client *c)
 	if (c->relist) {
 		c->relist = 0;
 		c->listing = 1;
-		c->pages = 0;
+		mcp_list_begin(c);
 		mcp_list_page(c, NULL);
 	}
-}
-
-static void
-mcp_list_page(struct mcp_client *c, const char *cursor)
-{
-	c->pages++;
-	mcp_request(c, mcp_pend_add(c, PEND_LIST), "tools/list",
-	    cursor ? xjson_pack("{s:s}", "cursor", cursor) : json_object());
 }
 
 /* One tool of a page into next_tools; a tool left out is logged. */
@@ -440,13 +453,12 @@ mcp_list_take(struct mcp_client *c, const json_t *t)
 		return;
 	}
 	if (c->nnext == MCP_MAX_TOOLS) {
-		log_warn("mcp %s: more than %d tools; %s and the rest are left out", c->cfg.name,
-		    MCP_MAX_TOOLS, name);
-		c->nnext++;	/* warned once */
+		if (!c->full)
+			log_warn("mcp %s: more than %d tools; %s and the rest are left out", c->cfg.name,
+			    MCP_MAX_TOOLS, name);
+		c->full = 1;
 		return;
 	}
-	if (c->nnext > MCP_MAX_TOOLS)
-		return;
 	copy = json_is_object(schema) ? json_deep_copy(schema) : json_object();
 	json_object_set_new(copy, "type", json_string("object"));
 	text = json_dumps(copy, JSON_COMPACT);
@@ -501,22 +513,20 @@ mcp_on_list(struct mcp_client *c, const json_t *result, const json_t *error)
 	}
 	if (cursor != NULL)
 		log_warn("mcp %s: more than %d pages of tools; the rest are left out", c->cfg.name, MCP_MAX_PAGES);
-	if (c->nnext > MCP_MAX_TOOLS)
-		c->nnext = MCP_MAX_TOOLS;
 	mcp_ready(c);
 }
 
 static void
 mcp_relist(struct mcp_client *c)
 {
-	if (c->listing) {	/* the first listing too: a server may change its list meanwhile */
+	if (c->listing) {	/* the list being read may be stale, the first one too: again once read */
 		c->relist = 1;
 		return;
 	}
 	if (c->state != MCP_READY)
 		return;
 	c->listing = 1;
-	c->pages = 0;
+	mcp_list_begin(c);
 	mcp_list_page(c, NULL);
 }
 
@@ -544,9 +554,8 @@ mcp_on_init(struct mcp_client *c, const json_t *result, const json_t *error)
 	snprintf(c->version, sizeof(c->version), "%s", v);
 	c->tp->ops->set_version(c->tp, c->version);
 	mcp_send(c, xjson_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
-	c->next_tools = NULL;
-	c->nnext = 0;
-	c->pages = 0;
+	mcp_list_begin(c);	/* a re-list the last transport left half read is dropped */
+	c->relist = 0;
 	if (json_object_get(json_object_get(result, "capabilities"), "tools") == NULL) {
 		mcp_ready(c);	/* no tools capability: nothing to list */
 		return;

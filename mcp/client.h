@@ -4,11 +4,12 @@
  * 2025-06-18, 2025-03-26 and 2024-11-05; the startup limit; notifications/initialized) → the
  * tool list (tools/list paged by nextCursor, at most 20 pages and 128 tools; skipped without the
  * tools capability; tools whose execution.taskSupport is "required" left out; a schema over
- * 32 KiB left out with a warning; `type: "object"` forced) → ready. list_changed re-lists; the
- * new list replaces the old when it is complete. A server that exits after it was ready is
- * restarted, 0.5 s doubling to 30 s, at most 10 tries per outage; one that cannot start or fails
- * its handshake is failed. Server requests: ping gets {}, others -32601. Every state change and
- * every new tool list is reported through state. Callbacks run from the loop.
+ * 32 KiB left out with a warning; `type: "object"` forced) → ready. list_changed re-lists (one
+ * during a listing, the first one too, once that listing is read); the new list replaces the old
+ * when it is complete. A server that exits after it was ready is restarted, 0.5 s doubling to
+ * 30 s, at most 10 tries per outage; one that cannot start or fails its handshake is failed.
+ * Server requests: ping gets {}, others -32601. Every state change and every new tool list is
+ * reported through state. Callbacks run from the loop.
  */
 #ifndef MCP_CLIENT_H
 #define MCP_CLIENT_H

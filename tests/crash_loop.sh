@@ -2,12 +2,20 @@
 # The crash loop (seeded, reproducible): a subagent-heavy conversation is killed at a random point
 # (SIGKILL after a random delay, or _exit right after the n-th event of a random type), restarted
 # on the same state directory, and judged by state-check plus the /agents listing.
-# Usage: tests/crash_loop.sh AGENT STATE_CHECK   (CRASH_SEED, CRASH_ITERATIONS)
+# With MOCK_MCP, CRASH_MCP_ITERATIONS more run a session with one or two mock-mcp stdio servers
+# whose model calls their tools; after each kill no mock-mcp of the iteration may be left, running
+# or a zombie, within 2 s (the servers die with the agent: PR_SET_PDEATHSIG; they ignore stdin EOF,
+# one ignores SIGTERM), and the log is judged the same way.
+# Usage: tests/crash_loop.sh AGENT STATE_CHECK [MOCK_MCP]   (CRASH_SEED, CRASH_ITERATIONS,
+# CRASH_MCP_ITERATIONS)
 set -u
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 check=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+mock=
+[ $# -ge 3 ] && mock=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 seed=${CRASH_SEED:-1}
 iterations=${CRASH_ITERATIONS:-50}
+mcp_iterations=${CRASH_MCP_ITERATIONS:-12}
 tmp=$(mktemp -d /tmp/acp-crash-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 root=00000000-0000-4000-8000-000000000001
@@ -74,4 +82,86 @@ while [ $i -le $iterations ]; do
 	i=$((i + 1))
 done
 echo "crash-loop: seed $seed, $iterations iterations: $kills SIGKILLs, $faults fault exits, $survived ran to the end; $checked restarts checked, $turns answered turns and $notices notices verified; $failed lost or broken"
-[ $failed -eq 0 ]
+[ -n "$mock" ] || { [ $failed -eq 0 ]; exit; }
+
+# --- MCP servers: killed with the agent ---
+# What is left of the mock-mcp processes of dir, one "<pid> <what>" line each: the live ones
+# (pgrep -f on the iteration's own script paths) and the zombies (state Z in /proc, by the pids the
+# mocks logged at launch) with their parent. A zombie of pid 1 is dead and init's to reap (some
+# inits reap orphans only every second or two); a zombie of any other parent was not reaped by it.
+mcp_left() {
+	for s in "$1"/alpha.json "$1"/beta.json; do
+		[ -f "$s" ] && pgrep -f "$s" | sed 's/$/ running/'
+	done
+	for p in $(cat "$1"/*.log 2>/dev/null | sed -n 's/^{"event":"start",.*"pid":\([0-9]*\)}$/\1/p'); do
+		sed -n 's/^\([0-9]*\) (mock-mcp) Z \([0-9]*\) .*/\1 zombie of \2/p' "/proc/$p/stat" 2>/dev/null
+	done
+}
+mtypes="mcp/server tool/call tool/result step/end"
+mkills=0; mfaults=0; mrunning=0; mcalls=0; mended=0; minit=0; mchecked=0; mfailed=0
+i=1
+while [ $i -le $mcp_iterations ]; do
+	plan=$(awk -v s=$((seed * 1000 + 500 + i)) -v types="$mtypes" 'BEGIN { srand(s); n = split(types, t, " ");
+		printf "%s %d %d %s %d %d\n", (rand() < 0.7 ? "kill" : "fault"), int(rand() * 600), int(rand() * 2) + 1,
+			t[int(rand() * n) + 1], int(rand() * 2) + 1, int(rand() * 100) + 50 }')
+	set -- $plan
+	mode=$1; delay=$2; nsrv=$3; ftype=$4; fn=$5; callms=$6
+	dir="$tmp/mcp$i"; mkdir -p "$dir"
+	rm -f "$dir/in"; mkfifo "$dir/in"
+	# alpha echoes after callms; beta (the second server) answers later and ignores SIGTERM.
+	printf '%s\n' "{\"tools\": [{\"name\": \"echo\", \"inputSchema\": {\"type\": \"object\"}}], \"calls\": {\"echo\": {\"delayMs\": $callms, \"echo\": true}}, \"log\": \"alpha.log\", \"stayAfterEof\": true}" > "$dir/alpha.json"
+	servers="{\"name\":\"alpha\",\"command\":\"$mock\",\"args\":[\"$dir/alpha.json\"],\"env\":[]}"
+	calls='{"name": "mcp__alpha__echo", "arguments": {"msg": "one"}}'
+	if [ "$nsrv" = 2 ]; then
+		printf '%s\n' "{\"tools\": [{\"name\": \"slow\"}], \"calls\": {\"slow\": {\"delayMs\": $((callms * 2)), \"text\": \"slow done\"}}, \"log\": \"beta.log\", \"stayAfterEof\": true, \"ignoreSigterm\": true}" > "$dir/beta.json"
+		servers="$servers,{\"name\":\"beta\",\"command\":\"$mock\",\"args\":[\"$dir/beta.json\"],\"env\":[{\"name\":\"CRASH_ITERATION\",\"value\":\"$i\"}]}"
+		calls="$calls, {\"name\": \"mcp__beta__slow\", \"arguments\": {}}"
+	fi
+	printf '%s\n' "{\"version\": 1, \"scripts\": [{\"agent\": \"root\", \"replies\": [{\"tool_calls\": [$calls]}, {\"tool_calls\": [{\"name\": \"mcp__alpha__echo\", \"arguments\": {\"msg\": \"two\"}}]}, {\"text\": \"echoed\"}]}]}" > "$dir/rec.json"
+	if [ "$mode" = fault ]; then env="exit-after-event:$ftype:$fn"; else env=""; fi
+	ACP_AGENT_FAULTS=$env "$agent" --deterministic --permission-mode full-access --model replay --recording "$dir/rec.json" \
+		--state-dir "$dir/state" < "$dir/in" > "$dir/out1" 2>"$dir/err1" &
+	pid=$!
+	exec 3>"$dir/in"
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp\",\"mcpServers\":[$servers]}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$root\",\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}" >&3 2>/dev/null
+	# kill: SIGKILL after the delay; fault: the agent exits after that event (SIGKILL at 0.6 s if it
+	# never comes).
+	if [ "$mode" = kill ]; then
+		sleep "0.$(printf '%03d' "$delay")"
+	else
+		t=0; while [ $t -lt 30 ] && kill -0 $pid 2>/dev/null; do sleep 0.02; t=$((t + 1)); done
+	fi
+	mrunning=$((mrunning + $(mcp_left "$dir" | grep -c running)))
+	kill -9 $pid 2>/dev/null && mkills=$((mkills + 1))
+	exec 3>&-
+	{ wait $pid; } 2>/dev/null; rc=$?
+	[ "$mode" = fault ] && [ $rc -eq 3 ] && mfaults=$((mfaults + 1))
+	grep -q '"method":"tools/call"' "$dir"/*.log 2>/dev/null && mcalls=$((mcalls + 1))
+	grep -q '"id":3,"result"' "$dir/out1" && mended=$((mended + 1))	# killed idle, the turn done
+	t=0; while [ $t -lt 100 ] && [ -n "$(mcp_left "$dir" | grep -v ' zombie of 1$')" ]; do sleep 0.02; t=$((t + 1)); done
+	left=$(mcp_left "$dir")
+	minit=$((minit + $(echo "$left" | grep -c ' zombie of 1$')))
+	left=$(echo "$left" | grep -v ' zombie of 1$')
+	if [ -n "$left" ]; then
+		echo "crash-loop: mcp iteration $i ($plan): mock-mcp left 2 s after the agent died: $left"
+		for p in $(echo "$left" | cut -d' ' -f1); do kill -9 "$p" 2>/dev/null; done
+		mfailed=$((mfailed + 1))
+	fi
+	if [ -f "$dir/state/sessions/$root.jsonl" ]; then
+		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+			"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$root\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}" \
+			'{"jsonrpc":"2.0","id":3,"method":"_acp_agent/wait_idle","params":{"timeoutMs":5000}}' |
+			"$agent" --deterministic --model replay --recording "$dir/rec.json" --state-dir "$dir/state" > "$dir/out2" 2>"$dir/err2"
+		mchecked=$((mchecked + 1))
+		grep -q '"id":2,"result":{"modes"' "$dir/out2" || { echo "crash-loop: mcp iteration $i ($plan): the root did not load"; mfailed=$((mfailed + 1)); }
+		if ! "$check" "$dir/state" $root "$dir/out1" > "$dir/check"; then
+			echo "crash-loop: mcp iteration $i ($plan):"; cat "$dir/check"; mfailed=$((mfailed + 1))
+		fi
+	fi
+	[ $mfailed -eq 0 ] && rm -rf "$dir"
+	i=$((i + 1))
+done
+echo "crash-loop: $mcp_iterations iterations with MCP servers: $mkills SIGKILLs, $mfaults fault exits, $mrunning servers running at the kill, $mcalls with a tools/call sent, $mended after the turn, $minit dead ones init had not reaped yet; $mchecked restarts checked; $mfailed with servers left or logs broken"
+[ $failed -eq 0 ] && [ $mfailed -eq 0 ]
