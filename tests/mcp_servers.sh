@@ -1,7 +1,9 @@
 #!/bin/sh
 # Drives the whole agent against MCP servers nobody here wrote, from npm, over stdio (SPEC §18):
 # @modelcontextprotocol/server-everything and @modelcontextprotocol/server-filesystem (pointed at
-# the session's temp workspace), through the newest @agentclientprotocol/sdk as the editor. The
+# the session's temp workspace), and server-everything again over Streamable HTTP (§20.1: started
+# by the driver on a free port, with an ACP header whose secret value must show up nowhere; the
+# HTTP exchanges are pinned), through the newest @agentclientprotocol/sdk as the editor. The
 # replay recording tests/clients/mcp-recording.json makes the model call their tools; what the
 # model saw, the ACP updates, the permission asks, the files on disk, the schema of every line the
 # agent wrote, and that no server process outlives the agent are checked. See tests/clients/mcp.mjs.
@@ -53,16 +55,18 @@ fi
 rm -rf "$cache/run"
 mkdir -p "$cache/run" "$cache/tmp"
 cp "$root"/tests/clients/mcp.mjs "$root"/tests/clients/lib.mjs "$root"/tests/clients/tap.mjs "$root"/tests/clients/mcp-tap.mjs \
-	"$root"/tests/clients/schema.mjs "$root"/tests/clients/mcp-recording.json "$cache/run/"
+	"$root"/tests/clients/mcp-http-tap.mjs "$root"/tests/clients/schema.mjs "$root"/tests/clients/mcp-recording.json "$cache/run/"
 work=$(mktemp -d "$cache/tmp/run-XXXXXX")
-# Leftovers of a broken agent: a server of this run (a server script with the workspace as its cwd),
-# killed by its pid.
+# Leftovers of a broken agent or driver: a server of this run (a server script with the workspace
+# as its cwd, or web/ for the one the driver starts over HTTP), killed by its pid.
 cleanup() {
 	for c in /proc/[0-9]*/cmdline; do
 		p=${c#/proc/}
 		p=${p%/cmdline}
 		{ tr '\0' ' ' <"$c"; } 2>/dev/null | grep -qF -- "$mods/server-" || continue
-		[ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$work/cwd" ] && kill -9 "$p" 2>/dev/null
+		case "$(readlink "/proc/$p/cwd" 2>/dev/null)" in
+		"$work/cwd" | "$work/web") kill -9 "$p" 2>/dev/null ;;
+		esac
 	done
 	if [ "${MCP_SERVERS_KEEP:-}" = 1 ]; then
 		echo "mcp_servers: traces kept in $work"

@@ -1,31 +1,41 @@
 // The agent against real MCP servers from npm (SPEC §18), with the newest SDK's client as the
 // editor: server-everything and server-filesystem (allowed: the session's cwd) over stdio, each
-// behind mcp-tap.mjs (which logs its wire), the model a replay of mcp-recording.json. Three turns
-// in one session:
+// behind mcp-tap.mjs (which logs its wire), and server-everything again as "web" over Streamable
+// HTTP (started here on a free port, behind mcp-http-tap.mjs, with an ACP header whose value is a
+// random secret); the model a replay of mcp-recording.json. Three turns in one session:
 //   1. full-access (nothing asks): echo, get-sum, get-tiny-image (the model sees the image as
 //      "[image/png, N bytes omitted]"), get-sum with a string (refused by the agent's own argument
 //      check: the server never sees it), get-resource-reference with a bad id (the server's
 //      isError), the long-running operation, resource links, an embedded resource, structured
 //      content, get-env (our environment minus ACP_AGENT_* plus the ACP env); the filesystem's
 //      list_directory, read_file, write_file, and a read outside its allowed directory that it
-//      refuses. The recording's "expect"s pin what the model saw after each call; this driver pins
-//      the ACP updates of each (title "<server>: <tool>", kind, statuses, content).
-//   2. default: every MCP call asks; echo is allowed, a write_file rejected (no file appears, and
-//      the server's wire holds no such call).
+//      refuses; web's echo and get-sum. The recording's "expect"s pin what the model saw after
+//      each call; this driver pins the ACP updates of each (title "<server>: <tool>", kind,
+//      statuses, content).
+//   2. default: every MCP call asks; echo (stdio and web) is allowed, a write_file rejected (no file
+//      appears, and the server's wire holds no such call).
 //   3. default: the long-running operation allowed, then session/cancel while it runs
 //      (notifications/cancelled names its request).
 // Then stdin EOF: the agent exits 0 (the busy server needs the SIGTERM of the ladder) and no server
 // process (found by its script and its cwd, the session's workspace) is left. Every ACP line the
 // agent wrote is validated against the ACP schema, every MCP message it sent against the MCP
 // SDK's schemas; the handshake (versions, capabilities, order) and the session log's mcp/server
-// events with the servers' public tool names are pinned.
+// events with the servers' public tool names are pinned. Over HTTP (SPEC §20.1): the ACP header on
+// every request, its value in none of the agent's output, stderr (at debug) or state; the session id
+// of the initialize reply and the protocol version on every later request; the status of each reply;
+// the GET stream; the DELETE at exit. The web server outlives the agent (it is not the agent's to
+// stop); this driver stops it.
 // Environment from mcp_servers.sh: CLIENTS_AGENT, CLIENTS_WORK, CLIENTS_RECORDING, MCP_SERVERS
 // (the node_modules/@modelcontextprotocol folder).
 import * as acp from "sdk-new";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { harness, pkgVersion, spawnAgent, stopAgent } from "./lib.mjs";
+import { httpTap, replyMessages } from "./mcp-http-tap.mjs";
 import { schemaValidator } from "./schema.mjs";
 import { ClientNotificationSchema, ClientRequestSchema, ClientResultSchema, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -40,6 +50,41 @@ mkdirSync(join(cwd, "sub"));
 const outside = join(cwd, "..", "outside.txt");
 writeFileSync(outside, "outside the allowed directory\n");
 const MARK = "set in mcpServers env";
+const SECRET = randomBytes(18).toString("base64url"); // the value of web's ACP header
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// server-everything in streamableHttp mode on a free port (the kernel's, then listened on by the
+// server: one more try if another process took it meanwhile), its output in web/server.log; cwd
+// web/, where mcp_servers.sh looks for leftovers.
+const webDir = join(h.work, "web");
+mkdirSync(webDir);
+const webLog = join(webDir, "server.log");
+const freePort = () => new Promise((resolve, reject) => {
+  const s = createServer();
+  s.once("error", reject);
+  s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
+});
+let web = null; // {proc, port, exited: null or how it ended}
+process.on("exit", () => { if (web && web.exited === null) web.proc.kill("SIGKILL"); }); // a watchdog's exit
+async function startWeb() {
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    const port = await freePort();
+    const fd = openSync(webLog, "w");
+    const proc = spawn(process.execPath, [scripts.everything, "streamableHttp"], { cwd: webDir, env: { ...process.env, PORT: String(port) }, stdio: ["ignore", fd, fd] });
+    closeSync(fd);
+    const w = { proc, port, exited: null };
+    web = w;
+    proc.on("exit", (code, signal) => { w.exited = signal ?? code; });
+    const deadline = Date.now() + 15000;
+    const up = () => readFileSync(webLog, "utf8").includes(`listening on port ${port}`);
+    while (w.exited === null && !up() && Date.now() < deadline) await sleep(25);
+    if (up()) return w;
+    if (w.exited === null) proc.kill("SIGKILL");
+    if (!readFileSync(webLog, "utf8").includes("already in use")) break;
+  }
+  throw new Error(`server-everything streamableHttp did not start: ${readFileSync(webLog, "utf8").slice(-300)}`);
+}
+const webStarted = startWeb();
 
 // The public names, pinned: what tools/list of the pinned servers gives (SPEC §18: mcp__<server>__<tool>;
 // none needs the hash suffix). everything's simulate-research-query needs tasks and is left out (§20.1).
@@ -51,6 +96,7 @@ const TOOLS = {
     "list_directory", "list_directory_with_sizes", "directory_tree", "move_file", "search_files", "get_file_info",
     "list_allowed_directories"],
 };
+TOOLS.web = TOOLS.everything; // the same server over HTTP, our client capabilities the same
 
 // The server processes of this run still alive: a server script in the command line, the workspace as cwd.
 function serverProcesses() {
@@ -69,7 +115,7 @@ const updates = []; // [turn, update]
 const asks = []; // [turn, params]
 let turn = 0;
 let cancelSlow = null; // set in turn 3: called when the slow call is in progress
-const answers = { "everything: echo": "allow", "filesystem: write_file": "reject", "everything: trigger-long-running-operation": "allow" };
+const answers = { "everything: echo": "allow", "web: echo": "allow", "filesystem: write_file": "reject", "everything: trigger-long-running-operation": "allow" };
 const a = spawnAgent(h);
 const conn = acp.client({ name: "acp-agent-mcp-test" })
   .onNotification(acp.methods.client.session.update, ({ params }) => {
@@ -96,6 +142,9 @@ const mcpServers = [
     env: [{ name: "MCP_SERVERS_MARK", value: MARK }] },
   { name: "filesystem", command: process.execPath, args: [tap, wireLog("filesystem"), process.execPath, scripts.filesystem, cwd], env: [] },
 ];
+web = await h.attempt("starting server-everything over Streamable HTTP", () => webStarted);
+const webTap = web ? await httpTap(web.port) : null;
+if (webTap) mcpServers.push({ type: "http", name: "web", url: `http://127.0.0.1:${webTap.port}/mcp`, headers: [{ name: "X-Acp-Test", value: SECRET }] });
 const created = await h.attempt("session/new", () => agent.request(acp.methods.agent.session.new, { cwd, mcpServers }));
 const sessionId = created?.sessionId;
 h.eq(created?.modes?.currentModeId, "default", "the new session's mode");
@@ -156,6 +205,8 @@ const t1 = checkCalls(1, [
   ["filesystem: read_file", "in_progress completed", "alpha\nbeta\n"],
   ["filesystem: write_file", "in_progress completed", "Successfully wrote to sub/new.txt"],
   ["filesystem: read_text_file", "in_progress failed", "Access denied - path outside allowed directories"],
+  ["web: echo", "in_progress completed", "Echo: hello over http"],
+  ["web: get-sum", "in_progress completed", "The sum of 3 and 4 is 7."],
 ]);
 const env = t1.find((c) => c.title === "everything: get-env")?.text ?? "";
 h.check(!env.includes("ACP_AGENT_"), "the server's environment holds ACP_AGENT_* variables (SPEC §20.1: ours minus ACP_AGENT_*)");
@@ -170,10 +221,11 @@ await setMode("default");
 await prompt("Now ask first.", "end_turn");
 checkCalls(2, [
   ["everything: echo", "pending in_progress completed", "Echo: asked and allowed"],
+  ["web: echo", "pending in_progress completed", "Echo: asked over http"],
   ["filesystem: write_file", "pending failed", "Error: the user rejected this tool call"],
 ]);
 const asked2 = asks.filter(([n]) => n === 2).map(([, p]) => p);
-h.eq(asked2.map((p) => p.toolCall?.title).join(", "), "everything: echo, filesystem: write_file", "turn 2's permission requests");
+h.eq(asked2.map((p) => p.toolCall?.title).join(", "), "everything: echo, web: echo, filesystem: write_file", "turn 2's permission requests");
 for (const p of asked2) {
   h.eq(p.toolCall?.kind, "other", `the kind in the ask for ${p.toolCall?.title}`);
   h.eq(p.options?.map((o) => o.kind).join(","), "allow_once,allow_always,reject_once,reject_always", `the options of the ask for ${p.toolCall?.title}`);
@@ -200,31 +252,64 @@ const exitSecs = ((Date.now() - exitAt) / 1000).toFixed(1);
 conn.close();
 const left = serverProcesses();
 h.check(left.length === 0, `server processes left after the agent exited: ${left.join(", ")}`);
+// The web server is not the agent's: still up; stopped here (its session was DELETEd, below).
+h.check(web?.exited === null, `the web server did not outlive the agent (it ended: ${web?.exited})`);
+if (web?.exited === null) {
+  web.proc.kill("SIGTERM");
+  const deadline = Date.now() + 5000;
+  while (web.exited === null && Date.now() < deadline) await sleep(25);
+  h.check(web.exited !== null, "the web server did not stop within 5 s of SIGTERM");
+}
+await webTap?.close();
 
 // What the agent logged: mcp/server events with the public names; the replay used up, never mismatched.
 h.step("the session log");
 const log = sessionId ? readFileSync(join(h.stateDir, "sessions", `${sessionId}.jsonl`), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
 const events = log.filter((e) => e.type === "mcp/server").map((e) => e.data);
+// server-everything sends tools/list_changed while its first tools/list is in flight (at
+// notifications/initialized), so the agent lists again and logs ready again (SPEC §18: effective
+// from the next step); the last list is the one pinned.
 for (const name of Object.keys(TOOLS)) {
   const mine = events.filter((e) => e.name === name);
-  h.eq(mine.map((e) => e.state).join(" "), "starting ready stopped", `the mcp/server states of ${name}`);
-  h.eq(JSON.stringify(mine.find((e) => e.state === "ready")?.tools), JSON.stringify(TOOLS[name].map((t) => `mcp__${name}__${t}`)), `${name}'s public tool names`);
+  const states = mine.map((e) => e.state).join(" ");
+  h.check(/^starting( ready)+ stopped$/.test(states), `the mcp/server states of ${name}: expected starting, ready (once or more), stopped; got ${JSON.stringify(states)}`);
+  h.eq(JSON.stringify(mine.filter((e) => e.state === "ready").at(-1)?.tools), JSON.stringify(TOOLS[name].map((t) => `mcp__${name}__${t}`)), `${name}'s public tool names`);
 }
 const stderr = h.traces().map((p) => p.stderr).join("").split("\n");
 const complaints = stderr.filter((l) => /^acp-agent: (warn|error):|Sanitizer|runtime error:/.test(l) || /^acp-agent: debug: \[mcp:[^\]]*\].*(error|invalid|unknown|unsupported)/i.test(l));
 h.check(complaints.length === 0, `the agent's stderr: ${complaints.join(" | ").slice(0, 400)}`);
 h.check(stderr.includes("acp-agent: info: mcp everything: tool simulate-research-query needs tasks, left out"),
   "no info line for everything's simulate-research-query (taskSupport required: left out, SPEC §20.1)");
+h.check(stderr.includes("acp-agent: debug: [mcp:web] http: DELETE: HTTP 200"), "the agent's stderr (at debug) lacks web's DELETE: HTTP 200");
+
+// The ACP header's value (SPEC §20.1: never logged or recorded): in no line the agent wrote, nor in
+// its stderr at debug, nor in any file of its state directory (the session log). It did go out in
+// session/new (so the search can find it).
+h.step("the secret header value");
+const agentLines = h.traces().flatMap((p) => readFileSync(p.file, "utf8").split("\n"));
+h.check(agentLines.some((l) => l.startsWith(">> ") && l.includes(SECRET)), "the secret is not in the session/new the client sent (the search below would find nothing)");
+h.check(!agentLines.some((l) => l.startsWith("<< ") && l.includes(SECRET)), "the agent wrote the secret header value on stdout");
+h.check(!stderr.join("\n").includes(SECRET), "the secret header value is in the agent's stderr");
+const stateFiles = (d) => readdirSync(d, { withFileTypes: true }).flatMap((f) => (f.isDirectory() ? stateFiles(join(d, f.name)) : [join(d, f.name)]));
+const leaks = stateFiles(h.stateDir).filter((f) => readFileSync(f).includes(SECRET));
+h.check(leaks.length === 0, `the secret header value is in the state directory: ${leaks.map((f) => f.slice(h.stateDir.length + 1)).join(", ")}`);
+h.check(stateFiles(h.stateDir).some((f) => f.endsWith(".jsonl")), "no session log in the state directory");
 
 // The MCP wire, as each server saw it: every line JSON-RPC; ours valid against the MCP SDK's schemas.
 h.step("the MCP wire");
 const wire = {};
 let sentMcp = 0;
+// Over HTTP, a message per POST body (">>"), and the replies' and the GET stream's messages ("<<").
+const webLines = [];
+(webTap?.exchanges ?? []).forEach((x, i) => {
+  if (x.method === "POST") webLines.push(`>> ${x.body}`);
+  for (const m of replyMessages(x.resHeaders?.["content-type"], x.resBody())) webLines.push(`<< ${"unparsed" in m ? m.unparsed : JSON.stringify(m)}`);
+});
 for (const name of Object.keys(TOOLS)) {
   wire[name] = [];
-  const raw = existsSync(wireLog(name)) ? readFileSync(wireLog(name), "utf8").split("\n").filter(Boolean) : [];
+  const raw = name === "web" ? webLines : existsSync(wireLog(name)) ? readFileSync(wireLog(name), "utf8").split("\n").filter(Boolean) : [];
   raw.forEach((l, i) => {
-    const from = l.slice(0, 2), where = `${name} wire line ${i + 1} (${from === ">>" ? "agent to server" : "server to agent"})`;
+    const from = l.slice(0, 2), where = `${name} wire ${name === "web" ? "message" : "line"} ${i + 1} (${from === ">>" ? "agent to server" : "server to agent"})`;
     let msg;
     try { msg = JSON.parse(l.slice(3)); } catch { h.fail(`${where} is not JSON: ${l.slice(3, 80)}`); return; }
     const base = JSONRPCMessageSchema.safeParse(msg);
@@ -260,9 +345,54 @@ h.eq(called("everything").map((m) => m.params?.name).join(" "), "echo get-sum ge
 h.eq(JSON.stringify(called("everything")[1]?.params?.arguments), JSON.stringify({ a: 2, b: 40.5 }), "the arguments get-sum got");
 h.eq(called("filesystem").map((m) => `${m.params?.name} ${m.params?.arguments?.path}`).join(", "),
   "list_directory ., read_file a.txt, write_file sub/new.txt, read_text_file ../outside.txt", "filesystem's tools/call names and paths");
+h.eq(called("web").map((m) => `${m.params?.name} ${JSON.stringify(m.params?.arguments)}`).join(", "),
+  'echo {"message":"hello over http"}, get-sum {"a":3,"b":4}, echo {"message":"asked over http"}', "web's tools/call names and arguments");
 const slow = called("everything").at(-1);
 const cancels = wire.everything.filter((m) => m.from === ">>" && m.msg.method === "notifications/cancelled").map((m) => m.msg.params);
 h.eq(JSON.stringify(cancels), JSON.stringify([{ requestId: slow?.id, reason: "cancelled" }]), "the notifications/cancelled everything got");
+
+// The HTTP exchanges (SPEC §20.1, MCP 2025-11-25 Transports): the ACP header on every request; the
+// initialize POST without a session id, its reply with one; that id and the negotiated version on
+// every request after it; POSTs accept JSON and SSE and carry JSON; a request's reply 200, a
+// notification's or response's 202; one GET stream (200, SSE); the last request one DELETE (200).
+// The server's log says the same from its side (it logs the session ids it saw).
+h.step("the HTTP exchanges");
+const ex = webTap?.exchanges ?? [];
+const methodOf = (x) => { try { const m = JSON.parse(x.body); return m.method ?? (m.id !== undefined ? "response" : "?"); } catch { return "?"; } };
+const sid = ex[0]?.resHeaders?.["mcp-session-id"];
+h.eq(ex[0] && `${ex[0].method} ${methodOf(ex[0])}`, "POST initialize", "web's first HTTP request");
+h.check(ex[0] && !("mcp-session-id" in ex[0].headers), "web's initialize POST carried an MCP-Session-Id");
+h.check(typeof sid === "string" && sid.length > 0, "web's initialize reply had no MCP-Session-Id");
+ex.forEach((x, i) => {
+  const m = x.method === "POST" ? methodOf(x) : "";
+  const what = `web HTTP request ${i + 1} (${x.method}${m ? ` ${m}` : ""})`;
+  h.check(x.headers["x-acp-test"] === SECRET, `${what}: the ACP header X-Acp-Test is ${x.headers["x-acp-test"] === undefined ? "missing" : "not the session's value"}`);
+  if (i > 0) {
+    h.check(x.headers["mcp-session-id"] === sid, `${what}: MCP-Session-Id is ${x.headers["mcp-session-id"] === undefined ? "missing" : "not the one initialize got"}`);
+    h.eq(x.headers["mcp-protocol-version"], "2025-11-25", `${what}: MCP-Protocol-Version`);
+  }
+  if (x.method === "POST") {
+    h.check(/application\/json/.test(x.headers.accept ?? "") && /text\/event-stream/.test(x.headers.accept ?? ""), `${what}: Accept is ${JSON.stringify(x.headers.accept)}`);
+    h.check(/^application\/json/.test(x.headers["content-type"] ?? ""), `${what}: Content-Type is ${JSON.stringify(x.headers["content-type"])}`);
+    let isRequest = false;
+    try { const b = JSON.parse(x.body); isRequest = typeof b.method === "string" && "id" in b; } catch { /* reported in the wire */ }
+    h.eq(x.status, isRequest ? 200 : 202, `${what}: the HTTP status`);
+  } else if (x.method === "GET") {
+    h.eq(x.status, 200, `${what}: the HTTP status`);
+    h.check(/text\/event-stream/.test(x.headers.accept ?? ""), `${what}: Accept is ${JSON.stringify(x.headers.accept)}`);
+  } else if (x.method === "DELETE") {
+    h.eq(x.status, 200, `${what}: the HTTP status`);
+  } else h.fail(`${what}: a method the transport does not use`);
+  h.check(x.error === null, `${what}: the tap's upstream request failed: ${x.error}`);
+  h.eq(x.url, "/mcp", `${what}: the path`);
+});
+h.eq(ex.filter((x) => x.method === "GET").length, 1, "web's GET streams");
+h.eq(ex.filter((x) => x.method === "DELETE").length, 1, "web's DELETEs");
+h.eq(ex.at(-1)?.method, "DELETE", "web's last HTTP request");
+const serverLog = existsSync(webLog) ? readFileSync(webLog, "utf8") : "";
+for (const line of [`Session initialized with ID: ${sid}`, `Establishing new SSE stream for session ${sid}`, `Received session termination request for session ${sid}`])
+  h.check(serverLog.includes(line), `the web server's log lacks "${line.replace(sid, "<the session id>")}"`);
+h.check(!/error|Bad Request/i.test(serverLog), `the web server logged an error: ${(serverLog.split("\n").find((l) => /error|Bad Request/i.test(l)) ?? "").slice(0, 200)}`);
 
 // Every line the agent wrote, against the ACP schema.
 const { sdkVersion, checkDir } = schemaValidator();
@@ -273,6 +403,6 @@ for (const b of bad) h.fail(b);
 h.check(totals.messages > 0, "no agent message was recorded");
 
 const ncalls = [1, 2, 3].reduce((n, t) => n + calls(t).length, 0);
-h.finish(`server-everything ${pkgVersion("@modelcontextprotocol/server-everything")}, server-filesystem ${pkgVersion("@modelcontextprotocol/server-filesystem")}` +
+h.finish(`server-everything ${pkgVersion("@modelcontextprotocol/server-everything")} (stdio and Streamable HTTP: ${ex.length} HTTP requests), server-filesystem ${pkgVersion("@modelcontextprotocol/server-filesystem")}` +
   ` (MCP sdk ${pkgVersion("@modelcontextprotocol/sdk")}): ${ncalls} tool calls, ${asks.length} asks; ${totals.messages} agent messages valid against` +
   ` sdk ${sdkVersion} schema/v1, ${sentMcp} MCP messages sent valid against the MCP sdk's types; exit ${exitSecs} s; node ${process.versions.node}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
