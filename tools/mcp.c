@@ -69,6 +69,7 @@ struct mcp_set {
 	char **waiting;			/* ids of agents whose first request is held */
 	size_t nwait;
 	ev_timer wait_tm;		/* the hold ends at the startup limit in any case */
+	json_t *queued;			/* mcp/server events not yet logged: [data] */
 	long startup_ms;
 	int refs;
 };
@@ -106,6 +107,7 @@ mcp_set_unref(struct mcp_set *set)
 	free(set->recs);
 	free(set->srv);
 	toolbox_free(&set->tb);
+	json_decref(set->queued);
 	free(set);
 }
 
@@ -336,7 +338,6 @@ mcp_log_state(struct mcp_srv *srv, enum mcp_state st, const char *reason)
 	struct mcp_set *set = srv->set;
 	struct agent *root = set->root;
 	json_t *data;
-	struct err e;
 
 	if (root == NULL || root->sess == NULL)
 		return;
@@ -359,9 +360,30 @@ mcp_log_state(struct mcp_srv *srv, enum mcp_state st, const char *reason)
 		}
 		json_object_set_new(data, "tools", names);
 	}
-	err_clear(&e);
-	if (sess_append(root->sess, "mcp/server", data, &e) == NULL)
-		log_warn("agent %s: mcp/server not logged: %s", agent_id(root), e.msg);
+	json_array_append_new(set->queued, data);	/* logged by mcp_flush */
+}
+
+/*
+ * The queued mcp/server events go into the root's log. They are logged at the next step
+ * boundary of the tree (a model request), when held requests go, and at the release, not the
+ * moment a process answers: the log's order is then the same however fast the servers are.
+ */
+static void
+mcp_flush(struct mcp_set *set)
+{
+	struct agent *root = set->root;
+	size_t i;
+	json_t *data;
+	struct err e;
+
+	if (root == NULL || root->sess == NULL || json_array_size(set->queued) == 0)
+		return;
+	json_array_foreach(set->queued, i, data) {
+		err_clear(&e);
+		if (sess_append(root->sess, "mcp/server", json_incref(data), &e) == NULL)
+			log_warn("agent %s: mcp/server not logged: %s", agent_id(root), e.msg);
+	}
+	json_array_clear(set->queued);
 }
 
 /* The failure lines not yet shown, on the root's session (SPEC §18). */
@@ -417,6 +439,7 @@ mcp_release_waiting(struct mcp_set *set, int force)
 	if (n == 0 || (!force && mcp_any_starting(set)))
 		return;
 	ev_timer_stop(set->rt->loop, &set->wait_tm);
+	mcp_flush(set);
 	set->waiting = NULL;
 	set->nwait = 0;
 	mcp_tell(set);
@@ -460,8 +483,11 @@ mcp_hold(struct agent *a, int first)
 {
 	struct mcp_set *set = mcp_set_of(a);
 
+	if (set == NULL)
+		return 0;
+	mcp_flush(set);
 	/* A list_changed re-list counts from the next step: that step waits for it. */
-	if (set == NULL || !(first ? mcp_any_starting(set) : mcp_any_listing(set)))
+	if (!(first ? mcp_any_starting(set) : mcp_any_listing(set)))
 		return 0;
 	set->waiting = xrealloc(set->waiting, (set->nwait + 1) * sizeof(*set->waiting));
 	set->waiting[set->nwait++] = xstrdup(agent_id(a));
@@ -524,6 +550,7 @@ mcp_release(struct agent *a)
 		srv->c = NULL;
 	}
 	if (set) {
+		mcp_flush(set);
 		set->dirty = 1;
 		for (size_t i = 0; i < set->nwait; i++)
 			free(set->waiting[i]);
@@ -565,6 +592,7 @@ mcp_start_task(void *arg)
 	for (size_t i = 0; i < set->nsrv; i++)
 		if (set->srv[i].c && mcp_client_state(set->srv[i].c) == MCP_STARTING)
 			mcp_client_start(set->srv[i].c);
+	mcp_flush(set);
 }
 
 /* Checks mcpServers: an array of McpServer objects with distinct names. */
@@ -621,6 +649,7 @@ mcp_session_params(struct agent *a, const json_t *params, struct err *e)
 	set->refs = 1;
 	set->dirty = 1;
 	set->startup_ms = lim.startup_ms;
+	set->queued = json_array();
 	ev_init(&set->wait_tm, mcp_wait_expired);
 	toolbox_init(&set->tb);
 	set->srv = xcalloc(json_array_size(servers), sizeof(*set->srv));
