@@ -22,7 +22,7 @@
 
 static const char *const mcp_versions[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL };
 
-enum pend_kind { PEND_INIT, PEND_LIST, PEND_CALL };
+enum pend_kind { PEND_INIT, PEND_LIST, PEND_CALL, PEND_STALE };
 
 struct mcp_call {
 	struct mcp_client *c;
@@ -405,6 +405,10 @@ mcp_list_begin(struct mcp_client *c)
 static void
 mcp_list_page(struct mcp_client *c, const char *cursor)
 {
+	/* Every page is under the startup limit too: a server that never lists is failed. */
+	ev_timer_stop(c->loop, &c->init_tm);
+	ev_timer_set(&c->init_tm, (double)c->lim.startup_ms / 1000., 0.);
+	ev_timer_start(c->loop, &c->init_tm);
 	c->pages++;
 	mcp_request(c, mcp_pend_add(c, PEND_LIST), "tools/list",
 	    cursor ? xjson_pack("{s:s}", "cursor", cursor) : json_object());
@@ -413,6 +417,7 @@ mcp_list_page(struct mcp_client *c, const char *cursor)
 static void
 mcp_ready(struct mcp_client *c)
 {
+	ev_timer_stop(c->loop, &c->init_tm);
 	mcp_tools_free(c->tools, c->ntools);
 	c->tools = c->next_tools;
 	c->ntools = c->nnext;
@@ -578,6 +583,10 @@ mcp_on_response(struct mcp_client *c, const json_t *msg)
 	}
 	if (error != NULL && !json_is_object(error))
 		error = NULL;
+	if (p->kind == PEND_STALE) {	/* a re-list given up on: its answer comes too late */
+		mcp_pend_drop(p);
+		return;
+	}
 	if (p->kind == PEND_INIT) {
 		mcp_pend_drop(p);
 		mcp_on_init(c, result, error);
@@ -700,8 +709,16 @@ mcp_on_gone(void *arg, const char *how)
 		goto out;
 	}
 	buf_printf(&text, "MCP server \"%s\" %s", c->cfg.name, how);
-	if (tail.len > 0)
-		buf_printf(&text, "\n%.*s", (int)tail.len, tail.data);
+	if (tail.len > 0) {
+		/* The end of the tail is what explains a crash: keep what fits an error's message. */
+		size_t room = sizeof(((struct err *)0)->msg) - text.len - 2, from = 0;
+		if (tail.len > room) {
+			from = tail.len - room;
+			while (from < tail.len && ((unsigned char)tail.data[from] & 0xc0) == 0x80)
+				from++;
+		}
+		buf_printf(&text, "\n%.*s", (int)(tail.len - from), tail.data + from);
+	}
 	mcp_pend_fail_all(c, ERR_MCP_SERVER_EXITED, text.data);
 	if (was == MCP_READY) {
 		log_warn("mcp %s: %s", c->cfg.name, reason.data);
@@ -729,8 +746,20 @@ mcp_init_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
+	if (c->state == MCP_READY) {	/* a re-list unanswered: the old list stays */
+		log_warn("mcp %s: no answer to tools/list within %g s; the old list stays", c->cfg.name,
+		    (double)c->lim.startup_ms / 1000.);
+		for (struct mcp_call *p = c->pending; p != NULL; p = p->next)
+			if (p->kind == PEND_LIST)
+				p->kind = PEND_STALE;	/* its late answer is dropped */
+		mcp_list_begin(c);
+		c->listing = 0;
+		mcp_report(c);	/* held requests go */
+		return;
+	}
 	/* initialize is never cancelled (SPEC §20.1): the server is failed, its process closed. */
-	snprintf(why, sizeof(why), "no answer to initialize within %g s", (double)c->lim.startup_ms / 1000.);
+	snprintf(why, sizeof(why), "no answer to %s within %g s", c->version[0] ? "tools/list" : "initialize",
+	    (double)c->lim.startup_ms / 1000.);
 	mcp_start_failed(c, why);
 }
 

@@ -55,7 +55,7 @@ stdio_on_line(void *arg, const char *line, size_t len)
 		return;
 	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (!json_is_object(msg)) {
-		log_debug("[mcp:%s] not a JSON-RPC message, skipped: %.200s", s->name, line);
+		log_debug("[mcp:%s] not a JSON-RPC message, skipped: %.*s", s->name, (int)(len < 200 ? len : 200), line);
 		json_decref(msg);
 		return;
 	}
@@ -101,21 +101,24 @@ stdio_err_flush(struct stdio_tp *s)
 	s->err_line.len = 0;
 }
 
-/* Reads what stderr has; 0 at EOF or error (the watcher is stopped). */
+/* Reads what stderr has: 1 when it read some, 0 when nothing is there now (EAGAIN), -1 at EOF
+ * or an error (the watcher is stopped, the fd closed). */
 static int
 stdio_err_read(struct stdio_tp *s)
 {
 	char chunk[4096];
 	ssize_t n = read(s->err_fd, chunk, sizeof(chunk));
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (n < 0 && errno == EINTR)
 		return 1;
+	if (n < 0 && errno == EAGAIN)
+		return 0;
 	if (n <= 0) {
 		stdio_err_flush(s);
 		ev_io_stop(s->loop, &s->err_io);
 		close(s->err_fd);
 		s->err_fd = -1;
-		return 0;
+		return -1;
 	}
 	stdio_tail_add(s, chunk, (size_t)n);
 	for (ssize_t i = 0; i < n; i++) {
@@ -158,9 +161,10 @@ stdio_reap(struct stdio_tp *s, int block)
 	if (r == 0)
 		return 0;
 	s->status = r > 0 ? st : 0;
-	/* What is left of its group dies with it; its members that are our children are reaped. */
+	/* What is left of its group dies with it; its members that are our children (orphans come
+	 * to us: the agent is a child subreaper) are reaped: SIGKILLed, they go at once. */
 	kill(-s->pid, SIGKILL);
-	while (waitpid(-s->pid, NULL, WNOHANG) > 0)
+	while (waitpid(-s->pid, NULL, 0) > 0 || errno == EINTR)
 		;
 	s->pid = 0;
 	return 1;
@@ -177,7 +181,8 @@ stdio_exited(struct stdio_tp *s)
 		while ((n = read(s->out.fd, chunk, sizeof(chunk))) > 0 && !s->reported)
 			frame_feed(&s->out.frame, chunk, (size_t)n);
 	}
-	while (s->err_fd >= 0 && stdio_err_read(s))
+	/* What is there now: a grandchild that kept the pipe open must not hold the loop. */
+	while (s->err_fd >= 0 && stdio_err_read(s) > 0)
 		;
 	stdio_gone(s);
 }

@@ -22,7 +22,7 @@
 
 /*
  * Starts command (args: [string], env: [{name, value}], both borrowed, may be NULL) in cwd.
- * Returns an owned transport, or NULL with e (MCP_SPAWN_FAILED "cannot run <command>: <why>",
+ * Returns an owned transport, or NULL with e (MCP_START_FAILED "cannot run <command>: <why>",
  * "cannot enter <cwd>: <why>"). cb is copied.
  */
 struct mcp_transport *mcp_stdio_new(struct ev_loop *loop, const char *name, const char *command,

@@ -192,10 +192,12 @@ mcp_tool_done(void *arg, const json_t *result, const struct err *e)
 		char spill[SESS_ID_LEN + 96];
 		snprintf(spill, sizeof(spill), "mcp-%s-%s", agent_id(inv->agent), inv->call_id);
 		tools_cap_text(inv->agent, spill, &text, &len);
-		if (is_error)
-			tool_result_error(&res, ERR_MCP_TOOL_ERROR, "%s", text);
-		else
+		if (is_error) {	/* the whole (capped) text: tool_result_error would cut it at 1 KiB */
+			res.text = xasprintf("Error: %s", text);
+			res.error_code = ERR_MCP_TOOL_ERROR;
+		} else {
 			tool_result_set(&res, text, NULL);
+		}
 		res.output = xjson_pack("{s:s, s:s, s:b}", "server", r->set->srv[r->srv].name, "tool", r->raw,
 		    "isError", is_error);
 	}
@@ -403,7 +405,7 @@ mcp_tell(struct mcp_set *set)
 		srv->told = 1;
 		if (why == NULL)
 			why = mcp_client_reason(srv->c);
-		line = xasprintf("MCP server \"%s\" failed: %s\n", srv->name, why);
+		line = xasprintf("MCP server \"%s\" failed: %s", srv->name, why);
 		if (cl && cl->say)
 			cl->say(cl->self, set->root_id, line);
 		free(line);
