@@ -15,6 +15,7 @@
 
 #include "base/buf.h"
 #include "base/curl_dl.h"
+#include "base/curl_ev.h"
 #include "base/log.h"
 #include "base/sse.h"
 #include "base/utf8.h"
@@ -33,13 +34,6 @@
 enum mcp_http_kind { MCP_HTTP_POST, MCP_HTTP_STREAM, MCP_HTTP_RESUME, MCP_HTTP_DELETE };
 
 struct mcp_http;
-
-struct mcp_http_sock {
-	ev_io io;		/* first member */
-	struct mcp_http *t;
-	curl_socket_t fd;
-	struct mcp_http_sock *prev, *next;
-};
 
 /*
  * One HTTP exchange. A POST waits on the queue (qnext) until it starts; every other transfer, and a
@@ -79,10 +73,8 @@ struct mcp_http {
 	char *name, *url;
 	char **hdr;		/* "Name: value" (or "Name;" for an empty value): never logged */
 	size_t nhdr;
-	CURLM *multi;
-	ev_timer timer;		/* curl's timeout */
+	struct curl_ev cev;	/* the multi handle on the loop */
 	ev_timer kick;		/* delivery outside curl and outside close */
-	struct mcp_http_sock *socks;
 	struct mcp_http_xfer *live;
 	struct mcp_http_xfer *qhead, *qtail;	/* POSTs waiting for the barrier or a free slot */
 	struct mcp_http_xfer *barrier;
@@ -421,7 +413,7 @@ mcp_http_xfer_free(struct mcp_http_xfer *x)
 
 	ev_timer_stop(t->loop, &x->wait);
 	if (x->easy) {
-		CURLAPI->multi_remove_handle(t->multi, x->easy);
+		CURLAPI->multi_remove_handle(t->cev.multi, x->easy);
 		CURLAPI->easy_cleanup(x->easy);
 	}
 	mcp_http_unlink(t, x);
@@ -506,7 +498,7 @@ mcp_http_start(struct mcp_http *t, struct mcp_http_xfer *x)
 	/* Redirects are followed here, same origin only (mcp_http_redirect): the headers stay home. */
 	CURLAPI->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	CURLAPI->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (CURLAPI->multi_add_handle(t->multi, e) != CURLM_OK) {
+	if (CURLAPI->multi_add_handle(t->cev.multi, e) != CURLM_OK) {
 		CURLAPI->easy_cleanup(e);
 		x->easy = NULL;
 		mcp_http_done(t, x, CURLE_FAILED_INIT);
@@ -783,7 +775,7 @@ mcp_http_redirect(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 	free(t->url);
 	t->url = xstrdup(loc);
 	log_debug("[mcp:%s] http: %s: HTTP %ld; the endpoint moves to its new path", t->name, x->what, status);
-	CURLAPI->multi_remove_handle(t->multi, x->easy);
+	CURLAPI->multi_remove_handle(t->cev.multi, x->easy);
 	CURLAPI->easy_cleanup(x->easy);
 	x->easy = NULL;
 	CURLAPI->slist_free_all(x->hdrs);
@@ -850,7 +842,7 @@ mcp_http_check_info(struct mcp_http *t)
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = CURLAPI->multi_info_read(t->multi, &left)) != NULL) {
+	while ((msg = CURLAPI->multi_info_read(t->cev.multi, &left)) != NULL) {
 		struct mcp_http_xfer *x;
 		if (msg->msg != CURLMSG_DONE)
 			continue;
@@ -906,6 +898,12 @@ mcp_http_deliver(struct mcp_http *t)
 
 /* After curl has run: finished transfers, then what they let start, then the owner's callbacks. */
 static void
+mcp_http_after_cb(void *arg)
+{
+	mcp_http_after(arg);
+}
+
+static void
 mcp_http_after(struct mcp_http *t)
 {
 	mcp_http_check_info(t);
@@ -922,87 +920,6 @@ mcp_http_kick_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	mcp_http_after(w->data);
-}
-
-static void
-mcp_http_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
-{
-	struct mcp_http_sock *s = (struct mcp_http_sock *)w;
-	struct mcp_http *t = s->t;		/* s may be freed inside the socket action */
-	int running, flags = 0;
-
-	(void)loop;
-	if (revents & EV_READ)
-		flags |= CURL_CSELECT_IN;
-	if (revents & EV_WRITE)
-		flags |= CURL_CSELECT_OUT;
-	CURLAPI->multi_socket_action(t->multi, s->fd, flags, &running);
-	mcp_http_after(t);
-}
-
-static int
-mcp_http_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
-{
-	struct mcp_http *t = userp;
-	struct mcp_http_sock *s = sockp;
-
-	(void)easy;
-	if (what == CURL_POLL_REMOVE) {
-		if (s) {
-			ev_io_stop(t->loop, &s->io);
-			if (s->prev)
-				s->prev->next = s->next;
-			else
-				t->socks = s->next;
-			if (s->next)
-				s->next->prev = s->prev;
-			free(s);
-			CURLAPI->multi_assign(t->multi, fd, NULL);
-		}
-		return 0;
-	}
-	if (s == NULL) {
-		s = xcalloc(1, sizeof(*s));
-		s->t = t;
-		s->fd = fd;
-		s->next = t->socks;
-		if (t->socks)
-			t->socks->prev = s;
-		t->socks = s;
-		CURLAPI->multi_assign(t->multi, fd, s);
-	} else {
-		ev_io_stop(t->loop, &s->io);
-	}
-	ev_io_init(&s->io, mcp_http_sock_cb, fd,
-	    (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
-	ev_io_start(t->loop, &s->io);
-	return 0;
-}
-
-static void
-mcp_http_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct mcp_http *t = w->data;
-	int running;
-
-	(void)loop;
-	(void)revents;
-	CURLAPI->multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	mcp_http_after(t);
-}
-
-static int
-mcp_http_timer_fn(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct mcp_http *t = userp;
-
-	(void)multi;
-	ev_timer_stop(t->loop, &t->timer);
-	if (timeout_ms >= 0) {
-		ev_timer_set(&t->timer, (double)timeout_ms / 1000.0, 0.);
-		ev_timer_start(t->loop, &t->timer);
-	}
-	return 0;
 }
 
 /* ---- ops ---- */
@@ -1095,15 +1012,8 @@ static void
 mcp_http_destroy(struct mcp_http *t)
 {
 	mcp_http_abort_all(t);
-	CURLAPI->multi_cleanup(t->multi);	/* may still call mcp_http_socket_fn and mcp_http_timer_fn */
-	ev_timer_stop(t->loop, &t->timer);
+	curl_ev_free(&t->cev);
 	ev_timer_stop(t->loop, &t->kick);
-	while (t->socks) {
-		struct mcp_http_sock *s = t->socks;
-		t->socks = s->next;
-		ev_io_stop(t->loop, &s->io);
-		free(s);
-	}
 	for (size_t i = 0; i < t->nhdr; i++)
 		free(t->hdr[i]);
 	free(t->hdr);
@@ -1221,13 +1131,11 @@ mcp_http_new(struct ev_loop *loop, const char *name, const char *url, const json
 	t->outstanding = json_array();
 	t->stream_backoff_ms = MCP_HTTP_BACKOFF_MIN_MS;
 	t->stream_retry_ms = -1;
-	t->multi = CURLAPI->multi_init();
-	CURLAPI->multi_setopt(t->multi, CURLMOPT_SOCKETFUNCTION, mcp_http_socket_fn);
-	CURLAPI->multi_setopt(t->multi, CURLMOPT_SOCKETDATA, t);
-	CURLAPI->multi_setopt(t->multi, CURLMOPT_TIMERFUNCTION, mcp_http_timer_fn);
-	CURLAPI->multi_setopt(t->multi, CURLMOPT_TIMERDATA, t);
-	ev_timer_init(&t->timer, mcp_http_timer_cb, 0., 0.);
-	t->timer.data = t;
+	if (curl_ev_init(&t->cev, loop, mcp_http_after_cb, t) < 0) {
+		err_set(e, ERR_MCP_START_FAILED, "libcurl cannot make a multi handle");
+		mcp_http_destroy(t);
+		return NULL;
+	}
 	ev_timer_init(&t->kick, mcp_http_kick_cb, 0., 0.);
 	t->kick.data = t;
 	return &t->base;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "base/curl_dl.h"
+#include "base/curl_ev.h"
 
 #include "model/model.h"
 #include "base/sse.h"
@@ -31,18 +32,11 @@
 struct oa {
 	struct model *m;
 	struct ev_loop *loop;
-	CURLM *multi;
-	ev_timer timer;		/* curl's timeout */
+	struct curl_ev cev;	/* the multi handle on the loop */
 	char *url;
 	char *auth;		/* "Authorization: Bearer <key>": never logged */
 	char *model;
 	struct openai_config cfg;
-};
-
-struct oa_sock {
-	ev_io io;		/* first member */
-	struct oa *oa;
-	curl_socket_t fd;
 };
 
 struct oa_call {
@@ -87,7 +81,7 @@ oa_req_free(struct model_req *r)
 	ev_timer_stop(r->oa->loop, &r->retry);
 	ev_timer_stop(r->oa->loop, &r->idle);
 	if (r->easy) {
-		CURLAPI->multi_remove_handle(r->oa->multi, r->easy);
+		CURLAPI->multi_remove_handle(r->oa->cev.multi, r->easy);
 		CURLAPI->easy_cleanup(r->easy);
 		r->easy = NULL;
 	}
@@ -151,7 +145,7 @@ oa_finish(struct model_req *r)
 {
 	ev_timer_stop(r->oa->loop, &r->idle);
 	if (r->easy) {
-		CURLAPI->multi_remove_handle(r->oa->multi, r->easy);
+		CURLAPI->multi_remove_handle(r->oa->cev.multi, r->easy);
 		CURLAPI->easy_cleanup(r->easy);
 		r->easy = NULL;
 	}
@@ -392,7 +386,7 @@ oa_done(struct model_req *r, CURLcode rc)
 	char msg[400];
 
 	CURLAPI->easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
-	CURLAPI->multi_remove_handle(r->oa->multi, r->easy);
+	CURLAPI->multi_remove_handle(r->oa->cev.multi, r->easy);
 	CURLAPI->easy_cleanup(r->easy);
 	r->easy = NULL;
 	ev_timer_stop(r->oa->loop, &r->idle);
@@ -438,12 +432,13 @@ oa_done(struct model_req *r, CURLcode rc)
 }
 
 static void
-oa_check_info(struct oa *oa)
+oa_check_info(void *arg)
 {
+	struct oa *oa = arg;
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = CURLAPI->multi_info_read(oa->multi, &left)) != NULL) {
+	while ((msg = CURLAPI->multi_info_read(oa->cev.multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		struct model_req *r;
@@ -451,77 +446,6 @@ oa_check_info(struct oa *oa)
 		CURLAPI->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
 		oa_done(r, rc);
 	}
-}
-
-static void
-oa_sock_cb(struct ev_loop *loop, ev_io *w, int revents)
-{
-	struct oa_sock *s = (struct oa_sock *)w;
-	struct oa *oa = s->oa;		/* s may be freed inside the socket action */
-	int running, flags = 0;
-
-	(void)loop;
-	if (revents & EV_READ)
-		flags |= CURL_CSELECT_IN;
-	if (revents & EV_WRITE)
-		flags |= CURL_CSELECT_OUT;
-	CURLAPI->multi_socket_action(oa->multi, s->fd, flags, &running);
-	oa_check_info(oa);
-}
-
-static int
-oa_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
-{
-	struct oa *oa = userp;
-	struct oa_sock *s = sockp;
-
-	(void)easy;
-	if (what == CURL_POLL_REMOVE) {
-		if (s) {
-			ev_io_stop(oa->loop, &s->io);
-			free(s);
-			CURLAPI->multi_assign(oa->multi, fd, NULL);
-		}
-		return 0;
-	}
-	if (s == NULL) {
-		s = xcalloc(1, sizeof(*s));
-		s->oa = oa;
-		s->fd = fd;
-		CURLAPI->multi_assign(oa->multi, fd, s);
-	} else {
-		ev_io_stop(oa->loop, &s->io);
-	}
-	ev_io_init(&s->io, oa_sock_cb, fd,
-	    (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
-	ev_io_start(oa->loop, &s->io);
-	return 0;
-}
-
-static void
-oa_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct oa *oa = w->data;
-	int running;
-
-	(void)loop;
-	(void)revents;
-	CURLAPI->multi_socket_action(oa->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	oa_check_info(oa);
-}
-
-static int
-oa_timer_fn(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct oa *oa = userp;
-
-	(void)multi;
-	ev_timer_stop(oa->loop, &oa->timer);
-	if (timeout_ms >= 0) {
-		ev_timer_set(&oa->timer, (double)timeout_ms / 1000.0, 0.);
-		ev_timer_start(oa->loop, &oa->timer);
-	}
-	return 0;
 }
 
 /* ---- requests ---- */
@@ -552,7 +476,7 @@ oa_submit(struct model_req *r)
 	CURLAPI->easy_setopt(e, CURLOPT_USERAGENT, "acp-agent");
 	ev_timer_set(&r->idle, 0., (double)oa->cfg.idle_timeout_ms / 1000.0);
 	ev_timer_again(oa->loop, &r->idle);
-	CURLAPI->multi_add_handle(oa->multi, e);
+	CURLAPI->multi_add_handle(oa->cev.multi, e);
 }
 
 /*
@@ -666,8 +590,7 @@ oa_free(struct model *m)
 {
 	struct oa *oa = m->impl;
 
-	ev_timer_stop(oa->loop, &oa->timer);
-	CURLAPI->multi_cleanup(oa->multi);
+	curl_ev_free(&oa->cev);
 	free(oa->url);
 	free(oa->auth);
 	free(oa->model);
@@ -717,12 +640,10 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 	oa->auth = xasprintf("Authorization: Bearer %s", cfg->api_key);
 	oa->model = xstrdup(cfg->model);
 	m->id = oa->model;
-	oa->multi = CURLAPI->multi_init();
-	CURLAPI->multi_setopt(oa->multi, CURLMOPT_SOCKETFUNCTION, oa_socket_fn);
-	CURLAPI->multi_setopt(oa->multi, CURLMOPT_SOCKETDATA, oa);
-	CURLAPI->multi_setopt(oa->multi, CURLMOPT_TIMERFUNCTION, oa_timer_fn);
-	CURLAPI->multi_setopt(oa->multi, CURLMOPT_TIMERDATA, oa);
-	ev_timer_init(&oa->timer, oa_timer_cb, 0., 0.);
-	oa->timer.data = oa;
+	if (curl_ev_init(&oa->cev, loop, oa_check_info, oa) < 0) {
+		err_set(e, ERR_MODEL_CONNECTION, "libcurl cannot make a multi handle");
+		oa_free(m);
+		return NULL;
+	}
 	return m;
 }
