@@ -166,13 +166,14 @@ spawn_start(const struct spawn_opts *o, enum spawn_stage *stage, int *err)
 }
 
 char *
-spawn_find(const char *name)
+spawn_find(const char *name, const char *path)
 {
-	const char *path = getenv("PATH");
 	char *dirs, *dir, *save = NULL;
 
 	if (strchr(name, '/') != NULL)
 		return xstrdup(name);
+	if (path == NULL)
+		path = getenv("PATH");
 	dirs = xstrdup(path != NULL ? path : "/usr/bin:/bin");
 	for (dir = strtok_r(dirs, ":", &save); dir != NULL; dir = strtok_r(NULL, ":", &save)) {
 		char *cand = xasprintf("%s/%s", dir, name);

@@ -29,8 +29,8 @@ struct spawn_opts {
  * runs in the child.
  */
 pid_t spawn_start(const struct spawn_opts *o, enum spawn_stage *stage, int *err);
-/* name with '/' as is, else the first executable of that name on PATH, else NULL. Owned. */
-char *spawn_find(const char *name);
+/* name with '/' as is, else the first executable of that name on path (NULL: our PATH), else NULL. Owned. */
+char *spawn_find(const char *name, const char *path);
 /*
  * Our environment minus every ACP_AGENT_* variable, with extra (n "NAME=value" strings,
  * borrowed) added or replacing ours. An owned array of borrowed strings: free() it only.

@@ -363,9 +363,16 @@ stdio_spawn(const char *command, char **argv, char **extra, size_t nextra, const
 {
 	struct spawn_opts so;
 	enum spawn_stage stage;
-	char *path = spawn_find(command), **envp;
+	const char *search = NULL;
+	char *path, **envp;
 	int why;
 	pid_t pid;
+
+	/* A PATH the editor gave the server is the one its command is looked up on. */
+	for (size_t i = 0; i < nextra; i++)
+		if (strncmp(extra[i], "PATH=", 5) == 0)
+			search = extra[i] + 5;
+	path = spawn_find(command, search);
 
 	if (path == NULL)
 		return err_set(e, ERR_MCP_START_FAILED, "cannot run %s: not found on PATH", command);

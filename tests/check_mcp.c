@@ -299,6 +299,42 @@ START_TEST(mcp_command_not_found_fails)
 }
 END_TEST
 
+/* A PATH in the server's ACP env is where its command is found. */
+START_TEST(mcp_command_found_on_the_editors_path)
+{
+	struct mcp_limits lim;
+	struct mcp_config cfg;
+	struct mcp_client_cb cb = { NULL, NULL };
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	char dir[64], bin[128], script[128], mock[PATH_MAX];
+	struct mcp_client *c;
+	struct err e;
+	json_t *server;
+
+	test_mkdtemp(dir, sizeof(dir));
+	fix_mock_path(mock, sizeof(mock));
+	snprintf(bin, sizeof(bin), "%s/my-mcp", dir);
+	snprintf(script, sizeof(script), "%s/s.json", dir);
+	ck_assert_int_eq(symlink(mock, bin), 0);
+	test_write_file(script, "{}", 2);
+	server = xjson_pack("{s:s, s:s, s:[s], s:[{s:s, s:s}]}", "name", "p", "command", "my-mcp", "args", script,
+	    "env", "name", "PATH", "value", dir);
+	err_clear(&e);
+	ck_assert_int_eq(mcp_config_parse(server, &cfg, &e), 0);
+	mcp_limits_default(&lim);
+	c = mcp_client_new(loop, &cfg, dir, &lim, &cb);
+	mcp_client_start(c);
+	for (int i = 0; i < 500 && mcp_client_state(c) == MCP_STARTING; i++)
+		ev_run(loop, EVRUN_ONCE);
+	ck_assert_msg(mcp_client_state(c) == MCP_READY, "%s", mcp_client_reason(c));
+	mcp_client_free(c);
+	mcp_config_free(&cfg);
+	json_decref(server);
+	ev_loop_destroy(loop);
+	test_rmtree(dir);
+}
+END_TEST
+
 START_TEST(mcp_calls_results_and_errors)
 {
 	struct fix f;
@@ -604,6 +640,7 @@ mcp_suite(void)
 	tcase_add_test(tc, mcp_no_tools_capability_lists_nothing);
 	tcase_add_test(tc, mcp_handshake_failures);
 	tcase_add_test(tc, mcp_command_not_found_fails);
+	tcase_add_test(tc, mcp_command_found_on_the_editors_path);
 	tcase_add_test(tc, mcp_calls_results_and_errors);
 	tcase_add_test(tc, mcp_call_timeout_and_cancel_send_cancelled);
 	tcase_add_test(tc, mcp_exit_mid_call_and_restart);

@@ -476,7 +476,7 @@ proc_spawn(struct ws_proc *p, const struct ws_proc_opts *o, struct err *e)
 
 	if (pipe2(out, O_CLOEXEC) < 0)
 		return err_set(e, ERR_PROC_SPAWN_FAILED, "cannot start bash: %s", strerror(errno));
-	if ((shell = spawn_find(name)) == NULL)
+	if ((shell = spawn_find(name, NULL)) == NULL)
 		shell = xasprintf("/bin/%s", name);
 	envp = spawn_env(NULL, 0);
 	memset(&so, 0, sizeof(so));
