@@ -127,6 +127,10 @@ curl_ev_free(struct curl_ev *c)
 		CURLAPI->multi_cleanup(c->multi);	/* may still call the socket and timer functions */
 	c->multi = NULL;
 	ev_timer_stop(c->loop, &c->timer);
-	while (c->socks)
-		curl_ev_unlink(c, c->socks);
+	for (struct curl_ev_sock *s = c->socks, *next; s != NULL; s = next) {
+		next = s->next;
+		ev_io_stop(c->loop, &s->io);
+		free(s);
+	}
+	c->socks = NULL;
 }
