@@ -1,4 +1,4 @@
-/* Slash commands: /agents, /send <id> <text>, /interrupt <id>, /mode <id>. */
+/* Slash commands: /agents, /send <id> <text>, /interrupt <id>, /mode <id>, /compact. */
 #include "acp/commands.h"
 
 #include <ctype.h>
@@ -9,11 +9,13 @@
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 
+static int acp_commands_word(const char *text, const char *word);
+
 json_t *
 acp_commands_update(void)
 {
 	return xjson_pack("{s:s, s:[{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, "
-	    "{s:s, s:s, s:{s:s}}]}",
+	    "{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}]}",
 	    "sessionUpdate", "available_commands_update", "availableCommands",
 	    "name", "agents", "description", "List every subagent below this session, with status",
 	    "input", "hint", "(no arguments)",
@@ -22,7 +24,15 @@ acp_commands_update(void)
 	    "name", "interrupt", "description", "Stop a subagent's current turn",
 	    "input", "hint", "<agent id>",
 	    "name", "mode", "description", "Set the session's permission mode, without the model",
-	    "input", "hint", "read-only|default|accept-edits|full-access");
+	    "input", "hint", "read-only|default|accept-edits|full-access",
+	    "name", "compact", "description", "Summarise the conversation so far to free the model's context",
+	    "input", "hint", "(no arguments)");
+}
+
+int
+acp_commands_is_compact(const char *text)
+{
+	return acp_commands_word(text, "/compact");
 }
 
 static size_t acp_commands_slash_word(const char *text);

@@ -12,6 +12,16 @@ json_t *acp_commands_update(void);
 /* What an unknown /word answers (SPEC §20), without the model: the word's length, then the text. */
 #define ACP_COMMANDS_UNKNOWN "unknown command %.*s; try /agents, /send, /interrupt, /mode, /compact"
 
+/* /compact's lines (SPEC §19): the thought while compacting (a client without
+ * session.compaction), and the answers. ACP_COMPACT_FAILED takes the reason. */
+#define ACP_COMPACTING "Compacting the conversation\xe2\x80\xa6"
+#define ACP_COMPACT_DONE "The conversation was compacted: the model goes on from its summary."
+#define ACP_COMPACT_FAILED "Compaction failed: %s"
+#define ACP_COMPACT_NOTHING "There is nothing to compact yet."
+#define ACP_COMPACT_BUSY "The session is busy; try /compact when its turn ends."
+/* Whether a matched command text is /compact. */
+int acp_commands_is_compact(const char *text);
+
 /* The command text when prompt is one text block starting with a /word (a known command, or an
  * unknown one that gets ACP_COMMANDS_UNKNOWN), else NULL (borrowed). */
 const char *acp_commands_match(const json_t *prompt);

@@ -90,6 +90,8 @@ void acp_hook_delta(void *arg, struct agent *a, int reasoning, const char *msg_i
 void acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const char *child_id,
     const char *text);
 void acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_t *reason);
+void acp_hook_usage(void *arg, struct agent *a, long long used);
+void acp_hook_compaction(void *arg, struct agent *a, const char *id, const char *status, const char *text);
 /* ev: borrowed. */
 void acp_observe_event(void *arg, struct sess *s, const json_t *ev);
 /* Posts a prompt to the session's agent; steals id and prompt. */

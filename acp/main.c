@@ -25,6 +25,8 @@
 #define MAIN_MAX_DEPTH 3
 #define MAIN_MAX_ACTIVE 8
 #define MAIN_MAX_STEPS 50
+#define MAIN_CONTEXT_WINDOW 128000
+#define MAIN_COMPACT_AT 0.8
 #define MAIN_BASE_URL "https://api.deepseek.com"
 #define MAIN_MODEL "deepseek-chat"
 #define MAIN_CONNECT_MS 10000
@@ -91,6 +93,12 @@ static const char main_help_text[] =
     MAIN_STR(MAIN_IDLE_MS) " (no byte for that long fails the request)\n"
     "ACP_AGENT_RETRY_BASE_MS        "
     MAIN_STR(MAIN_RETRY_MS) " (first retry delay after a 429 or 5xx)\n"
+    "\n"
+    "Long conversations (SPEC §19):\n"
+    "variable                       default\n"
+    "ACP_AGENT_CONTEXT_WINDOW       " MAIN_STR(MAIN_CONTEXT_WINDOW) " (the model's window, in tokens)\n"
+    "ACP_AGENT_COMPACT_AT           0.8 (compact before a request estimated above this\n"
+    "                               fraction of the window; /compact compacts now)\n"
     "\n"
     "MCP servers (the editor's mcpServers, SPEC §18):\n"
     "variable                       default\n"
@@ -180,6 +188,32 @@ main_env_ms(const char *name, long def, long *out)
 	*out = strtol(v, &end, 10);
 	if (*end || errno || *out <= 0)
 		return main_usage("%s: \"%s\" is not a positive number of milliseconds", name, v);
+	return 0;
+}
+
+/* ACP_AGENT_CONTEXT_WINDOW (tokens) and ACP_AGENT_COMPACT_AT (a fraction): 2 when bad. */
+static int
+main_env_context(struct acp_options *o)
+{
+	const char *w = main_env("ACP_AGENT_CONTEXT_WINDOW"), *f = main_env("ACP_AGENT_COMPACT_AT");
+	char *end;
+
+	o->context_window = MAIN_CONTEXT_WINDOW;
+	o->compact_at = MAIN_COMPACT_AT;
+	if (w) {
+		errno = 0;
+		o->context_window = strtoll(w, &end, 10);
+		if (*end || errno || o->context_window < 1000 || o->context_window > 100000000)
+			return main_usage("ACP_AGENT_CONTEXT_WINDOW: \"%s\" is not a number of tokens from 1000 "
+			    "to 100000000", w);
+	}
+	if (f) {
+		errno = 0;
+		o->compact_at = strtod(f, &end);
+		if (*end || errno || !(o->compact_at > 0.0 && o->compact_at <= 1.0))
+			return main_usage("ACP_AGENT_COMPACT_AT: \"%s\" is not a fraction above 0 and at most 1",
+			    f);
+	}
 	return 0;
 }
 
@@ -394,7 +428,8 @@ main_settle(const struct main_args *a, struct acp_options *o, char **state_defau
 	if ((rc = main_env_ms("ACP_AGENT_CONNECT_TIMEOUT_MS", MAIN_CONNECT_MS,
 	    &o->openai.connect_timeout_ms)) ||
 	    (rc = main_env_ms("ACP_AGENT_IDLE_TIMEOUT_MS", MAIN_IDLE_MS, &o->openai.idle_timeout_ms)) ||
-	    (rc = main_env_ms("ACP_AGENT_RETRY_BASE_MS", MAIN_RETRY_MS, &o->openai.backoff_ms)))
+	    (rc = main_env_ms("ACP_AGENT_RETRY_BASE_MS", MAIN_RETRY_MS, &o->openai.backoff_ms)) ||
+	    (rc = main_env_context(o)))
 		return rc;
 	if (strcmp(o->model, "openai") == 0 && o->openai.api_key == NULL)
 		return main_usage("%s%copenai needs ACP_AGENT_API_KEY", a->model.from, a->model.sep);

@@ -36,6 +36,32 @@ acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const ch
 	free(tcid);
 }
 
+void
+acp_hook_usage(void *arg, struct agent *a, long long used)
+{
+	struct acp_session *as = arg;
+
+	acp_send_update(as->srv, as->id, acp_update_usage(used, a->rt->context_window));
+}
+
+void
+acp_hook_compaction(void *arg, struct agent *a, const char *id, const char *status, const char *text)
+{
+	struct acp_session *as = arg;
+	int failed = strcmp(status, "failed") == 0;
+
+	(void)a;
+	if (as->srv->client_compaction) {
+		acp_send_update(as->srv, as->id, acp_update_compaction(id, status,
+		    strcmp(status, "completed") == 0 ? text : NULL, failed ? text : NULL));
+	} else if (strcmp(status, "in_progress") == 0) {
+		char mid[SESS_ID_LEN + 1];
+		sess_ids_new(&as->srv->env.ids, mid);
+		acp_send_update(as->srv, as->id, acp_update_chunk(1, mid, ACP_COMPACTING,
+		    strlen(ACP_COMPACTING)));
+	}
+}
+
 /* By id: the session may be closed and reaped, or opened again, before it runs. */
 struct acp_reply_task {
 	struct acp_server *srv;
@@ -100,7 +126,7 @@ acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_
 	struct acp_reply_task *t;
 
 	(void)a;
-	if (as->prompt_id == NULL || strcmp(first_msg, as->prompt_msg) != 0)
+	if (as->prompt_id == NULL || as->prompt_msg[0] == '\0' || strcmp(first_msg, as->prompt_msg) != 0)
 		return;		/* a turn the runtime started on its own */
 	t = xmalloc(sizeof(*t));
 	t->srv = as->srv;
@@ -137,6 +163,38 @@ acp_observe_event(void *arg, struct sess *s, const json_t *ev)
 			json_object_set(u, "content", inv->plan.content);
 	}
 	acp_send_update(as->srv, as->id, u);
+}
+
+/* A /compact ends (agent_compact's done): a line for the person, then the prompt's answer. */
+static void
+acp_compact_done(void *arg, struct agent *a, const char *status, const char *error)
+{
+	struct acp_session *as = arg;
+	struct acp_reply_task *t;
+	char *text = NULL;
+
+	(void)a;
+	if (as->prompt_id == NULL)
+		return;
+	if (strcmp(status, "completed") == 0)
+		text = xstrdup(ACP_COMPACT_DONE);
+	else if (strcmp(status, "failed") == 0)
+		text = xasprintf(ACP_COMPACT_FAILED, error ? error : "unknown error");
+	if (text) {
+		char mid[SESS_ID_LEN + 1];
+		sess_ids_new(&as->srv->env.ids, mid);
+		acp_send_update(as->srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));
+		free(text);
+	}
+	t = xmalloc(sizeof(*t));
+	t->srv = as->srv;
+	memcpy(t->sid, as->id, sizeof(t->sid));
+	t->reply = acp_result_new(as->prompt_id, xjson_pack("{s:s}", "stopReason",
+	    as->cancelled || strcmp(status, "cancelled") == 0 ? "cancelled" : "end_turn"));
+	json_decref(as->prompt_id);
+	as->prompt_id = NULL;
+	as->cancelled = 0;
+	runq_push_after_sync(&as->srv->runq, acp_reply_task_run, t);
 }
 
 /* Checks a prompt's content blocks; returns an error text or NULL. */
@@ -205,6 +263,26 @@ acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt)
 {
 	struct acp_server *srv = as->srv;
 
+	if (acp_commands_match(prompt) && acp_commands_is_compact(acp_commands_match(prompt))) {
+		const char *busy = NULL;
+		switch (agent_compact(as->agent, acp_compact_done, as)) {
+		case 0:
+			as->prompt_id = json_incref(id ? id : json_null());
+			as->prompt_msg[0] = '\0';	/* no turn: acp_compact_done answers it */
+			as->cancelled = 0;
+			return NULL;
+		case 1:
+			busy = ACP_COMPACT_NOTHING;
+			break;
+		default:
+			busy = ACP_COMPACT_BUSY;
+			break;
+		}
+		char mid[SESS_ID_LEN + 1];
+		sess_ids_new(&srv->env.ids, mid);
+		acp_send_update(srv, as->id, acp_update_chunk(0, mid, busy, strlen(busy)));
+		return acp_result_new(id, xjson_pack("{s:s}", "stopReason", "end_turn"));
+	}
 	if (acp_commands_match(prompt)) {
 		char *text = acp_commands_run(as, acp_commands_match(prompt));
 		char mid[SESS_ID_LEN + 1];

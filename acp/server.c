@@ -18,6 +18,7 @@
 #include "base/version.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
+#include "tools/cap.h"
 #include "tools/toolsets.h"
 
 struct acp_waiter {
@@ -140,12 +141,16 @@ acp_client_can(void *self, const char *capability)
 static json_t *
 acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 {
-	const json_t *fs = json_object_get(json_object_get(m->params, "clientCapabilities"), "fs");
+	const json_t *caps = json_object_get(m->params, "clientCapabilities");
+	const json_t *fs = json_object_get(caps, "fs");
 
 	srv->initialized = 1;
 	/* Kept per connection: a second initialize states them anew. */
 	srv->client_fs_read = json_is_true(json_object_get(fs, "readTextFile"));
 	srv->client_fs_write = json_is_true(json_object_get(fs, "writeTextFile"));
+	/* Any object opts in (ACP v1: session.compaction: {}); absent or null does not. */
+	srv->client_compaction = json_is_object(json_object_get(json_object_get(caps, "session"),
+	    "compaction"));
 	return acp_result_new(m->id, xjson_pack(
 	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
 	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
@@ -422,6 +427,11 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	toolsets_build(&srv->tools, srv->profile);
 	agent_rt_init(&srv->rt, &srv->runq, &srv->env, &srv->store, &srv->corpus, srv->model);
 	srv->rt.max_steps = opts->max_steps;
+	if (opts->context_window > 0)
+		srv->rt.context_window = opts->context_window;
+	if (opts->compact_at > 0)
+		srv->rt.compact_at = opts->compact_at;
+	srv->rt.cap_text = tools_cap_text;
 	srv->rt.max_depth = opts->max_depth;
 	srv->rt.max_active = opts->max_active;
 	srv->rt.loop = loop;

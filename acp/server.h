@@ -31,6 +31,8 @@ struct acp_options {
 	int child_approvals_never;	/* --child-approvals never */
 	enum sess_sync sync;
 	int max_depth, max_active, max_steps;
+	long long context_window;	/* ACP_AGENT_CONTEXT_WINDOW */
+	double compact_at;		/* ACP_AGENT_COMPACT_AT */
 	int deterministic;
 	const char *faults;
 	struct openai_config openai;
@@ -76,6 +78,7 @@ struct acp_server {
 	struct acp_outbound out;	/* our requests to the client */
 	struct agent_client client;	/* the runtime's view of it (rt.client) */
 	int client_fs_read, client_fs_write;	/* clientCapabilities.fs, from initialize */
+	int client_compaction;		/* clientCapabilities.session.compaction: compaction_update */
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
 	ev_signal sigint, sigterm;

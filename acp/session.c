@@ -47,6 +47,8 @@ acp_session_attach(struct acp_server *srv, struct agent *a)
 	a->hooks.delta = acp_hook_delta;
 	a->hooks.turn_end = acp_hook_turn_end;
 	a->hooks.tool_progress = acp_hook_tool_progress;
+	a->hooks.usage = acp_hook_usage;
+	a->hooks.compaction = acp_hook_compaction;
 	a->hooks.arg = as;
 	sess_observe(a->sess, acp_observe_event, as);
 	return as;
@@ -424,6 +426,7 @@ acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
 	t->id = json_incref(m->id);
 	t->events = json_incref(as->agent->sess->events);
 	acp_replay_init(&t->cur, t->events, &srv->tools);
+	t->cur.compaction = srv->client_compaction;
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
 		;
 	*pp = t;

@@ -193,6 +193,28 @@ acp_replay_init(struct acp_replay *r, const json_t *events, const struct toolbox
 	r->blk = 0;
 	r->calls = json_object();
 	r->titles = json_object();
+	r->compaction = 0;
+}
+
+json_t *
+acp_update_compaction(const char *id, const char *status, const char *summary, const char *error)
+{
+	json_t *u = xjson_pack("{s:s, s:s, s:s}", "sessionUpdate", "compaction_update", "compactionId", id,
+	    "status", status);
+
+	if (summary)
+		json_object_set_new(u, "summary", xjson_pack("[{s:s, s:o}]", "type", "text", "text",
+		    xjson_text(summary, strlen(summary))));
+	if (error)
+		json_object_set_new(u, "error", xjson_text(error, strlen(error)));
+	return u;
+}
+
+json_t *
+acp_update_usage(long long used, long long size)
+{
+	return xjson_pack("{s:s, s:I, s:I}", "sessionUpdate", "usage_update", "used", (json_int_t)used,
+	    "size", (json_int_t)size);
 }
 
 int
@@ -276,6 +298,11 @@ acp_replay_step(struct acp_replay *r)
 		} else if (strcmp(type, "tool/result") == 0 && r->blk == 0) {
 			r->blk = 1;
 			return acp_replay_tool_result(r, data);
+		} else if (strcmp(type, "context/compacted") == 0 && r->compaction && r->blk == 0) {
+			/* In place, as one completed update (SPEC §20.1). */
+			r->blk = 1;
+			return acp_update_compaction(json_string_value(json_object_get(data, "id")), "completed",
+			    json_string_value(json_object_get(data, "summary")), NULL);
 		}
 		r->next++;
 		r->blk = 0;

@@ -35,9 +35,14 @@ struct acp_replay {
 	size_t blk;		/* its next content block */
 	json_t *calls;		/* callId -> the tool-call block: owned */
 	json_t *titles;		/* callId -> the title its tool/call logged (MCP tools): owned */
+	int compaction;		/* the client takes compaction_update: each compaction replays */
 };
 
 void acp_replay_init(struct acp_replay *r, const json_t *events, const struct toolbox *tb);
+/* A compaction_update {compactionId, status}, with the summary or error when given; new ref. */
+json_t *acp_update_compaction(const char *id, const char *status, const char *summary, const char *error);
+/* The usage_update of SPEC §19; new ref. */
+json_t *acp_update_usage(long long used, long long size);
 /* Appends at most max updates (new refs) to out; returns how many; 0 once done. */
 size_t acp_replay_next(struct acp_replay *r, size_t max, json_t *out);
 int acp_replay_done(const struct acp_replay *r);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/agent_int.h"
 #include "agent/ask.h"
 #include "base/log.h"
 #include "base/xjson.h"
@@ -33,6 +34,8 @@ agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env, struct 
 	rt->corpus = corpus;
 	rt->model = model;
 	rt->max_steps = 50;
+	rt->context_window = 128000;
+	rt->compact_at = 0.8;
 	rt->max_depth = 3;
 	rt->max_active = 8;
 	rt->start_mode = PERMIT_DEFAULT;
@@ -105,6 +108,8 @@ agent_destroy(struct agent *a)
 	agent_inbox_free(a);
 	buf_free(&a->text);
 	buf_free(&a->reasoning);
+	buf_free(&a->summary);
+	agent_conv_free(&a->conv);
 	json_decref(a->calls);
 	for (size_t i = 0; i < a->nslots; i++)
 		if (a->slots[i].free_fn)
@@ -183,7 +188,7 @@ agent_corpus_observer(void *arg, struct sess *s, const json_t *ev)
 {
 	struct agent *a = arg;
 
-	(void)ev;
+	agent_conv_fold(&a->conv, ev);
 	sess_corpus_note_live(a->rt->corpus, s);
 }
 
@@ -203,6 +208,9 @@ agent_attach(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
 	a->ordinal = -1;
 	buf_init(&a->text);
 	buf_init(&a->reasoning);
+	buf_init(&a->summary);
+	agent_conv_init(&a->conv);
+	agent_conv_rebuild(&a->conv, s->events);	/* from the latest compaction on */
 	json_array_foreach(s->events, i, ev) {
 		const char *t = json_string_value(json_object_get(ev, "type"));
 		if (strcmp(t, "turn/start") == 0)
@@ -353,6 +361,12 @@ agent_log(struct agent *a, const char *type, json_t *data)
 		return -1;
 	}
 	return 0;
+}
+
+int
+agent_log_event(struct agent *a, const char *type, json_t *data)
+{
+	return agent_log(a, type, data);
 }
 
 static void
@@ -713,6 +727,19 @@ agent_commit_result(struct agent *a, size_t i)
 {
 	struct tool_inv *inv = a->invs[i];
 	json_t *c = json_array_get(a->calls, i);
+
+	/* Every tool's text to the model is capped (SPEC §19), the whole of it spilled. */
+	if (inv->result.text && a->rt->cap_text) {
+		size_t len = strlen(inv->result.text);
+		char name[160];
+		snprintf(name, sizeof(name), "%s-%s-%s", json_string_value(json_object_get(c, "name")),
+		    agent_id(a), inv->call_id);
+		for (char *p = name; *p; p++)
+			if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') &&
+			    *p != '-' && *p != '_' && *p != '.')
+				*p = '_';
+		a->rt->cap_text(a, name, &inv->result.text, &len);
+	}
 	const char *text = inv->result.text ? inv->result.text : "";
 	/* A tool's text may hold anything (a cut message, a file's bytes): repaired, never dropped. */
 	json_t *data = xjson_pack("{s:i, s:i, s:s, s:O, s:[{s:s, s:o}], s:b}", "turn", a->turn, "step",
@@ -835,6 +862,9 @@ agent_sink_finish(void *arg, const char *finish, const json_t *usage)
 		agent_fail_io(a);
 		return;
 	}
+	/* The fold read the usage (when it is one it can read): the window's use now. */
+	if (usage && a->conv.usage >= 0 && a->hooks.usage)
+		a->hooks.usage(a->hooks.arg, a, a->conv.usage);
 	if (has_calls) {
 		agent_dispatch(a);
 		return;
@@ -861,6 +891,9 @@ agent_sink_error(void *arg, const char *code, const char *msg)
 {
 	struct agent *a = arg;
 
+	int overflow = strcmp(code, err_tool(ERR_MODEL_CONTEXT_LENGTH)) == 0 && !a->compact_tried &&
+	    a->text.len == 0 && a->reasoning.len == 0;
+
 	a->req = NULL;
 	log_info("agent %s: model request failed: %s: %s", agent_id(a), code, msg);
 	if ((a->text.len || a->reasoning.len) &&
@@ -875,6 +908,11 @@ agent_sink_error(void *arg, const char *code, const char *msg)
 		return;
 	}
 	agent_step_reset(a);
+	if (overflow) {
+		/* Too long for the model: compact once, then the request again, as a new step. */
+		agent_compact_begin(a, AGENT_COMPACT_OVERFLOW, a->compact_fixed);
+		return;
+	}
 	agent_end_turn(a, "error", NULL, msg, code);
 }
 
@@ -1043,30 +1081,108 @@ agent_request(void *arg)
 	if (agent_request_hold(a))
 		return;		/* still queued: agent_request_release sends it */
 	a->request_released = 0;
-	a->request_queued = 0;
-	const char *label = agent_parent(a) ? agent_label(a) : NULL;
-	char *script = label ? xasprintf("label:%s", label) : xstrdup("root");
 	char *system = agent_system_prompt(a);
-	json_t *messages = agent_conversation(a->sess->events);
 	json_t *tools = agent_describe_tools(a);
+	size_t fixed = agent_request_fixed(system, tools);
+
+	a->compact_fixed = fixed;
+	if (!a->compact_tried && agent_compact_due(a, fixed)) {
+		/* The step stays queued: agent_compact_finished sends its request. */
+		free(system);
+		json_decref(tools);
+		agent_compact_begin(a, AGENT_COMPACT_THRESHOLD, fixed);
+		return;
+	}
+	a->request_queued = 0;
+	char *script = agent_call_init(a, &call);
 
 	sink.arg = a;
-	call.agent_id = agent_id(a);
-	call.parent_id = agent_parent(a);
-	call.script.key = script;
-	call.script.ordinal = agent_replay_ordinal(a, label);
 	call.script.position = (size_t)a->requests - 1;
 	call.system = system;
-	call.messages = messages;
+	call.messages = a->conv.msgs;	/* the derived conversation: no walk of the log */
 	call.tools = tools;
-	call.model = agent_model(a);
-	call.script.resolve_child = agent_resolve_child;
-	call.script.resolve_arg = a;
 	a->req = a->rt->model->ops->start(a->rt->model, &call, &sink);
 	free(script);
 	free(system);
-	json_decref(messages);
 	json_decref(tools);
+}
+
+char *
+agent_call_init(struct agent *a, struct model_call *call)
+{
+	const char *label = agent_parent(a) ? agent_label(a) : NULL;
+	char *script = label ? xasprintf("label:%s", label) : xstrdup("root");
+
+	call->agent_id = agent_id(a);
+	call->parent_id = agent_parent(a);
+	call->script.key = script;
+	call->script.ordinal = agent_replay_ordinal(a, label);
+	call->model = agent_model(a);
+	call->script.resolve_child = agent_resolve_child;
+	call->script.resolve_arg = a;
+	return script;
+}
+
+void
+agent_compact_finished(struct agent *a, enum agent_compact_why why, int ok, const char *error)
+{
+	if (why == AGENT_COMPACT_COMMAND) {
+		agent_compact_done_fn *done = a->compact_done;
+		void *arg = a->compact_arg;
+		a->compact_done = NULL;
+		a->status = AGENT_IDLE;
+		if (done)
+			done(arg, a, ok > 0 ? "completed" : "failed", ok > 0 ? NULL : error);
+		if (a->inbox && !sess_failed(a->sess))
+			agent_schedule(a);
+		return;
+	}
+	if (ok < 0) {
+		agent_fail_io(a);
+		return;
+	}
+	if (why == AGENT_COMPACT_THRESHOLD) {
+		/* Compacted or not, the request goes: the estimate may be pessimistic. */
+		a->compact_tried = 1;
+		agent_push_after_sync(a, agent_request);
+		return;
+	}
+	if (ok == 0) {
+		char *msg = xasprintf("the conversation is longer than the model's context window, and "
+		    "compacting it failed: %s", error);
+		agent_end_turn(a, "error", NULL, msg, err_tool(ERR_MODEL_CONTEXT_LENGTH));
+		free(msg);
+		return;
+	}
+	if (a->steps_this_turn >= a->rt->max_steps) {
+		agent_end_turn(a, "max-steps", NULL, NULL, NULL);
+		return;
+	}
+	agent_step_begin(a);
+	a->compact_tried = 1;		/* once: a second overflow ends the turn */
+}
+
+int
+agent_compact(struct agent *a, agent_compact_done_fn *done, void *arg)
+{
+	char *system;
+	json_t *tools;
+	size_t fixed;
+
+	if (a->status == AGENT_RUNNING || a->released)
+		return -1;
+	if (json_array_size(a->conv.msgs) <= (a->conv.through >= 0 ? 1u : 0u))
+		return 1;
+	system = agent_system_prompt(a);
+	tools = agent_describe_tools(a);
+	fixed = agent_request_fixed(system, tools);
+	free(system);
+	json_decref(tools);
+	a->status = AGENT_RUNNING;
+	a->compact_done = done;
+	a->compact_arg = arg;
+	agent_compact_begin(a, AGENT_COMPACT_COMMAND, fixed);
+	return 0;
 }
 
 static void
@@ -1081,6 +1197,7 @@ agent_step_begin(struct agent *a)
 	a->step++;
 	a->steps_this_turn++;
 	a->requests++;
+	a->compact_tried = 0;
 	a->calls = json_array();
 	sess_ids_new(&a->rt->env->ids, a->msg_id);
 	if (agent_log(a, "step/start", xjson_pack("{s:i, s:i}", "turn", a->turn, "step", a->step)) < 0) {
@@ -1139,7 +1256,19 @@ agent_cancel(struct agent *a, const char *cause)
 		agent_ask_cancel_below(a);	/* the children's asks fail as cancelled calls */
 	if (a->status != AGENT_RUNNING || a->cancelling)
 		return;
+	if (a->compact_why == AGENT_COMPACT_COMMAND) {
+		/* A /compact outside any turn: it ends, cancelled; there is no turn to end. */
+		agent_compact_done_fn *done = a->compact_done;
+		void *arg = a->compact_arg;
+		agent_compact_abort(a);
+		a->compact_done = NULL;
+		a->status = AGENT_IDLE;
+		if (done)
+			done(arg, a, "cancelled", NULL);
+		return;
+	}
 	a->cancelling = 1;
+	agent_compact_abort(a);		/* a summary request before the step's request */
 	if (a->req) {
 		a->rt->model->ops->cancel(a->rt->model, a->req);
 		a->req = NULL;

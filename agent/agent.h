@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "agent/client.h"
+#include "agent/conv.h"
 #include "agent/ext.h"
 #include "agent/toolbox.h"
 #include "base/buf.h"
@@ -35,8 +36,19 @@ struct agent_hooks {
 	/* Progress of a pending tool call (a foreground child's work): text borrowed. */
 	void (*tool_progress)(void *arg, struct agent *a, const char *call_id, const char *child_id,
 	    const char *text);
+	/* The context window's use after a model response that reported usage, or a compaction. */
+	void (*usage)(void *arg, struct agent *a, long long used);
+	/*
+	 * A compaction (SPEC §19): status in_progress, then completed (text: the summary), failed
+	 * (text: why) or cancelled. id: "compaction-<n>". Strings borrowed.
+	 */
+	void (*compaction)(void *arg, struct agent *a, const char *id, const char *status,
+	    const char *text);
 	void *arg;
 };
+
+/* What a /compact asked for hears at the end: status completed, failed (error) or cancelled. */
+typedef void agent_compact_done_fn(void *arg, struct agent *a, const char *status, const char *error);
 
 /* The runtime every agent of the process shares. Owned by the server. */
 struct agent_rt {
@@ -46,6 +58,10 @@ struct agent_rt {
 	struct sess_corpus *corpus;
 	struct model *model;
 	int max_steps;
+	long long context_window;	/* ACP_AGENT_CONTEXT_WINDOW: tokens */
+	double compact_at;		/* ACP_AGENT_COMPACT_AT: a fraction of the window */
+	/* Caps a tool's text to the model (SPEC §19; the server sets tools_cap_text), or NULL. */
+	void (*cap_text)(struct agent *a, const char *name, char **text, size_t *len);
 	int max_depth;
 	int max_active;
 	int shutting_down;		/* disposal, not settlement: no notices */
@@ -102,6 +118,17 @@ struct agent {
 	int request_released;		/* it was held and released: it goes now */
 	int sequential;
 	int cancelling;
+	struct agent_conv conv;		/* the conversation since the latest compaction (derived) */
+	/* a compaction in flight (agent/compact.c) */
+	struct model_req *compact_req;
+	int compact_why;		/* enum agent_compact_why; 0: none */
+	int compact_tried;		/* the step's request compacted once already */
+	char compact_id[32];
+	int64_t compact_through;
+	size_t compact_fixed;		/* the request's system prompt and tools, in bytes */
+	struct buf summary;
+	agent_compact_done_fn *compact_done;
+	void *compact_arg;
 	/* extensions' state (agent_state) */
 	struct agent_slot {
 		const void *key;
@@ -192,9 +219,11 @@ void agent_request_release(struct agent *a);
 
 /* The system prompt for a (SPEC §4); returns owned. */
 char *agent_system_prompt(const struct agent *a);
-/* The conversation as chat messages; returns new ref. */
-json_t *agent_conversation(const json_t *events);
-/* Text of a content block array: text blocks joined by newlines; returns owned. */
-char *agent_blocks_text(const json_t *content, size_t *len);	/* len may be NULL */
+/*
+ * Compacts an idle agent's conversation now (/compact, SPEC §19): the agent runs until the
+ * summary is logged, then done is called (from the run queue, never before this returns). 0, or
+ * -1 when the agent is running (nothing happens).
+ */
+int agent_compact(struct agent *a, agent_compact_done_fn *done, void *arg);
 
 #endif

@@ -1,10 +1,13 @@
-/* The conversation a model is sent, rebuilt from the session's events. */
+/* The conversation a model is sent: folded from the session's events as they are appended. */
+#include "agent/conv.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
 #include "base/buf.h"
 #include "base/xjson.h"
+#include "base/xmalloc.h"
+
 
 static const char *
 agent_str(const json_t *v)
@@ -61,6 +64,8 @@ agent_conv_assistant(const json_t *data)
 	buf_init(&reasoning);
 	json_array_foreach(json_object_get(data, "content"), i, blk) {
 		const char *type = json_string_value(json_object_get(blk, "type"));
+		if (type == NULL)
+			continue;
 		if (strcmp(type, "text") == 0)
 			buf_puts(&text, json_string_value(json_object_get(blk, "text")));
 		else if (strcmp(type, "reasoning") == 0)
@@ -81,29 +86,213 @@ agent_conv_assistant(const json_t *data)
 	return msg;
 }
 
-json_t *
-agent_conversation(const json_t *events)
+void
+agent_conv_init(struct agent_conv *c)
 {
-	json_t *msgs = json_array();
-	size_t i;
-	json_t *ev;
+	memset(c, 0, sizeof(*c));
+	c->msgs = json_array();
+	c->through = -1;
+	c->usage = -1;
+}
 
-	json_array_foreach(events, i, ev) {
-		const char *type = json_string_value(json_object_get(ev, "type"));
-		json_t *data = json_object_get(ev, "data");
-		if (strcmp(type, "user/message") == 0) {
-			size_t len;
-			char *text = agent_blocks_text(json_object_get(data, "content"), &len);
-			json_array_append_new(msgs, xjson_pack("{s:s, s:s%}", "role", "user", "content", text, len));
-			free(text);
-		} else if (strcmp(type, "assistant/message") == 0) {
-			json_array_append_new(msgs, agent_conv_assistant(data));
-		} else if (strcmp(type, "tool/result") == 0) {
-			json_t *first = json_array_get(json_object_get(data, "content"), 0);
-			json_array_append_new(msgs, xjson_pack("{s:s, s:O, s:O}", "role", "tool",
-			    "tool_call_id", json_object_get(data, "callId"), "content",
-			    json_object_get(first, "text")));
+void
+agent_conv_free(struct agent_conv *c)
+{
+	json_decref(c->msgs);
+	free(c->meta);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Appends msg (stolen) that came from event seq. */
+static void
+agent_conv_push(struct agent_conv *c, json_t *msg, int64_t seq)
+{
+	size_t n = json_array_size(c->msgs);
+	size_t len = json_dumpb(msg, NULL, 0, JSON_COMPACT) + 1;
+	struct agent_conv_meta *m;
+
+	if (n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 64;
+		c->meta = xrealloc(c->meta, c->cap * sizeof(*c->meta));
+	}
+	m = c->meta;
+	m[n].seq = seq;
+	m[n].len = len;
+	json_array_append_new(c->msgs, msg);
+	c->bytes += len;
+	if (c->usage >= 0)
+		c->bytes_since += len;
+}
+
+json_t *
+agent_conv_summary_message(const char *summary)
+{
+	struct buf b;
+	json_t *msg;
+
+	buf_init(&b);
+	buf_puts(&b, AGENT_COMPACT_PREFIX);
+	buf_puts(&b, summary);
+	msg = xjson_pack("{s:s, s:o}", "role", "user", "content", xjson_text(b.data, b.len));
+	buf_free(&b);
+	return msg;
+}
+
+/* The messages an event adds (user, assistant, tool), or NULL; new ref. */
+static json_t *
+agent_conv_message(const char *type, const json_t *data)
+{
+	if (strcmp(type, "user/message") == 0) {
+		size_t len;
+		char *text = agent_blocks_text(json_object_get(data, "content"), &len);
+		json_t *msg = xjson_pack("{s:s, s:s%}", "role", "user", "content", text, len);
+		free(text);
+		return msg;
+	}
+	if (strcmp(type, "assistant/message") == 0)
+		return agent_conv_assistant(data);
+	if (strcmp(type, "tool/result") == 0) {
+		json_t *first = json_array_get(json_object_get(data, "content"), 0);
+		return xjson_pack("{s:s, s:O, s:O}", "role", "tool", "tool_call_id",
+		    json_object_get(data, "callId"), "content", json_object_get(first, "text"));
+	}
+	return NULL;
+}
+
+/* The tokens an assistant message's usage reports (prompt + completion), or -1. */
+static long long
+agent_conv_usage(const json_t *data)
+{
+	const json_t *u = json_object_get(data, "usage");
+	const json_t *p = json_object_get(u, "prompt_tokens"), *k = json_object_get(u, "completion_tokens");
+
+	if (!json_is_integer(p) || !json_is_integer(k) || json_integer_value(p) < 0 ||
+	    json_integer_value(k) < 0 || json_integer_value(p) > (1LL << 40) || json_integer_value(k) > (1LL << 40))
+		return -1;
+	return json_integer_value(p) + json_integer_value(k);
+}
+
+/* A message event folds in; its usage, when it reports one, restarts the count since. */
+static void
+agent_conv_take(struct agent_conv *c, const char *type, const json_t *data, int64_t seq)
+{
+	json_t *msg = agent_conv_message(type, data);
+	long long used;
+
+	if (msg == NULL)
+		return;
+	agent_conv_push(c, msg, seq);
+	if (strcmp(type, "assistant/message") == 0 && (used = agent_conv_usage(data)) >= 0) {
+		c->usage = used;
+		c->bytes_since = 0;
+	}
+}
+
+/* The through of a compaction at seq, clamped below it (a lying log cannot point ahead). */
+static int64_t
+agent_conv_through(const json_t *data, int64_t seq)
+{
+	int64_t t = json_integer_value(json_object_get(data, "through"));
+
+	return t < seq ? t : seq - 1;
+}
+
+static int
+agent_conv_is(const char *type, const char *want)
+{
+	return type && strcmp(type, want) == 0;
+}
+
+void
+agent_conv_fold(struct agent_conv *c, const json_t *ev)
+{
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const json_t *data = json_object_get(ev, "data");
+	int64_t seq = json_integer_value(json_object_get(ev, "seq"));
+
+	if (agent_conv_is(type, "context/compaction_failed")) {
+		c->attempts++;
+	} else if (agent_conv_is(type, "context/compacted")) {
+		int64_t through = agent_conv_through(data, seq);
+		struct agent_conv_meta *m = c->meta;
+		json_t *old = c->msgs;
+		size_t n = json_array_size(old), k = 0;
+		c->attempts++;
+		c->through = through;
+		c->usage = -1;
+		c->bytes_since = 0;
+		c->bytes = 0;
+		c->msgs = json_array();
+		/* The summary first, then the messages after through, in order. */
+		json_t *sum = agent_conv_summary_message(json_string_value(json_object_get(data, "summary")));
+		size_t slen = json_dumpb(sum, NULL, 0, JSON_COMPACT) + 1;
+		for (size_t i = 0; i < n; i++)
+			if (m[i].seq > through)
+				k++;
+		struct agent_conv_meta *keep = xcalloc(k + 1, sizeof(*keep));
+		size_t j = 1;
+		keep[0].seq = through;
+		keep[0].len = slen;
+		json_array_append_new(c->msgs, sum);
+		c->bytes = slen;
+		for (size_t i = 0; i < n; i++)
+			if (m[i].seq > through) {
+				keep[j++] = m[i];
+				json_array_append(c->msgs, json_array_get(old, i));
+				c->bytes += m[i].len;
+			}
+		json_decref(old);
+		free(c->meta);
+		c->meta = keep;
+		c->cap = k + 1;
+	} else if (type) {
+		agent_conv_take(c, type, data, seq);
+	}
+}
+
+void
+agent_conv_rebuild(struct agent_conv *c, const json_t *events)
+{
+	size_t n = json_array_size(events), from = 0, at = n;
+	unsigned attempts = 0;
+
+	agent_conv_free(c);
+	agent_conv_init(c);
+	/* Backwards to the latest compaction, counting every attempt on the way. */
+	for (size_t i = n; i-- > 0;) {
+		const char *type = json_string_value(json_object_get(json_array_get(events, i), "type"));
+		if (agent_conv_is(type, "context/compacted") || agent_conv_is(type, "context/compaction_failed")) {
+			attempts++;
+			if (at == n && agent_conv_is(type, "context/compacted"))
+				at = i;
 		}
 	}
-	return msgs;
+	if (at < n) {
+		const json_t *data = json_object_get(json_array_get(events, at), "data");
+		int64_t through = agent_conv_through(data, (int64_t)at);
+		agent_conv_push(c, agent_conv_summary_message(json_string_value(json_object_get(data,
+		    "summary"))), through);
+		c->through = through;
+		from = through < 0 ? 0 : (size_t)through + 1;
+	}
+	for (size_t i = from; i < n; i++) {
+		const json_t *ev = json_array_get(events, i);
+		const char *type = json_string_value(json_object_get(ev, "type"));
+		if (i == at) {
+			c->usage = -1;		/* no usage reported since the compaction yet */
+			c->bytes_since = 0;
+			continue;
+		}
+		if (type && strncmp(type, "context/", 8) != 0)
+			agent_conv_take(c, type, json_object_get(ev, "data"), (int64_t)i);
+	}
+	c->attempts = attempts;
+}
+
+long long
+agent_conv_estimate(const struct agent_conv *c, size_t fixed)
+{
+	if (c->usage >= 0)
+		return c->usage + (long long)(c->bytes_since / 4);
+	return (long long)((fixed + c->bytes + 3) / 4);
 }

@@ -103,6 +103,7 @@
 	X(MODEL_AUTH, NULL, "MODEL_AUTH", 0, "the model server rejected the API key")                 \
 	X(MODEL_HTTP, NULL, "MODEL_HTTP", 0, "the model server answered an HTTP error")               \
 	X(MODEL_REQUEST, NULL, "MODEL_REQUEST", 0, "the model request could not be built")           \
+	X(MODEL_CONTEXT_LENGTH, NULL, "MODEL_CONTEXT_LENGTH", 0, "the request is longer than the model's context window") \
 	X(REPLAY_EXHAUSTED, NULL, "REPLAY_EXHAUSTED", 0, "the recording has no reply left for this request") \
 	X(REPLAY_MISMATCH, NULL, "REPLAY_MISMATCH", 0, "the request does not match the recording")
 

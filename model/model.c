@@ -1,6 +1,8 @@
 /* What every provider shares: the calls that go through its ops table. */
 #include "model/model.h"
 
+#include <string.h>
+
 void
 model_free(struct model *m)
 {
@@ -12,4 +14,11 @@ const char *
 model_id(const struct model *m)
 {
 	return m->id ? m->id : m->ops->name;
+}
+
+int
+model_context_overflow(const char *msg)
+{
+	return msg && strcasestr(msg, "context") &&
+	    (strcasestr(msg, "length") || strcasestr(msg, "maximum"));
 }

@@ -36,7 +36,8 @@ struct model_sink {
 struct model_script_ref {
 	const char *key;		/* "root" or "label:<label>" */
 	size_t ordinal;			/* rank among the agents with that key */
-	size_t position;		/* model requests this agent made before */
+	size_t position;		/* model requests this agent made before; for a summary
+					 * request, the summary attempts it made before */
 	/* Resolves {{agent:<label>}}: the caller's most recent child with label; owned or NULL. */
 	char *(*resolve_child)(void *arg, const char *label);
 	void *resolve_arg;
@@ -50,6 +51,9 @@ struct model_call {
 	const json_t *messages;		/* [{role, content, ...}] chat messages */
 	const json_t *tools;		/* [{name, description, parameters}] */
 	const char *model;		/* the session's model (session/model), NULL: the provider's */
+	/* A summary request (SPEC §19): messages end with the summary instruction; no tools. The
+	 * replay provider answers it from the script's "compactions", builtin summarises itself. */
+	int summary;
 	struct model_script_ref script;	/* for a scripted provider only */
 };
 
@@ -68,6 +72,14 @@ struct model {
 	void *impl;
 	const char *id;			/* the model as sessions name it (ACP_AGENT_MODEL); NULL: ops->name */
 };
+
+/* Whether an HTTP 400's message says the request outgrew the context window: it contains
+ * "context" and "length" or "maximum", in any case (SPEC §19). */
+int model_context_overflow(const char *msg);
+
+/* builtin's deterministic summary of messages but the last (the instruction): one line per
+ * message, "<role>: " and its first 200 characters. Returns owned. */
+char *model_builtin_summary(const json_t *messages);
 
 /* The model a new session records in its session/created event (SPEC §20). */
 const char *model_id(const struct model *m);

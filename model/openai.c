@@ -416,6 +416,9 @@ oa_done(struct model_req *r, CURLcode rc)
 		}
 		oa_fail(r, ERR_MODEL_HTTP, "the model server answered HTTP %ld after %d tries: %s", r->status,
 		    r->tries, oa_error_message(r, msg, sizeof(msg)));
+	} else if (r->status == 400 && model_context_overflow(oa_error_message(r, msg, sizeof(msg)))) {
+		/* The agent compacts once and retries (SPEC §19). */
+		oa_fail(r, ERR_MODEL_CONTEXT_LENGTH, "the model server answered HTTP 400: %s", msg);
 	} else if (r->status != 200) {
 		oa_fail(r, ERR_MODEL_HTTP, "the model server answered HTTP %ld: %s", r->status,
 		    oa_error_message(r, msg, sizeof(msg)));

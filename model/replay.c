@@ -25,7 +25,9 @@
 struct replay_script {
 	char *key;		/* "root" or "label:<label>" */
 	json_t *replies;	/* owned array */
+	json_t *compactions;	/* owned array: the summary replies (SPEC §19); may be empty */
 	size_t used;		/* highest position consumed + 1 */
+	size_t used_compactions;
 };
 
 struct replay {
@@ -53,7 +55,7 @@ static int
 replay_check_reply(const json_t *r, const char *where, struct err *e)
 {
 	static const char *const keys[] = { "text", "reasoning", "tool_calls", "finish", "error",
-		"hang", "expect" };
+		"hang", "expect", "usage" };
 	const char *k;
 	json_t *v;
 
@@ -75,6 +77,13 @@ replay_check_reply(const json_t *r, const char *where, struct err *e)
 		return err_set(e, ERR_INVALID_RECORDING, "%s: \"expect\" must be a string", where);
 	if ((v = json_object_get(r, "hang")) && !json_is_boolean(v))
 		return err_set(e, ERR_INVALID_RECORDING, "%s: \"hang\" must be a boolean", where);
+	if ((v = json_object_get(r, "usage"))) {
+		const json_t *p = json_object_get(v, "prompt_tokens"), *c = json_object_get(v, "completion_tokens");
+		if (!json_is_object(v) || !json_is_integer(p) || !json_is_integer(c) ||
+		    json_integer_value(p) < 0 || json_integer_value(c) < 0)
+			return err_set(e, ERR_INVALID_RECORDING, "%s: \"usage\" needs integers "
+			    "\"prompt_tokens\" and \"completion_tokens\" from 0", where);
+	}
 	if ((v = json_object_get(r, "finish"))) {
 		const char *f = json_string_value(v);
 		if (!f || replay_has_nul(v) ||
@@ -137,15 +146,29 @@ replay_parse(struct replay *rp, const json_t *root, struct err *e)
 		    (strcmp(agent, "root") != 0 && strncmp(agent, "label:", 6) != 0))
 			return err_set(e, ERR_INVALID_RECORDING,
 			    "scripts[%zu]: \"agent\" must be \"root\" or \"label:<label>\"", i);
+		json_t *compactions = json_object_get(s, "compactions");
 		if (!json_is_array(replies))
 			return err_set(e, ERR_INVALID_RECORDING, "scripts[%zu]: \"replies\" must be an array", i);
+		if (compactions && !json_is_array(compactions))
+			return err_set(e, ERR_INVALID_RECORDING, "scripts[%zu]: \"compactions\" must be an array",
+			    i);
 		for (size_t k = 0; k < json_array_size(replies); k++) {
 			snprintf(where, sizeof(where), "scripts[%zu].replies[%zu]", i, k);
 			if (replay_check_reply(json_array_get(replies, k), where, e) < 0)
 				return -1;
 		}
+		for (size_t k = 0; k < json_array_size(compactions); k++) {
+			const json_t *r = json_array_get(compactions, k);
+			snprintf(where, sizeof(where), "scripts[%zu].compactions[%zu]", i, k);
+			if (replay_check_reply(r, where, e) < 0)
+				return -1;
+			if (json_object_get(r, "tool_calls") || json_object_get(r, "hang"))
+				return err_set(e, ERR_INVALID_RECORDING,
+				    "%s: a summary reply has no \"tool_calls\" or \"hang\"", where);
+		}
 		rp->scripts[rp->n].key = xstrdup(agent);
 		rp->scripts[rp->n].replies = json_incref(replies);
+		rp->scripts[rp->n].compactions = compactions ? json_incref(compactions) : json_array();
 		rp->n++;
 	}
 	return 0;
@@ -219,7 +242,7 @@ replay_deliver(void *arg)
 		    json_string_value(json_object_get(c, "arguments")));
 	if (finish == NULL)
 		finish = json_array_size(r->calls) ? "tool_calls" : "stop";
-	r->sink.finish(r->sink.arg, finish, NULL);
+	r->sink.finish(r->sink.arg, finish, json_object_get(reply, "usage"));
 out:
 	replay_req_free(r);
 }
@@ -340,13 +363,24 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 		return replay_fail(m, sink, ERR_REPLAY_EXHAUSTED,
 		    "replay: no script for agent \"%s\" #%zu (REPLAY_EXHAUSTED)", ref->key,
 		    ref->ordinal + 1);
-	if (ref->position >= json_array_size(sc->replies))
-		return replay_fail(m, sink, ERR_REPLAY_EXHAUSTED,
-		    "replay: script \"%s\" #%zu has no reply left for request %zu (REPLAY_EXHAUSTED)",
-		    ref->key, ref->ordinal + 1, ref->position + 1);
-	if (sc->used < ref->position + 1)
-		sc->used = ref->position + 1;
-	reply = json_array_get(sc->replies, ref->position);
+	if (call->summary) {
+		/* A summary request takes the script's next compaction reply; replies stay put. */
+		if (ref->position >= json_array_size(sc->compactions))
+			return replay_fail(m, sink, ERR_REPLAY_EXHAUSTED,
+			    "replay: script \"%s\" #%zu has no compaction reply left for summary request "
+			    "%zu (REPLAY_EXHAUSTED)", ref->key, ref->ordinal + 1, ref->position + 1);
+		if (sc->used_compactions < ref->position + 1)
+			sc->used_compactions = ref->position + 1;
+		reply = json_array_get(sc->compactions, ref->position);
+	} else {
+		if (ref->position >= json_array_size(sc->replies))
+			return replay_fail(m, sink, ERR_REPLAY_EXHAUSTED,
+			    "replay: script \"%s\" #%zu has no reply left for request %zu (REPLAY_EXHAUSTED)",
+			    ref->key, ref->ordinal + 1, ref->position + 1);
+		if (sc->used < ref->position + 1)
+			sc->used = ref->position + 1;
+		reply = json_array_get(sc->replies, ref->position);
+	}
 	expect = json_object_get(reply, "expect");
 	if (expect && !replay_expect_ok(call->messages, expect))
 		return replay_fail(m, sink, ERR_REPLAY_MISMATCH,
@@ -406,9 +440,13 @@ replay_report(struct model *m)
 
 	for (size_t i = 0; i < rp->n; i++) {
 		size_t total = json_array_size(rp->scripts[i].replies);
+		size_t ctotal = json_array_size(rp->scripts[i].compactions);
 		if (rp->scripts[i].used < total)
 			log_warn("replay: script %zu (\"%s\"): %zu of %zu replies unused", i + 1,
 			    rp->scripts[i].key, total - rp->scripts[i].used, total);
+		if (rp->scripts[i].used_compactions < ctotal)
+			log_warn("replay: script %zu (\"%s\"): %zu of %zu compaction replies unused", i + 1,
+			    rp->scripts[i].key, ctotal - rp->scripts[i].used_compactions, ctotal);
 	}
 }
 
@@ -420,6 +458,7 @@ replay_free(struct model *m)
 	for (size_t i = 0; i < rp->n; i++) {
 		free(rp->scripts[i].key);
 		json_decref(rp->scripts[i].replies);
+		json_decref(rp->scripts[i].compactions);
 	}
 	free(rp->scripts);
 	free(rp);

@@ -81,6 +81,8 @@ SHAPE(e_rule, F("rule", PK_STR), F("allow", PK_BOOL));
 SHAPE(e_job_started, F("jobId", PK_STR), F("command", PK_STR));
 SHAPE(e_job_ended, F("jobId", PK_STR), F("exit", PK_ANY), FO("signal", PK_STR));
 SHAPE(e_mcp_server, F("name", PK_STR), F("state", PK_STR), FO("reason", PK_STR), FA("tools", PK_STR, OPT, NULL));
+SHAPE(e_compacted, F("id", PK_STR), F("summary", PK_STR), F("through", PK_COUNT));
+SHAPE(e_compaction_failed, F("id", PK_STR), F("reason", PK_STR));
 SHAPE(e_turn, F("turn", PK_COUNT));
 SHAPE(e_step, F("turn", PK_COUNT), F("step", PK_COUNT));
 SHAPE(e_user, F("id", PK_STR), FA("content", PK_OBJ, REQ, &p_user_block), FS("source", PK_OBJ, &p_source));
@@ -113,6 +115,7 @@ static const struct {
 	T("team/message/queued", &e_team_queued), T("team/message/delivered", &e_team_delivered),
 	T("session/mode", &e_mode), T("session/model", &e_model), T("permission/rule", &e_rule),
 	T("job/started", &e_job_started), T("job/ended", &e_job_ended), T("mcp/server", &e_mcp_server),
+	T("context/compacted", &e_compacted), T("context/compaction_failed", &e_compaction_failed),
 };
 #undef T
 

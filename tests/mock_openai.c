@@ -5,6 +5,12 @@
  * answer an HTTP error. Every request is logged (one JSON line) for snapshots.
  *
  *   mock-openai --script FILE --log FILE --port-file FILE
+ *
+ * With a top-level "window": {"maxBytes": N, "text": T} and no scripted response left, it plays
+ * a model with a context window instead: a body over N bytes gets HTTP 400 "This model's maximum
+ * context length is ..."; a summary request (its system prompt starts "You summarise") gets a
+ * short summary; any other request gets T. Both report usage (prompt tokens: the body's bytes / 4).
+ * The log then holds {"bytes": n, "kind": "overflow" | "summary" | "turn"} per request.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +34,7 @@ struct mock {
 	ev_io accept_io;
 	struct ev_loop *loop;
 	json_t *responses;
+	json_t *window;		/* the window model, or NULL */
 	size_t next;
 	FILE *log;
 };
@@ -141,6 +148,38 @@ conn_write_some(struct conn *c)
 	ev_timer_start(c->mk->loop, &c->timer);
 }
 
+/* The window model's answer to a body of len bytes: {"response": ..., "log": ...}; new ref. */
+static json_t *
+mock_window(const json_t *w, size_t len, const json_t *body)
+{
+	long long max = json_integer_value(json_object_get(w, "maxBytes"));
+	const char *text = json_string_value(json_object_get(w, "text"));
+	const json_t *msgs = json_object_get(body, "messages");
+	const char *sys = json_string_value(json_object_get(json_array_get(msgs, 0), "content"));
+	const char *kind = "turn";
+	char msg[200];
+	json_t *resp;
+
+	if ((long long)len > max) {
+		kind = "overflow";
+		snprintf(msg, sizeof(msg), "{\"error\":{\"message\":\"This model's maximum context length is %lld "
+		    "tokens; your messages resulted in %zu tokens\"}}", max / 4, len / 4);
+		resp = json_pack("{s:i, s:s}", "status", 400, "body", msg);
+	} else {
+		if (sys && strncmp(sys, "You summarise", 13) == 0) {
+			kind = "summary";
+			snprintf(msg, sizeof(msg), "Summary of %zu messages.", json_array_size(msgs));
+			text = msg;
+		}
+		resp = json_pack("{s:[{s:s, s:[{s:i, s:{s:s}, s:n}]}, {s:s, s:[{s:i, s:{}, s:s}]}, "
+		    "{s:s, s:[], s:{s:I, s:i}}]}", "events",
+		    "id", "w", "choices", "index", 0, "delta", "content", text ? text : "ok", "finish_reason",
+		    "id", "w", "choices", "index", 0, "delta", "finish_reason", "stop",
+		    "id", "w", "choices", "usage", "prompt_tokens", (json_int_t)(len / 4), "completion_tokens", 8);
+	}
+	return json_pack("{s:o, s:{s:I, s:s}}", "response", resp, "log", "bytes", (json_int_t)len, "kind", kind);
+}
+
 static void
 conn_respond(struct conn *c, const char *headers_end)
 {
@@ -159,6 +198,13 @@ conn_respond(struct conn *c, const char *headers_end)
 	c->req = json_pack("{s:s%, s:s, s:o}", "requestLine", c->in.data, strcspn(c->in.data, "\r\n"),
 	    "authorization", auth ? auth : "", "body", jbody ? jbody : json_null());
 	free(auth);
+	json_t *played = NULL;
+	if (resp == NULL && mk->window) {
+		played = mock_window(mk->window, c->in.len - hlen - 4, json_object_get(c->req, "body"));
+		resp = json_object_get(played, "response");
+		json_decref(c->req);
+		c->req = json_incref(json_object_get(played, "log"));
+	}
 	c->responding = 1;
 	if (resp == NULL) {
 		buf_puts(&c->out, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
@@ -204,6 +250,7 @@ conn_respond(struct conn *c, const char *headers_end)
 			c->out.len = (size_t)(end + 4 - c->out.data);
 		}
 	}
+	json_decref(played);
 	conn_write_some(c);
 }
 
@@ -294,6 +341,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	mk.responses = json_object_get(root, "responses");
+	mk.window = json_object_get(root, "window");
 	mk.log = fopen(logpath, "a");
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

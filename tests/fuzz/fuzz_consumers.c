@@ -46,7 +46,18 @@ fuzz_events(const json_t *events)
 {
 	for (int s = 0; s < 2; s++)
 		json_decref(acp_update_replay(events, &sets[s]));
-	json_decref(agent_conversation(events));
+	struct agent_conv inc, whole;
+	agent_conv_init(&inc);
+	agent_conv_init(&whole);
+	for (size_t i = 0; i < json_array_size(events); i++)
+		agent_conv_fold(&inc, json_array_get(events, i));
+	agent_conv_rebuild(&whole, events);
+	/* The incremental fold and the rebuild from the latest compaction agree on any valid log. */
+	if (!json_equal(inc.msgs, whole.msgs) || inc.bytes != whole.bytes || inc.usage != whole.usage ||
+	    inc.bytes_since != whole.bytes_since || inc.attempts != whole.attempts)
+		abort();
+	agent_conv_free(&inc);
+	agent_conv_free(&whole);
 	struct team *t = team_new();
 	team_fold(t, events);
 	team_free(t);

@@ -54,7 +54,7 @@ sc("openai-tool-calls", INIT + [P("List the agents and read a file."), W, EOF_],
 sc("openai-errors", INIT + [P("401"), P("400"), P("503 three times"), P("429 then fine"), P("malformed"),
                             P("no done"), P("reset"), P("idle"), P("still serving"), EOF_], [
     {"status": 401, "body": "{\"error\":{\"message\":\"Authentication Fails (no such user)\"}}"},
-    {"status": 400, "body": "{\"error\":{\"message\":\"This model's maximum context length is 65536 tokens\"}}"},
+    {"status": 400, "body": "{\"error\":{\"message\":\"Invalid value for model: no-such-model does not exist\"}}"},
     {"status": 503, "body": "{\"error\":{\"message\":\"busy\"}}"},
     {"status": 503, "body": "{\"error\":{\"message\":\"busy\"}}"},
     {"status": 503, "body": "{\"error\":{\"message\":\"still busy\"}}"},
@@ -75,6 +75,14 @@ sc("openai-cancel", INIT + [
     P("After the cancel."), EOF_], [
     {"events": text_events("word " * 200, 5), "split": 60, "delay_ms": 150},
     {"events": text_events("Fresh answer.")}])
+
+# SPEC §19: a request rejected for its length compacts once and is retried; usage reaches the client.
+USAGE = {"id": "chatcmpl-1", "choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940}}
+sc("openai-overflow", INIT + [P("First question."), P("Second question, after a long first answer."), EOF_], [
+    {"events": text_events("A long first answer.") + [USAGE]},
+    {"status": 400, "body": "{\"error\":{\"message\":\"This model's maximum context length is 65536 tokens. However, you requested 70000 tokens\",\"code\":\"context_length_exceeded\"}}"},
+    {"events": text_events("The person asked a first question and got a long answer.")},
+    {"events": text_events("The second answer, after the compaction.") + [USAGE]}])
 
 sc("openai-slow-drip", INIT + [P("Drip."), EOF_], [
     {"events": text_events("one byte at a time", 3), "split": 1, "delay_ms": 1}])

@@ -1,0 +1,65 @@
+/*
+ * The conversation a model is sent (SPEC §19), derived from an agent's events and kept up to
+ * date as they are appended: the chat messages since the latest compaction (its summary first,
+ * as a user message), their serialized size, and what the estimate needs (the last reported
+ * usage and the bytes appended since). Building a request costs the conversation, never the
+ * log: a compacted session's requests stay bounded however long its log grows.
+ */
+#ifndef AGENT_CONV_H
+#define AGENT_CONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* Per message: the event it came from (the summary: its through) and its size in the request. */
+struct agent_conv_meta {
+	int64_t seq;
+	size_t len;
+};
+
+struct agent_conv {
+	json_t *msgs;		/* owned: [{role, content, ...}], the summary first after a compaction */
+	struct agent_conv_meta *meta;	/* owned: one per message */
+	size_t cap;
+	size_t bytes;		/* the messages' compact JSON, plus one byte each for the commas */
+	int64_t through;	/* the latest compaction's through, or -1 */
+	long long usage;	/* prompt + completion tokens of the last response since then, or -1 */
+	size_t bytes_since;	/* bytes of the messages appended after that response */
+	unsigned attempts;	/* compaction attempts (context/compacted and compaction_failed) */
+};
+
+void agent_conv_init(struct agent_conv *c);
+void agent_conv_free(struct agent_conv *c);
+/* Folds one appended event (ev borrowed; checked by the session layer). */
+void agent_conv_fold(struct agent_conv *c, const json_t *ev);
+/*
+ * Rebuilds c from a whole log (events borrowed): from the latest context/compacted on, never
+ * from the start. The incremental fold must always agree with it (tests/check_conv.c).
+ */
+void agent_conv_rebuild(struct agent_conv *c, const json_t *events);
+/*
+ * Estimated tokens of a request with this conversation (SPEC §20.1): the last reported usage
+ * plus a token per 4 bytes appended since; with no usage since the latest compaction, a token
+ * per 4 bytes of the whole request (fixed: the bytes of the system prompt and tools).
+ */
+long long agent_conv_estimate(const struct agent_conv *c, size_t fixed);
+/* The user message that carries a summary (SPEC §19; docs/prompts.md); returns new ref. */
+json_t *agent_conv_summary_message(const char *summary);
+/* Text of a content block array: text blocks joined by newlines; returns owned. */
+char *agent_blocks_text(const json_t *content, size_t *len);	/* len may be NULL */
+
+/* The summary request's fixed texts (docs/prompts.md pins them). */
+#define AGENT_COMPACT_SYSTEM                                                                        \
+	"You summarise a conversation between a person and a coding agent so that the agent can "  \
+	"continue the work from the summary alone."
+#define AGENT_COMPACT_INSTRUCTION                                                                   \
+	"Summarise the conversation so far for your own later use. Keep the task and what the "    \
+	"person asked for, decisions taken, files read or changed with what was done to them, "    \
+	"commands run and their outcome, subagents started and what they reported, errors still "   \
+	"open, and the next steps. Be concise; leave out pleasantries and tool output that no "     \
+	"longer matters."
+#define AGENT_COMPACT_PREFIX "[The earlier conversation, summarised]\n"
+
+#endif
