@@ -162,9 +162,9 @@ replay_parse(struct replay *rp, const json_t *root, struct err *e)
 			snprintf(where, sizeof(where), "scripts[%zu].compactions[%zu]", i, k);
 			if (replay_check_reply(r, where, e) < 0)
 				return -1;
-			if (json_object_get(r, "tool_calls") || json_object_get(r, "hang"))
-				return err_set(e, ERR_INVALID_RECORDING,
-				    "%s: a summary reply has no \"tool_calls\" or \"hang\"", where);
+			if (json_object_get(r, "tool_calls"))
+				return err_set(e, ERR_INVALID_RECORDING, "%s: a summary reply has no \"tool_calls\"",
+				    where);
 		}
 		rp->scripts[rp->n].key = xstrdup(agent);
 		rp->scripts[rp->n].replies = json_incref(replies);

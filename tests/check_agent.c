@@ -409,6 +409,124 @@ START_TEST(agent_cancel_before_the_request_leaves_closes_the_step)
 }
 END_TEST
 
+/* The runtime's cap (SPEC §19): every tool's text goes through rt->cap_text before it is logged. */
+static size_t capped_len;
+
+static void
+fake_cap(struct agent *a, const char *name, char **text, size_t *len)
+{
+	(void)a;
+	ck_assert_ptr_null(strchr(name, '/'));	/* a file name, whatever the call id held */
+	capped_len = *len;
+	if (*len > 1000) {
+		free(*text);
+		*text = strdup("capped");
+		*len = 6;
+	}
+}
+
+START_TEST(agent_every_tool_text_goes_through_the_cap)
+{
+	char *big = malloc(300 * 1024 + 1);
+	memset(big, 'x', 300 * 1024);
+	big[300 * 1024] = '\0';
+	char *rec = NULL;
+	if (asprintf(&rec, "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"echo\",\"arguments\":{\"text\":\"%s\"}}]},{\"text\":\"ok\"}]}]}",
+	    big) < 0)
+		ck_abort();
+	struct agent *a = start(rec, 50);
+
+	T.rt.cap_text = fake_cap;
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_uint_eq(capped_len, 300 * 1024);
+	const json_t *r = find(a, "tool/result", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text")),
+	    "capped");
+	finish();
+	free(rec);
+	free(big);
+}
+END_TEST
+
+static long long usage_seen = -1;
+static char compaction_seen[256];
+
+static void
+on_usage(void *arg, struct agent *a, long long used)
+{
+	(void)arg;
+	(void)a;
+	usage_seen = used;
+}
+
+static void
+on_compaction(void *arg, struct agent *a, const char *id, const char *status, const char *text)
+{
+	(void)arg;
+	(void)a;
+	size_t n = strlen(compaction_seen);
+	snprintf(compaction_seen + n, sizeof(compaction_seen) - n, "%s%s:%s%s%s", n ? " " : "", id, status,
+	    text ? "=" : "", text ? text : "");
+}
+
+/* Over the threshold, the next request compacts first; the summary request is not a step. */
+START_TEST(agent_threshold_compaction_before_the_request)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"text\":\"first\",\"usage\":{\"prompt_tokens\":9000,\"completion_tokens\":10}},"
+	    "{\"expect\":\"second\",\"text\":\"after\"}],"
+	    "\"compactions\":[{\"expect\":\"Summarise\",\"text\":\"SUM\"}]}]}", 50);
+
+	a->hooks.usage = on_usage;
+	a->hooks.compaction = on_compaction;
+	compaction_seen[0] = '\0';
+	T.rt.context_window = 10000;
+	T.rt.compact_at = 0.8;
+	prompt(a, "first", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(usage_seen, 9010);
+	prompt(a, "second", NULL);
+	runq_drain(&T.q);
+	ck_assert_str_eq(types(a), "turn/start user/message step/start assistant/message step/end turn/end "
+	    "turn/start user/message step/start context/compacted assistant/message step/end turn/end");
+	ck_assert_str_eq(compaction_seen, "compaction-1:in_progress compaction-1:completed=SUM");
+	const json_t *c = find(a, "context/compacted", 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "through")), 6);	/* "second" stays verbatim */
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
+	ck_assert_int_eq(json_array_size(a->conv.msgs), 3);	/* summary, "second", "after" */
+	finish();
+}
+END_TEST
+
+/* A cancel during the summary request logs the attempt (cancelled) and closes the step. */
+START_TEST(agent_cancel_during_a_compaction)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"text\":\"first\",\"usage\":{\"prompt_tokens\":9000,\"completion_tokens\":10}},"
+	    "{\"text\":\"never\"}],\"compactions\":[{\"hang\":true}]}]}", 50);
+
+	a->hooks.compaction = on_compaction;
+	compaction_seen[0] = '\0';
+	T.rt.context_window = 10000;
+	prompt(a, "first", NULL);
+	runq_drain(&T.q);
+	prompt(a, "second", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(a->status, AGENT_RUNNING);
+	agent_cancel(a, "user");
+	runq_drain(&T.q);
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "aborted");
+	const json_t *f = find(a, "context/compaction_failed", 0);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "reason")), "cancelled");
+	ck_assert_str_eq(compaction_seen, "compaction-1:in_progress compaction-1:cancelled");
+	ck_assert_ptr_nonnull(find(a, "step/end", 1));
+	ck_assert_int_eq(a->conv.attempts, 1);
+	finish();
+}
+END_TEST
+
 /* Released agents are freed from the run queue, after the work queued for them (issue 12 item 5). */
 START_TEST(agent_released_agents_are_reaped_after_their_queued_work)
 {
@@ -817,6 +935,9 @@ agent_suite(void)
 	tcase_add_test(tc, agent_released_agents_are_reaped_after_their_queued_work);
 	tcase_add_test(tc, agent_text_that_is_not_utf8_is_repaired_not_dropped);
 	tcase_add_test(tc, agent_an_error_message_that_is_not_utf8_still_reaches_the_reason);
+	tcase_add_test(tc, agent_every_tool_text_goes_through_the_cap);
+	tcase_add_test(tc, agent_threshold_compaction_before_the_request);
+	tcase_add_test(tc, agent_cancel_during_a_compaction);
 	suite_add_tcase(s, tc);
 	return s;
 }

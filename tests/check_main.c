@@ -20,6 +20,7 @@ main(void)
 	srunner_add_suite(sr, toolbox_suite());
 	srunner_add_suite(sr, updates_suite());
 	srunner_add_suite(sr, agent_suite());
+	srunner_add_suite(sr, conv_suite());
 	srunner_add_suite(sr, subagent_suite());
 	srunner_add_suite(sr, sse_suite());
 	srunner_add_suite(sr, openai_suite());

@@ -16,7 +16,10 @@ struct got {
 	char error[600];
 	int text_chunks;
 	size_t max_chunk;
+	long long usage;	/* prompt + completion tokens the finish reported, or -1 */
 };
+
+static int req_summary;		/* the next request() is a summary request */
 
 static void
 g_text(void *arg, const char *s, size_t n)
@@ -47,8 +50,11 @@ g_call(void *arg, const char *id, const char *name, const char *args)
 static void
 g_finish(void *arg, const char *finish, const json_t *usage)
 {
-	(void)usage;
-	snprintf(((struct got *)arg)->finish, 32, "%s", finish);
+	struct got *g = arg;
+
+	snprintf(g->finish, 32, "%s", finish);
+	g->usage = usage ? json_integer_value(json_object_get(usage, "prompt_tokens")) +
+	    json_integer_value(json_object_get(usage, "completion_tokens")) : -1;
 }
 
 static void
@@ -92,7 +98,7 @@ request(struct model *m, struct runq *q, const char *script, size_t ordinal, siz
 	struct model_call call = { .agent_id = "00000000-0000-4000-8000-000000000001",
 		.parent_id = "00000000-0000-4000-8000-000000000009", .system = "sys",
 		.messages = msgs, .tools = tools, .script = { .key = script, .ordinal = ordinal,
-		.position = position, .resolve_child = resolve } };
+		.position = position, .resolve_child = resolve }, .summary = req_summary };
 
 	memset(g, 0, sizeof(*g));
 	g->calls = json_array();
@@ -183,6 +189,62 @@ START_TEST(replay_error_expect_and_exhaustion)
 	got_free(&g);
 	model_free(m);
 	test_rmtree(dir);
+}
+END_TEST
+
+/* SPEC §19: a summary request takes the script's compactions in order and moves no reply. */
+START_TEST(replay_summary_requests_take_compactions_and_usage_passes)
+{
+	struct runq q;
+	struct err e;
+	struct got g;
+	struct model *m = load("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"text\":\"reply\",\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":2}}],"
+	    "\"compactions\":[{\"text\":\"S1\"},{\"error\":{\"message\":\"no summary\"}}]}]}", &q, &e);
+
+	ck_assert_msg(m != NULL, "%s", e.msg);
+	req_summary = 1;
+	request(m, &q, "root", 0, 0, "hi", &g);
+	ck_assert_str_eq(g.text.data, "S1");
+	got_free(&g);
+	request(m, &q, "root", 0, 1, "hi", &g);
+	ck_assert_str_eq(g.error, "no summary");
+	got_free(&g);
+	request(m, &q, "root", 0, 2, "hi", &g);
+	ck_assert_str_eq(g.error_code, "REPLAY_EXHAUSTED");
+	ck_assert_ptr_nonnull(strstr(g.error, "no compaction reply left"));
+	got_free(&g);
+	req_summary = 0;
+	request(m, &q, "root", 0, 0, "hi", &g);	/* the replies are where they were */
+	ck_assert_str_eq(g.text.data, "reply");
+	ck_assert_int_eq(g.usage, 9);
+	got_free(&g);
+	model_free(m);
+	test_rmtree(dir);
+}
+END_TEST
+
+/* builtin's summary (SPEC §19): the first 200 characters of each message but the instruction. */
+START_TEST(builtin_summary_is_deterministic_and_overflow_is_recognised)
+{
+	char long_text[700];
+	memset(long_text, 0, sizeof(long_text));
+	for (int i = 0; i < 250; i++)
+		strcat(long_text, "\xc3\xa9");		/* 250 two-byte characters */
+	json_t *msgs = json_pack("[{s:s, s:s}, {s:s, s:s, s:[{s:{s:s}}]}, {s:s, s:s}]", "role", "user", "content",
+	    long_text, "role", "assistant", "content", "", "tool_calls", "function", "name", "read", "role", "user",
+	    "content", "Summarise");
+	char *sum = model_builtin_summary(msgs);
+	char want[700];
+	snprintf(want, sizeof(want), "user: %.400s\nassistant:  [read]", long_text);
+	ck_assert_str_eq(sum, want);
+	free(sum);
+	json_decref(msgs);
+	ck_assert(model_context_overflow("This model's maximum CONTEXT length is 8192 tokens"));
+	ck_assert(model_context_overflow("context_length_exceeded"));
+	ck_assert(!model_context_overflow("Invalid value for model"));
+	ck_assert(!model_context_overflow("the context is fine"));
+	ck_assert(!model_context_overflow(NULL));
 }
 END_TEST
 
@@ -335,6 +397,16 @@ START_TEST(replay_rejects_malformed_recordings)
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"error\":{}}]}]}",
 	    "message");
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[3]}]}", "object");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"usage\":{\"prompt_tokens\":1}}]}]}",
+	    "usage");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"usage\":"
+	    "{\"prompt_tokens\":-1,\"completion_tokens\":0}}]}]}", "usage");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[],\"compactions\":{}}]}",
+	    "\"compactions\" must be an array");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[],\"compactions\":"
+	    "[{\"tool_calls\":[{\"name\":\"x\"}]}]}]}", "no \"tool_calls\"");
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[],\"compactions\":"
+	    "[{\"txt\":1}]}]}", "compactions[0]");
 	/* Names and codes reach the agent as C strings: U+0000 in them is refused. */
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\\u0000x\",\"replies\":[]}]}",
 	    "\"agent\"");
@@ -357,6 +429,8 @@ replay_suite(void)
 	tcase_add_test(tc, replay_tool_calls_resolve_placeholders);
 	tcase_add_test(tc, replay_error_expect_and_exhaustion);
 	tcase_add_test(tc, replay_hang_answers_nothing_until_cancelled);
+	tcase_add_test(tc, replay_summary_requests_take_compactions_and_usage_passes);
+	tcase_add_test(tc, builtin_summary_is_deterministic_and_overflow_is_recognised);
 	tcase_add_test(tc, replay_rejects_malformed_recordings);
 	tcase_add_test(tc, replay_keeps_nul_in_texts);
 	tcase_add_test(tc, replay_reports_unused_replies);

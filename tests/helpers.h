@@ -50,6 +50,7 @@ Suite *replay_suite(void);
 Suite *toolbox_suite(void);
 Suite *updates_suite(void);
 Suite *agent_suite(void);
+Suite *conv_suite(void);
 Suite *base_suite(void);
 Suite *subagent_suite(void);
 Suite *sse_suite(void);
