@@ -110,6 +110,7 @@ agent_destroy(struct agent *a)
 	buf_free(&a->reasoning);
 	buf_free(&a->summary);
 	agent_conv_free(&a->conv);
+	free(a->label);
 	json_decref(a->calls);
 	for (size_t i = 0; i < a->nslots; i++)
 		if (a->slots[i].free_fn)
@@ -963,18 +964,21 @@ agent_resolve_child(void *arg, const char *label)
 	return id;
 }
 
+/* The label of the latest subagent/descriptor: each request reads only the events since the last. */
 static const char *
-agent_label(const struct agent *a)
+agent_label(struct agent *a)
 {
-	const char *label = NULL;
-	size_t i;
-	json_t *ev;
+	size_t n = json_array_size(a->sess->events);
 
-	json_array_foreach(a->sess->events, i, ev) {
-		if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/descriptor") == 0)
-			label = json_string_value(json_object_get(json_object_get(ev, "data"), "label"));
+	for (; a->label_scanned < n; a->label_scanned++) {
+		const json_t *ev = json_array_get(a->sess->events, a->label_scanned);
+		if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/descriptor") == 0) {
+			const char *label = json_string_value(json_object_get(json_object_get(ev, "data"), "label"));
+			free(a->label);
+			a->label = label ? xstrdup(label) : NULL;
+		}
 	}
-	return label;
+	return a->label;
 }
 
 static void

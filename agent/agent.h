@@ -104,6 +104,8 @@ struct agent {
 	int steps_this_turn;
 	int requests;			/* model requests in the log (step/start events) */
 	long ordinal;			/* replay ordinal, -1 until computed */
+	char *label;			/* a child's label (its descriptor's), owned; NULL: none */
+	size_t label_scanned;		/* events read for it */
 	char first_msg[SESS_ID_LEN + 1];
 	/* the step in flight */
 	struct model_req *req;

@@ -47,6 +47,34 @@ agent_compact_cut(const struct agent *a, enum agent_compact_why why)
 	return n;
 }
 
+/*
+ * Where the summary request's messages start (after the summary before, at index first): the
+ * summary request must fit the window too, so a conversation longer than the threshold loses its
+ * oldest messages from it (a session that never compacted, or a huge tool result), and never
+ * starts at a tool message, which would have lost its call.
+ */
+static size_t
+agent_compact_from(const struct agent *a, size_t first, size_t cut)
+{
+	const struct agent_conv *c = &a->conv;
+	double limit = a->rt->compact_at * (double)a->rt->context_window * 4.0;
+	size_t fixed = strlen(AGENT_COMPACT_SYSTEM) + strlen(AGENT_COMPACT_INSTRUCTION) + 64;
+	size_t budget = limit > (double)fixed ? (size_t)limit - fixed : 0, used = 0, from = first;
+
+	if (a->rt->context_window <= 0)
+		return first;
+	for (size_t i = 0; i < cut; i++)
+		used += c->meta[i].len;
+	while (used > budget && from + 1 < cut) {
+		used -= c->meta[from].len;
+		from++;
+	}
+	while (from + 1 < cut &&
+	    strcmp(json_string_value(json_object_get(json_array_get(c->msgs, from), "role")), "tool") == 0)
+		from++;
+	return from;
+}
+
 int
 agent_compact_due(const struct agent *a, size_t fixed)
 {
@@ -174,7 +202,10 @@ agent_compact_begin(struct agent *a, enum agent_compact_why why, size_t fixed)
 	else
 		a->compact_through = (int64_t)json_array_size(a->sess->events) - 1;
 	buf_init(&a->summary);
-	for (size_t i = 0; i < cut; i++)
+	size_t first = a->conv.through >= 0 ? 1 : 0, from = agent_compact_from(a, first, cut);
+	if (first)
+		json_array_append(messages, json_array_get(a->conv.msgs, 0));	/* the summary before */
+	for (size_t i = from; i < cut; i++)
 		json_array_append(messages, json_array_get(a->conv.msgs, i));
 	json_array_append_new(messages, xjson_pack("{s:s, s:s}", "role", "user", "content",
 	    AGENT_COMPACT_INSTRUCTION));

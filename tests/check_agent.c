@@ -527,6 +527,38 @@ START_TEST(agent_cancel_during_a_compaction)
 }
 END_TEST
 
+/* A summary request must fit the window too: the oldest messages leave it (builtin's summary shows
+ * which messages it was sent). */
+START_TEST(agent_summary_request_drops_the_oldest_messages_to_fit)
+{
+	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 50);
+	struct model *replay = T.rt.model, *builtin = model_builtin_new(&T.q);
+	char text[1600];
+
+	T.rt.model = builtin;
+	T.rt.context_window = 1000;
+	T.rt.compact_at = 0.8;
+	memset(text, 'A', 1500);
+	text[1500] = '\0';
+	prompt(a, text, NULL);
+	runq_drain(&T.q);
+	ck_assert_ptr_null(find(a, "context/compacted", 0));
+	memset(text, 'B', 1500);
+	prompt(a, text, NULL);
+	runq_drain(&T.q);
+	const json_t *c = find(a, "context/compacted", 0);
+	ck_assert_ptr_nonnull(c);
+	const char *sum = json_string_value(json_object_get(c, "summary"));
+	ck_assert_ptr_null(strstr(sum, "user: AAAA"));		/* dropped: over the budget */
+	ck_assert_ptr_nonnull(strstr(sum, "user: BBBB"));
+	ck_assert_ptr_eq(strstr(sum, "assistant: "), sum);	/* never starts at a tool message */
+	ck_assert_str_eq(json_string_value(json_object_get(last_reason, "kind")), "completed");
+	T.rt.model = replay;
+	model_free(builtin);
+	finish();
+}
+END_TEST
+
 /* Released agents are freed from the run queue, after the work queued for them (issue 12 item 5). */
 START_TEST(agent_released_agents_are_reaped_after_their_queued_work)
 {
@@ -938,6 +970,7 @@ agent_suite(void)
 	tcase_add_test(tc, agent_every_tool_text_goes_through_the_cap);
 	tcase_add_test(tc, agent_threshold_compaction_before_the_request);
 	tcase_add_test(tc, agent_cancel_during_a_compaction);
+	tcase_add_test(tc, agent_summary_request_drops_the_oldest_messages_to_fit);
 	suite_add_tcase(s, tc);
 	return s;
 }

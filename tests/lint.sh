@@ -40,7 +40,7 @@ fi
 # The extension seam (agent/ext.h): the runtime and the protocol know no profile. The runtime's
 # files never include an extension's header, acp/ never includes one, and nothing outside tests
 # detects a profile by looking a tool up by name.
-runtime="agent/agent.c agent/agent.h agent/conversation.c agent/prompt.c agent/toolbox.c agent/toolbox.h agent/ext.h"
+runtime="agent/agent.c agent/agent.h agent/agent_int.h agent/compact.c agent/conv.h agent/conversation.c agent/prompt.c agent/toolbox.c agent/toolbox.h agent/ext.h"
 if grep -nE '#include "agent/(subagent|team)' $runtime acp/*.[ch] 2>/dev/null; then
 	echo "lint: seam: the runtime or acp/ includes an extension's header (use agent/ext.h)"
 	status=1
