@@ -55,11 +55,21 @@ static json_t *
 agent_conv_assistant(const json_t *data)
 {
 	json_t *msg = xjson_pack("{s:s}", "role", "assistant");
-	json_t *calls = json_array();
+	json_t *calls;
+	const json_t *content = json_object_get(data, "content"), *only = json_array_get(content, 0);
 	struct buf text, reasoning;
 	size_t i;
 	json_t *blk;
 
+	/* One text block, as most answers are: the message shares the event's string. */
+	const json_t *t = json_object_get(only, "text");
+	if (json_array_size(content) == 1 && json_is_string(t) &&
+	    strcmp(agent_str(json_object_get(only, "type")), "text") == 0 &&
+	    strlen(json_string_value(t)) == json_string_length(t)) {
+		json_object_set(msg, "content", (json_t *)t);
+		return msg;
+	}
+	calls = json_array();
 	buf_init(&text);
 	buf_init(&reasoning);
 	json_array_foreach(json_object_get(data, "content"), i, blk) {
@@ -143,7 +153,11 @@ static json_t *
 agent_conv_message(const char *type, const json_t *data)
 {
 	if (strcmp(type, "user/message") == 0) {
+		const json_t *content = json_object_get(data, "content"), *only = json_array_get(content, 0);
+		const char *bt = json_string_value(json_object_get(only, "type"));
 		size_t len;
+		if (json_array_size(content) == 1 && bt && strcmp(bt, "text") == 0)	/* shares the string */
+			return xjson_pack("{s:s, s:O}", "role", "user", "content", json_object_get(only, "text"));
 		char *text = agent_blocks_text(json_object_get(data, "content"), &len);
 		json_t *msg = xjson_pack("{s:s, s:s%}", "role", "user", "content", text, len);
 		free(text);

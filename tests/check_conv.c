@@ -159,10 +159,11 @@ START_TEST(conv_fold_equals_rebuild_on_every_scenario_log)
 			continue;
 		while ((fe = readdir(s)) != NULL) {
 			char path[1024], line[1 << 16];
-			json_t *events = json_array();
+			json_t *events;
 			FILE *f;
 			if (strstr(fe->d_name, ".jsonl") == NULL)
 				continue;
+			events = json_array();
 			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
 			ck_assert_ptr_nonnull(f = fopen(path, "r"));
 			int bad = 0;
