@@ -25,32 +25,15 @@ static char *dir;
 static double
 run(const char *agent, const char *mode, const char *rec)
 {
-	int in[2], out[2];
 	char state[512], line[1 << 16];
 	size_t have = 0;
 	double t0 = 0, t1 = 0;
 
 	snprintf(state, sizeof(state), "%s/state-%s-%d", dir, mode, rand());
-	if (pipe(in) < 0 || pipe(out) < 0)
-		exit(1);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[0]);
-		close(in[1]);	/* else the agent holds its own stdin open and never sees EOF */
-		close(out[0]);
-		close(out[1]);
-		int devnull = open("/dev/null", O_WRONLY);
-		if (!getenv("BENCH_DEBUG"))
-			dup2(devnull, 2);
-		execl(agent, agent, "--model", "replay", "--recording", rec, "--state-dir", state, "--sync", "none",
-		    "--permission-mode", mode, "--deterministic", (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	FILE *to = fdopen(in[1], "w"), *from = fdopen(out[0], "r");
+	const char *argv[] = { agent, "--model", "replay", "--recording", rec, "--state-dir", state, "--sync",
+		"none", "--permission-mode", mode, "--deterministic", NULL };
+	FILE *to, *from;
+	pid_t pid = bench_spawn(argv, &to, &from);
 	fprintf(to, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n"
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"%s\",\"mcpServers\":[]}}\n", dir);
 	fflush(to);

@@ -43,36 +43,17 @@ static struct timing
 run(const char *agent, const char *rec, const char *servers)
 {
 	struct timing t = { 0, 0, 0 };
-	int in[2], out[2];
 	char state[512], line[1 << 16];
 	double t0, tnew = 0, tp = 0;
 
 	snprintf(state, sizeof(state), "%s/state-%d", dir, rand());
-	if (pipe(in) < 0 || pipe(out) < 0)
-		exit(1);
+	const char *with_rec[] = { agent, "--model", "replay", "--recording", rec, "--state-dir", state, "--sync",
+		"none", "--permission-mode", "full-access", "--deterministic", NULL };
+	const char *builtin[] = { agent, "--model", "builtin", "--state-dir", state, "--sync", "none",
+		"--deterministic", NULL };
+	FILE *to, *from;
 	t0 = bench_now_ms();
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		int devnull = open("/dev/null", O_WRONLY);
-		if (!getenv("BENCH_DEBUG"))
-			dup2(devnull, 2);
-		if (rec)
-			execl(agent, agent, "--model", "replay", "--recording", rec, "--state-dir", state, "--sync",
-			    "none", "--permission-mode", "full-access", "--deterministic", (char *)NULL);
-		else
-			execl(agent, agent, "--model", "builtin", "--state-dir", state, "--sync", "none",
-			    "--deterministic", (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	FILE *to = fdopen(in[1], "w"), *from = fdopen(out[0], "r");
+	pid_t pid = bench_spawn(rec ? with_rec : builtin, &to, &from);
 	fprintf(to, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n");
 	fflush(to);
 	while (fgets(line, sizeof(line), from)) {

@@ -7,7 +7,6 @@
  *
  *   bench_step AGENT
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +74,6 @@ write_log(const char *path, int turns)
 static double
 run(const char *agent, const char *rec, int turns, double *load_ms)
 {
-	int in[2], out[2];
 	char state[512], path[600], line[1 << 16];
 	double c0 = 0, t0 = bench_now_ms();
 	int next = 3;
@@ -86,26 +84,11 @@ run(const char *agent, const char *rec, int turns, double *load_ms)
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, SID);
 	write_log(path, turns);
-	if (pipe(in) < 0 || pipe(out) < 0)
-		exit(1);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		int devnull = open("/dev/null", O_WRONLY);
-		if (!getenv("BENCH_DEBUG"))
-			dup2(devnull, 2);
-		execl(agent, agent, "--model", "replay", "--recording", rec, "--state-dir", state, "--sync", "none",
-		    "--tools", "none", (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	FILE *to = fdopen(in[1], "w"), *from = fdopen(out[0], "r");
+	const char *argv[] = { agent, "--model", "replay", "--recording", rec, "--state-dir", state,
+		"--sync", "none", "--tools", "none", NULL };
+	FILE *to, *from;
+	pid_t pid = bench_spawn(argv, &to, &from);
+
 	fprintf(to, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n"
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/load\",\"params\":{\"sessionId\":\"%s\",\"cwd\":\"/tmp\","
 	    "\"mcpServers\":[]}}\n", SID);

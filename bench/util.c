@@ -1,7 +1,10 @@
 /* Benchmark helpers. */
 #include "bench/util.h"
 
+#include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 double
 bench_now_ms(void)
@@ -18,4 +21,32 @@ bench_cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+int
+bench_spawn(const char *const argv[], FILE **to, FILE **from)
+{
+	int in[2], out[2];
+	pid_t pid;
+
+	if (pipe(in) < 0 || pipe(out) < 0 || (pid = fork()) < 0)
+		exit(1);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);	/* else the child holds its own stdin open and never sees EOF */
+		close(out[0]);
+		close(out[1]);
+		int devnull = open("/dev/null", O_WRONLY);
+		if (!getenv("BENCH_DEBUG"))
+			dup2(devnull, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	*to = fdopen(in[1], "w");
+	*from = fdopen(out[0], "r");
+	return pid;
 }

@@ -2,7 +2,14 @@
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
+#include <stdio.h>
+
 double bench_now_ms(void);
 int bench_cmp_double(const void *a, const void *b);	/* qsort order of doubles */
+/*
+ * Starts argv (argv[0] is the program) with its stdin and stdout on pipes (*to, *from; owned);
+ * its stderr goes to /dev/null unless BENCH_DEBUG is set. Returns the pid; exits on failure.
+ */
+int bench_spawn(const char *const argv[], FILE **to, FILE **from);
 
 #endif
