@@ -329,9 +329,12 @@ acp_server_line(void *arg, const char *line, size_t len)
 {
 	struct acp_server *srv = arg;
 
-	if (srv->shutting_down || acp_line_hold(srv, line, len))
+	if (srv->shutting_down)
 		return;
-	acp_server_line_now(srv, line, len);
+	if (!acp_line_hold(srv, line, len))
+		acp_server_line_now(srv, line, len);
+	/* After the first answer (initialize's) is written: the index is built from now on. */
+	sess_corpus_kick(&srv->corpus);
 }
 
 static void

@@ -31,15 +31,20 @@ sess_corpus_init(struct sess_corpus *c, struct sess_env *env)
 	c->env = env;
 	map_init(&c->by_id);
 	sess_order_init(&c->roots);
+	/* The watch itself is added by the index run: on a big directory that takes a while. */
 	c->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (c->inotify_fd >= 0 &&
-	    inotify_add_watch(c->inotify_fd, env->dir, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE |
-		IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF) < 0) {
+}
+
+/* After a run: without a watch every listing stats its candidates. */
+static void
+sess_corpus_watch_result(struct sess_corpus *c, const struct sess_reconcile *r)
+{
+	if (c->inotify_fd >= 0 && !r->watch_failed)
+		return;
+	if (c->inotify_fd >= 0)
 		close(c->inotify_fd);
-		c->inotify_fd = -1;
-	}
-	if (c->inotify_fd < 0)
-		log_info("corpus: inotify unavailable; every listing stats its candidates");
+	c->inotify_fd = -1;
+	log_info("corpus: inotify unavailable; every listing stats its candidates");
 }
 
 /* Files en in the root list, or takes it out, after its facts changed. */
@@ -251,13 +256,12 @@ sess_corpus_entry(struct sess_corpus *c, const char *id)
 }
 
 /*
- * Takes a finished run's entries. Live entries win over the run's. Others read on the loop
- * while it ran (from the worker: prefer_loop) are at least as new as its own, and inotify has
- * marked any change since; after a scan on this thread the run's facts are the newer ones, and
- * they go into the loop's struct, whose address others may hold.
+ * Takes a finished run's entries. Live entries win over the run's. For the others the run's
+ * facts go into the loop's struct (whose address others may hold); one the loop read while a
+ * worker ran may be newer than the run's, so recheck marks it to be stat()ed on its next use.
  */
 static void
-sess_corpus_adopt(struct sess_corpus *c, struct sess_reconcile *r, int prefer_loop)
+sess_corpus_adopt(struct sess_corpus *c, struct sess_reconcile *r, int recheck)
 {
 	struct sess_entry **mine = xcalloc(c->by_id.len + 1, sizeof(*mine));
 	size_t pos = 0, k = 0;
@@ -268,14 +272,15 @@ sess_corpus_adopt(struct sess_corpus *c, struct sess_reconcile *r, int prefer_lo
 		if (theirs) {
 			if (theirs->listed)
 				sess_order_remove(&r->roots, theirs);
-			if (!en->live && !prefer_loop) {
-				int live = en->live;
+			if (!en->live) {
+				int dirty = en->dirty;
 				sess_entry_clear(en);
 				*en = *theirs;
-				en->live = live;
-				en->dirty = 0;
+				en->dirty = dirty;
 				en->listed = 0;
 				memset(theirs, 0, sizeof(*theirs));	/* its strings are en's now */
+				if (recheck)
+					sess_corpus_mark_dirty(c, en);
 			}
 			sess_entry_clear(theirs);
 			free(theirs);
@@ -327,7 +332,11 @@ sess_corpus_scan(struct sess_corpus *c, struct err *e)
 	if (sess_corpus_check_dir(c, e) < 0)
 		return -1;
 	sess_reconcile_init(&r, c->env->state_dir, c->env->dir, !deterministic);
+	if (!c->watched)
+		r.watch_fd = c->inotify_fd;
+	c->watched = 1;
 	sess_reconcile_run(&r, NULL);
+	sess_corpus_watch_result(c, &r);
 	if (r.failed) {
 		err_set(e, r.err.code, "%s", r.err.msg);
 		sess_reconcile_free(&r);
@@ -362,6 +371,7 @@ sess_corpus_job_done(void *arg)
 
 	c->off = NULL;
 	c->job = NULL;
+	sess_corpus_watch_result(c, r);
 	if (r->failed) {
 		/* Listing fails only where it is asked for; what is known so far stands. */
 		log_warn("corpus: %s", r->err.msg);
@@ -387,10 +397,21 @@ sess_corpus_start(struct sess_corpus *c, struct ev_loop *loop, struct runq *q, v
 		return -1;
 	c->on_ready = on_ready;
 	c->ready_arg = arg;
+	c->loop = loop;
+	c->q = q;
+	return 0;
+}
+
+void
+sess_corpus_kick(struct sess_corpus *c)
+{
+	if (c->ready || c->job || c->loop == NULL)
+		return;
 	c->job = xcalloc(1, sizeof(*c->job));
 	sess_reconcile_init(c->job, c->env->state_dir, c->env->dir, 1);
-	c->off = offload_start(loop, q, sess_corpus_job_run, sess_corpus_job_done, c);
-	return 0;
+	c->job->watch_fd = c->inotify_fd;
+	c->watched = 1;
+	c->off = offload_start(c->loop, c->q, sess_corpus_job_run, sess_corpus_job_done, c);
 }
 
 int

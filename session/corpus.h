@@ -38,9 +38,12 @@ struct sess_corpus {
 	struct sess_entry **dirty;	/* entries inotify marked since the last listing (borrowed) */
 	size_t ndirty, cdirty;
 	int inotify_fd;		/* -1: stat every candidate */
+	int watched;		/* the watch was asked for (by the first index run) */
 	int all_dirty;
 	int ready;		/* every file of the directory is in by_id */
 	int changed;		/* entries changed since the index file was written */
+	struct ev_loop *loop;	/* set by sess_corpus_start: the run is due */
+	struct runq *q;
 	struct sess_reconcile *job;	/* the start-up run in flight, or NULL */
 	struct offload *off;
 	void (*on_ready)(void *arg);
@@ -56,12 +59,17 @@ void sess_corpus_free(struct sess_corpus *c);
  */
 int sess_corpus_scan(struct sess_corpus *c, struct err *e);
 /*
- * Start-up: checks the directory can be opened, then indexes it on a worker (loop NULL or a
- * deterministic clock: at once, as sess_corpus_scan); on_ready(arg) runs on the loop once the
- * corpus is ready (never from inside this call).
+ * Start-up: checks the directory can be opened; the indexing runs on a worker from the first
+ * sess_corpus_kick (loop NULL or a deterministic clock: at once, as sess_corpus_scan).
+ * on_ready(arg) runs on the loop once the corpus is ready (never from inside these calls).
  */
 int sess_corpus_start(struct sess_corpus *c, struct ev_loop *loop, struct runq *q, void (*on_ready)(void *arg),
     void *arg, struct err *e);
+/*
+ * Starts the worker if it is due and not started. The server calls it once the first request
+ * is answered: a worker reading the index file (page faults) slows the loop thread's start.
+ */
+void sess_corpus_kick(struct sess_corpus *c);
 int sess_corpus_is_ready(const struct sess_corpus *c);
 /* The entry for id, re-read first when its file changed; NULL when unknown. */
 struct sess_entry *sess_corpus_get(struct sess_corpus *c, const char *id);

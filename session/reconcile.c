@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include "base/xmalloc.h"
@@ -19,6 +20,7 @@ sess_reconcile_init(struct sess_reconcile *r, const char *state_dir, const char 
 	r->index_path = xasprintf("%s/%s", state_dir, SESS_INDEX_NAME);
 	r->use_index = use_index;
 	r->write_index = 1;
+	r->watch_fd = -1;
 	map_init(&r->by_id);
 	sess_order_init(&r->roots);
 	err_clear(&r->err);
@@ -48,9 +50,12 @@ sess_reconcile_free(struct sess_reconcile *r)
 	r->dir = r->index_path = NULL;
 }
 
-/* The index file's entries by id; a file that names an id twice is not one we wrote. */
+/*
+ * The index file's entries go into r->by_id marked gone: the directory listing brings back each
+ * it still holds. A file that names an id twice is not one we wrote: none of it is used.
+ */
 static void
-sess_reconcile_load(struct sess_reconcile *r, struct map *idx)
+sess_reconcile_load(struct sess_reconcile *r)
 {
 	struct sess_entry **v;
 	size_t n;
@@ -60,25 +65,27 @@ sess_reconcile_load(struct sess_reconcile *r, struct map *idx)
 		r->index_bad = 1;
 	if (rc != SESS_INDEX_OK)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		if (!r->index_bad && map_get(idx, v[i]->id) == NULL) {
-			map_put(idx, v[i]->id, v[i]);
-			continue;
-		}
-		if (!r->index_bad)
+	for (size_t i = 0; i < n && !r->index_bad; i++) {
+		if (map_get(&r->by_id, v[i]->id)) {
 			err_set(&r->why, ERR_SESSION_CORRUPT, "%s is indexed twice", v[i]->id);
-		r->index_bad = 1;
-		sess_reconcile_drop(v[i]);
+			r->index_bad = 1;
+			break;
+		}
+		v[i]->gone = 1;
+		map_put(&r->by_id, v[i]->id, v[i]);
 	}
-	free(v);
 	if (r->index_bad) {
 		size_t pos = 0;
 		void *e;
-		while (map_next(idx, &pos, NULL, &e))
+		while (map_next(&r->by_id, &pos, NULL, &e))
 			sess_reconcile_drop(e);
-		map_free(idx);
-		map_init(idx);
+		map_free(&r->by_id);
+		map_init(&r->by_id);
+		for (size_t i = 0; i < n; i++)
+			if (!v[i]->gone)	/* not in the map: the duplicate and those after it */
+				sess_reconcile_drop(v[i]);
 	}
+	free(v);
 }
 
 /* 1 when the file named name is what en was indexed from. */
@@ -93,23 +100,43 @@ sess_reconcile_same(int dfd, const char *name, const struct sess_entry *en)
 	       st.st_mtim.tv_nsec == en->mtime.tv_nsec;
 }
 
+/* Takes out the indexed entries the directory no longer holds. */
+static void
+sess_reconcile_sweep(struct sess_reconcile *r)
+{
+	struct sess_entry **gone = xcalloc(r->by_id.len + 1, sizeof(*gone));
+	size_t pos = 0, k = 0;
+	void *v;
+
+	while (map_next(&r->by_id, &pos, NULL, &v))
+		if (((struct sess_entry *)v)->gone)
+			gone[k++] = v;
+	for (size_t i = 0; i < k; i++) {
+		map_del(&r->by_id, gone[i]->id);
+		sess_reconcile_drop(gone[i]);
+	}
+	r->dropped = k;
+	free(gone);
+}
+
 void
 sess_reconcile_run(struct sess_reconcile *r, const atomic_int *cancel)
 {
-	struct map idx;
 	DIR *d;
 	struct dirent *de;
 	size_t seen = 0, pos = 0, k = 0;
 	void *v;
 
-	map_init(&idx);
+	/* The watch first: a change after it is reported, one before it shows in the stat below. */
+	if (r->watch_fd >= 0 && inotify_add_watch(r->watch_fd, r->dir, SESS_RECONCILE_WATCH) < 0)
+		r->watch_failed = 1;
 	if (r->use_index)
-		sess_reconcile_load(r, &idx);
+		sess_reconcile_load(r);
 	d = opendir(r->dir);
 	if (d == NULL) {
 		r->failed = 1;
 		err_set(&r->err, ERR_SESSION_LOG_IO, "cannot list %s: %s", r->dir, strerror(errno));
-		goto out;
+		return;
 	}
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
@@ -121,34 +148,29 @@ sess_reconcile_run(struct sess_reconcile *r, const atomic_int *cancel)
 		char id[SESS_ID_LEN + 1];
 		memcpy(id, de->d_name, SESS_ID_LEN);
 		id[SESS_ID_LEN] = '\0';
-		if (map_get(&r->by_id, id))
-			continue;
-		struct sess_entry *en = map_del(&idx, id);
+		struct sess_entry *en = map_get(&r->by_id, id);
+		if (en && !en->gone)
+			continue;	/* listed twice: the directory changed under readdir */
 		if (en && sess_reconcile_same(dirfd(d), de->d_name, en)) {
 			r->kept++;
 		} else {
 			if (en == NULL) {
 				en = xcalloc(1, sizeof(*en));
 				memcpy(en->id, id, sizeof(en->id));
+				map_put(&r->by_id, id, en);
 			}
 			sess_entry_read(r->dir, en);
 			r->read++;
 		}
-		map_put(&r->by_id, id, en);
+		en->gone = 0;
 	}
 	closedir(d);
-out:
-	while (map_next(&idx, &pos, NULL, &v)) {
-		sess_reconcile_drop(v);
-		r->dropped++;
-	}
-	map_free(&idx);
-	if (r->failed || (cancel && atomic_load(cancel)))
+	if (cancel && atomic_load(cancel))
 		return;
+	sess_reconcile_sweep(r);
 	/* The listed roots, sorted once; and the file again when it was not the truth. */
 	struct sess_entry **all = xcalloc(r->by_id.len + 1, sizeof(*all)), **roots = xcalloc(r->by_id.len + 1, sizeof(*roots));
 	size_t nroots = 0;
-	pos = 0;
 	while (map_next(&r->by_id, &pos, NULL, &v)) {
 		struct sess_entry *en = v;
 		if (sess_order_wants(en))

@@ -8,6 +8,7 @@
 #define SESSION_RECONCILE_H
 
 #include <stdatomic.h>
+#include <sys/inotify.h>
 
 #include "base/err.h"
 #include "base/map.h"
@@ -19,9 +20,11 @@ struct sess_reconcile {
 	char *index_path;		/* <state-dir>/index.v1 */
 	int use_index;			/* 0: ignore the file (a full rebuild), still write it */
 	int write_index;		/* rewrite the file when it was not already the truth */
+	int watch_fd;			/* an inotify fd to watch the directory with first, or -1 */
 	/* results */
 	struct map by_id;		/* id -> owned struct sess_entry * */
 	struct sess_order roots;	/* the listed roots among them */
+	int watch_failed;		/* the watch could not be added */
 	int failed;			/* the directory could not be listed: err says why */
 	struct err err;
 	int index_bad;			/* the file was ignored: why says why */
@@ -31,6 +34,10 @@ struct sess_reconcile {
 	int write_failed;		/* it could not be: write_err says why */
 	struct err write_err;
 };
+
+/* What the corpus watches the directory for (adding the watch is O(entries) in the kernel). */
+#define SESS_RECONCILE_WATCH (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | \
+	IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF)
 
 /* Prepares a run over env's directories (copied). */
 void sess_reconcile_init(struct sess_reconcile *r, const char *state_dir, const char *dir, int use_index);
