@@ -290,24 +290,25 @@ acp_line_hold(struct acp_server *srv, const char *line, size_t len)
 
 static void acp_server_line_now(struct acp_server *srv, const char *line, size_t len);
 
-/* Answers one held line per run-queue turn, in order; then stdin and EOF take their course. */
+/* Answers one held line per loop turn, in order; then stdin and EOF take their course. */
 static void
-acp_held_drain(void *arg)
+acp_held_idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
 {
-	struct acp_server *srv = arg;
+	struct acp_server *srv = w->data;
 	struct acp_held_line *h = srv->held;
 
-	if (h == NULL)
-		return;
-	srv->held = h->next;
-	srv->held_bytes -= h->len;
-	if (!srv->shutting_down)
-		acp_server_line_now(srv, h->line, h->len);
-	free(h);
-	if (srv->held) {
-		runq_push(&srv->runq, acp_held_drain, srv);
+	(void)revents;
+	if (h == NULL || srv->shutting_down) {
+		ev_idle_stop(loop, w);	/* what is left is freed with the server */
 		return;
 	}
+	srv->held = h->next;
+	srv->held_bytes -= h->len;
+	acp_server_line_now(srv, h->line, h->len);
+	free(h);
+	if (srv->held)
+		return;
+	ev_idle_stop(loop, w);
 	if (srv->held_paused && !srv->shutting_down && !wq_full(&srv->wq))
 		reader_resume(&srv->reader);
 	srv->held_paused = 0;
@@ -321,7 +322,7 @@ acp_on_corpus_ready(void *arg)
 	struct acp_server *srv = arg;
 
 	if (srv->held)
-		runq_push(&srv->runq, acp_held_drain, srv);
+		ev_idle_start(srv->loop, &srv->held_idle);
 }
 
 void
@@ -549,6 +550,8 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->wq.on_error = acp_on_write_error;
 	srv->wq.arg = srv;
 	reader_init(&srv->reader, loop, in_fd, acp_server_line, acp_overlong, acp_on_eof, srv);
+	ev_idle_init(&srv->held_idle, acp_held_idle_cb);
+	srv->held_idle.data = srv;
 	ev_signal_init(&srv->sigint, acp_on_signal, SIGINT);
 	ev_signal_init(&srv->sigterm, acp_on_signal, SIGTERM);
 	srv->sigint.data = srv->sigterm.data = srv;
@@ -570,6 +573,8 @@ acp_server_free(struct acp_server *srv)
 	}
 	while (srv->waiters)
 		acp_waiter_done(srv, srv->waiters, 0);
+	if (srv->loop)
+		ev_idle_stop(srv->loop, &srv->held_idle);
 	while (srv->held) {
 		struct acp_held_line *h = srv->held;
 		srv->held = h->next;
