@@ -163,6 +163,7 @@ test: deps
 	$(Q)sh tests/load_race.sh $(AGENT)
 	$(Q)sh tests/load_replay.sh $(AGENT)
 	$(Q)sh tests/long_session.sh $(RUNNER) $(AGENT) $(MOCK)
+	$(Q)sh tests/list_index.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)
 	$(Q)sh tests/procgroups.sh $(AGENT)
 	$(Q)sh tests/clients.sh $(AGENT)

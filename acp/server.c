@@ -30,6 +30,20 @@ struct acp_waiter {
 
 typedef json_t *acp_handler(struct acp_server *srv, struct acp_msg *m);
 
+/*
+ * Until the corpus index is complete (a worker builds it after start-up, session/corpus.h), a
+ * request that may need it waits here with every line after it, so the order of answers is the
+ * order of requests. initialize, authenticate and session/new need no stored session and pass
+ * while nothing waits. Past ACP_HELD_MAX bytes stdin is paused.
+ */
+struct acp_held_line {
+	struct acp_held_line *next;
+	size_t len;
+	char line[];
+};
+
+#define ACP_HELD_MAX (16u << 20)
+
 void
 acp_send(struct acp_server *srv, json_t *msg)
 {
@@ -241,10 +255,97 @@ acp_method_find(const char *name)
 	return NULL;
 }
 
+/* 1 when the line is a request that the corpus index must be complete for. */
+static int
+acp_line_needs_corpus(const char *line, size_t len)
+{
+	json_t *j = json_loadb(line, len, 0, NULL);
+	const char *method = json_string_value(json_object_get(j, "method"));
+	int needs = method && json_object_get(j, "id") && strcmp(method, "initialize") != 0 &&
+		    strcmp(method, "authenticate") != 0 && strcmp(method, "session/new") != 0;
+
+	json_decref(j);
+	return needs;
+}
+
+/* Holds the line (copied) when it must wait for the corpus; returns 1 then. */
+static int
+acp_line_hold(struct acp_server *srv, const char *line, size_t len)
+{
+	struct acp_held_line *h;
+
+	if (srv->held == NULL && (sess_corpus_is_ready(&srv->corpus) || !acp_line_needs_corpus(line, len)))
+		return 0;
+	h = xmalloc(sizeof(*h) + len + 1);
+	h->next = NULL;
+	h->len = len;
+	memcpy(h->line, line, len);
+	h->line[len] = '\0';
+	if (srv->held == NULL)
+		srv->held_tail = &srv->held;
+	*srv->held_tail = h;
+	srv->held_tail = &h->next;
+	srv->held_bytes += len;
+	if (srv->held_bytes > ACP_HELD_MAX && !srv->held_paused) {
+		srv->held_paused = 1;
+		reader_pause(&srv->reader);
+	}
+	return 1;
+}
+
+static void acp_server_line_now(struct acp_server *srv, const char *line, size_t len);
+
+/* Answers one held line per loop turn, in order; then stdin and EOF take their course. */
+static void
+acp_held_idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct acp_server *srv = w->data;
+	struct acp_held_line *h = srv->held;
+
+	(void)revents;
+	if (h == NULL || srv->shutting_down) {
+		ev_idle_stop(loop, w);	/* what is left is freed with the server */
+		return;
+	}
+	srv->held = h->next;
+	srv->held_bytes -= h->len;
+	acp_server_line_now(srv, h->line, h->len);
+	free(h);
+	if (srv->held)
+		return;
+	ev_idle_stop(loop, w);
+	if (srv->held_paused && !srv->shutting_down && !wq_full(&srv->wq))
+		reader_resume(&srv->reader);
+	srv->held_paused = 0;
+	if (srv->eof_pending)
+		acp_server_shutdown(srv);
+}
+
+static void
+acp_on_corpus_ready(void *arg)
+{
+	struct acp_server *srv = arg;
+
+	if (srv->held)
+		ev_idle_start(srv->loop, &srv->held_idle);
+}
+
 void
 acp_server_line(void *arg, const char *line, size_t len)
 {
 	struct acp_server *srv = arg;
+
+	if (srv->shutting_down)
+		return;
+	if (!acp_line_hold(srv, line, len))
+		acp_server_line_now(srv, line, len);
+	/* After the first answer (initialize's) is written: the index is built from now on. */
+	sess_corpus_kick(&srv->corpus);
+}
+
+static void
+acp_server_line_now(struct acp_server *srv, const char *line, size_t len)
+{
 	struct acp_msg m;
 	json_t *reply = NULL;
 	const struct acp_method *meth;
@@ -352,7 +453,13 @@ acp_server_shutdown(struct acp_server *srv)
 static void
 acp_on_eof(void *arg)
 {
-	acp_server_shutdown(arg);
+	struct acp_server *srv = arg;
+
+	if (srv->held) {
+		srv->eof_pending = 1;	/* the held requests are answered first */
+		return;
+	}
+	acp_server_shutdown(srv);
 }
 
 static void
@@ -377,7 +484,7 @@ acp_on_low(void *arg)
 {
 	struct acp_server *srv = arg;
 
-	if (!srv->shutting_down)
+	if (!srv->shutting_down && !srv->held_paused)
 		reader_resume(&srv->reader);
 	for (struct acp_replay_task *t = srv->replays; t; t = t->next)
 		if (t->paused) {
@@ -407,7 +514,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 		return -1;
 	sess_store_init(&srv->store, &srv->env);
 	sess_corpus_init(&srv->corpus, &srv->env);
-	if (sess_corpus_scan(&srv->corpus, e) < 0)
+	if (sess_corpus_start(&srv->corpus, loop, &srv->runq, acp_on_corpus_ready, srv, e) < 0)
 		return -1;
 	if (strcmp(opts->model, "replay") == 0) {
 		srv->model = model_replay_new(&srv->runq, opts->recording, e);
@@ -453,6 +560,8 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->wq.on_error = acp_on_write_error;
 	srv->wq.arg = srv;
 	reader_init(&srv->reader, loop, in_fd, acp_server_line, acp_overlong, acp_on_eof, srv);
+	ev_idle_init(&srv->held_idle, acp_held_idle_cb);
+	srv->held_idle.data = srv;
 	ev_signal_init(&srv->sigint, acp_on_signal, SIGINT);
 	ev_signal_init(&srv->sigterm, acp_on_signal, SIGTERM);
 	srv->sigint.data = srv->sigterm.data = srv;
@@ -474,6 +583,13 @@ acp_server_free(struct acp_server *srv)
 	}
 	while (srv->waiters)
 		acp_waiter_done(srv, srv->waiters, 0);
+	if (srv->loop)
+		ev_idle_stop(srv->loop, &srv->held_idle);
+	while (srv->held) {
+		struct acp_held_line *h = srv->held;
+		srv->held = h->next;
+		free(h);
+	}
 	for (struct acp_replay_task *t = srv->replays, *next; t; t = next) {
 		next = t->next;
 		if (t->as)

@@ -60,6 +60,7 @@ struct acp_session {
 
 struct acp_waiter;
 struct acp_replay_task;
+struct acp_held_line;
 
 struct acp_server {
 	struct ev_loop *loop;
@@ -81,6 +82,12 @@ struct acp_server {
 	int client_compaction;		/* clientCapabilities.session.compaction: compaction_update */
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
+	/* Lines that wait for the corpus index (a request that needs it, and all after it), in order. */
+	struct acp_held_line *held, **held_tail;
+	ev_idle held_idle;		/* answers them once the corpus is ready (keeps the loop alive) */
+	size_t held_bytes;
+	int held_paused;		/* stdin paused: too much is held */
+	int eof_pending;		/* stdin ended while lines were held: shut down after them */
 	ev_signal sigint, sigterm;
 	const struct toolset_profile *profile;	/* --profile: its extensions and tools */
 	int initialized;

@@ -452,14 +452,38 @@ acp_m_session_resume(struct acp_server *srv, struct acp_msg *m)
 	return NULL;
 }
 
-static int
-acp_entry_cmp(const void *pa, const void *pb)
+/*
+ * A session/list cursor: "k:<updatedAt>:<id>" (what we return: the last entry of the page; the
+ * next page starts after it, so sessions that move meanwhile neither repeat nor hide others) or
+ * "o:<n>" (an offset, what earlier versions returned). Returns the corpus root list position the
+ * next page reads down from, or -1 when the text is not a cursor of ours.
+ */
+static long long
+acp_list_cursor(const struct sess_order *o, const char *c, const char *cwd)
 {
-	const struct sess_entry *a = *(struct sess_entry *const *)pa, *b = *(struct sess_entry *const *)pb;
+	char *end;
+	unsigned long long skip;
+	long long t;
+	size_t i;
 
-	if (a->updated_at != b->updated_at)
-		return a->updated_at > b->updated_at ? -1 : 1;
-	return strcmp(b->id, a->id);
+	errno = 0;
+	if (strncmp(c, "k:", 2) == 0) {
+		t = strtoll(c + 2, &end, 10);
+		if (errno || end == c + 2 || *end != ':' || !sess_id_valid(end + 1))
+			return -1;
+		return (long long)sess_order_lower(o, t, end + 1);
+	}
+	if (strncmp(c, "o:", 2) != 0 || c[2] < '0' || c[2] > '9')
+		return -1;
+	skip = strtoull(c + 2, &end, 10);
+	if (*end || errno)
+		return -1;
+	if (cwd == NULL)
+		return skip >= o->n ? 0 : (long long)(o->n - skip);
+	for (i = o->n; i > 0 && skip > 0; i--)
+		if (strcmp(o->v[i - 1]->cwd, cwd) == 0)
+			skip--;
+	return (long long)i;
 }
 
 json_t *
@@ -467,51 +491,48 @@ acp_m_session_list(struct acp_server *srv, struct acp_msg *m)
 {
 	json_t *jcwd = json_object_get(m->params, "cwd"), *jcur = json_object_get(m->params, "cursor");
 	const char *cwd = json_string_value(jcwd);
-	size_t n, k = 0, offset = 0;
-	struct sess_entry **all;
+	const struct sess_order *o;
+	const struct sess_entry *last = NULL;
 	json_t *sessions, *result;
+	size_t i, k = 0;
 
 	if (jcwd && !json_is_null(jcwd) && (!cwd || cwd[0] != '/'))
 		return acp_invalid_params(m->id, "cwd: must be an absolute path");
 	if (acp_has_nul(jcwd))
 		return acp_invalid_params(m->id, "cwd: must not contain \\u0000");
+	if (jcur && !json_is_null(jcur) && (!json_is_string(jcur) || acp_has_nul(jcur)))
+		return acp_invalid_params(m->id, "cursor: not a cursor this agent returned");
+	/* Newest activity first: the root list read from its end, page by page. */
+	o = sess_corpus_roots(&srv->corpus);
+	i = o->n;
 	if (jcur && !json_is_null(jcur)) {
-		const char *c = json_string_value(jcur);
-		char *end;
-		if (c == NULL || strncmp(c, "o:", 2) != 0 || acp_has_nul(jcur))
+		long long at = acp_list_cursor(o, json_string_value(jcur), cwd);
+		if (at < 0)
 			return acp_invalid_params(m->id, "cursor: not a cursor this agent returned");
-		errno = 0;
-		unsigned long long v = strtoull(c + 2, &end, 10);
-		if (*end || errno || c[2] == '\0')
-			return acp_invalid_params(m->id, "cursor: not a cursor this agent returned");
-		offset = (size_t)v;
+		i = (size_t)at;
 	}
-	all = sess_corpus_list(&srv->corpus, &n);
-	for (size_t i = 0; i < n; i++) {
-		struct sess_entry *en = all[i];
-		if (en->gone || en->state != SESS_ENTRY_OK || en->parent || (cwd && strcmp(en->cwd, cwd) != 0))
-			continue;
-		/* A live session that was never published and is not open here is nothing. */
-		all[k++] = en;
-	}
-	qsort(all, k, sizeof(*all), acp_entry_cmp);
 	sessions = json_array();
-	for (size_t i = offset; i < k && i < offset + ACP_PAGE; i++) {
+	for (; i > 0; i--) {
+		const struct sess_entry *en = o->v[i - 1];
+		if (cwd && strcmp(en->cwd, cwd) != 0)
+			continue;
+		if (k == ACP_PAGE)
+			break;		/* one more exists: the page gets a next cursor */
 		char iso[32];
-		clock_iso8601(all[i]->updated_at, iso, sizeof(iso));
-		json_t *info = xjson_pack("{s:s, s:s, s:s}", "sessionId", all[i]->id, "cwd", all[i]->cwd,
-		    "updatedAt", iso);
-		if (all[i]->title)
-			json_object_set_new(info, "title", json_string(all[i]->title));
+		clock_iso8601(en->updated_at, iso, sizeof(iso));
+		json_t *info = xjson_pack("{s:s, s:s, s:s}", "sessionId", en->id, "cwd", en->cwd, "updatedAt", iso);
+		if (en->title)
+			json_object_set_new(info, "title", json_string(en->title));
 		json_array_append_new(sessions, info);
+		last = en;
+		k++;
 	}
 	result = xjson_pack("{s:o}", "sessions", sessions);
-	if (offset + ACP_PAGE < k) {
-		char cur[32];
-		snprintf(cur, sizeof(cur), "o:%zu", offset + ACP_PAGE);
+	if (i > 0 && last) {
+		char cur[64];
+		snprintf(cur, sizeof(cur), "k:%lld:%s", (long long)last->listed_at, last->id);
 		json_object_set_new(result, "nextCursor", json_string(cur));
 	}
-	free(all);
 	return acp_result_new(m->id, result);
 }
 

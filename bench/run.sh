@@ -31,6 +31,7 @@ for peer in codex-acp:$peers/node_modules/@zed-industries/codex-acp-linux-x64/bi
 		'BEGIN { if (a > 0 && p > 0) printf "ratio[startup %s / acp-agent]: %.1fx\nratio[peak_rss %s / acp-agent]: %.1fx\n", n, p / a, n, rp / ra }'
 done
 $b/bench_list | grep -v revalidation
+$b/bench_index bin/acp-agent 100000 2>/dev/null
 $b/bench_append
 $b/bench_inspect
 $b/bench_fs

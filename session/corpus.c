@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -13,32 +14,63 @@
 #include <jansson.h>
 
 #include "base/log.h"
-#include "base/utf8.h"
+#include "base/offload.h"
 #include "base/xmalloc.h"
 #include "session/event.h"
+#include "session/index.h"
+#include "session/reconcile.h"
 #include "session/store.h"
-
-#define CORPUS_HEAD_BYTES 65536
 
 static struct sess_entry *sess_corpus_entry(struct sess_corpus *c, const char *id);
 static void sess_corpus_read(struct sess_corpus *c, struct sess_entry *en);
-#define CORPUS_TAIL_BYTES 8192
 
 void
 sess_corpus_init(struct sess_corpus *c, struct sess_env *env)
 {
+	memset(c, 0, sizeof(*c));
 	c->env = env;
 	map_init(&c->by_id);
-	c->all_dirty = 0;
+	sess_order_init(&c->roots);
+	/* The watch itself is added by the index run: on a big directory that takes a while. */
 	c->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (c->inotify_fd >= 0 &&
-	    inotify_add_watch(c->inotify_fd, env->dir, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE |
-		IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF) < 0) {
+}
+
+/* After a run: without a watch every listing stats its candidates. */
+static void
+sess_corpus_watch_result(struct sess_corpus *c, const struct sess_reconcile *r)
+{
+	if (c->inotify_fd >= 0 && !r->watch_failed)
+		return;
+	if (c->inotify_fd >= 0)
 		close(c->inotify_fd);
-		c->inotify_fd = -1;
+	c->inotify_fd = -1;
+	log_info("corpus: inotify unavailable; every listing stats its candidates");
+}
+
+/* Files en in the root list, or takes it out, after its facts changed. */
+static void
+sess_corpus_relist(struct sess_corpus *c, struct sess_entry *en)
+{
+	int want = sess_order_wants(en);
+
+	if (en->listed && (!want || en->listed_at != en->updated_at))
+		sess_order_remove(&c->roots, en);
+	if (want && !en->listed)
+		sess_order_insert(&c->roots, en);
+	c->changed = 1;
+}
+
+static void
+sess_corpus_mark_dirty(struct sess_corpus *c, struct sess_entry *en)
+{
+	if (en->dirty)
+		return;
+	en->dirty = 1;
+	if (c->ndirty == c->cdirty) {
+		c->cdirty = c->cdirty ? c->cdirty * 2 : 16;
+		c->dirty = xrealloc(c->dirty, c->cdirty * sizeof(*c->dirty));
 	}
-	if (c->inotify_fd < 0)
-		log_info("corpus: inotify unavailable; every listing stats its candidates");
+	c->dirty[c->ndirty++] = en;
 }
 
 /* Marks the entries inotify reports as changed; never blocks. */
@@ -61,7 +93,7 @@ sess_corpus_drain_events(struct sess_corpus *c)
 				id[SESS_ID_LEN] = '\0';
 				struct sess_entry *en = map_get(&c->by_id, id);
 				if (en) {
-					en->dirty = 1;
+					sess_corpus_mark_dirty(c, en);
 				} else if (ev->len >= SESS_ID_LEN + 6 &&
 				    strcmp(ev->name + SESS_ID_LEN, ".jsonl") == 0 && !(ev->mask & (IN_DELETE | IN_MOVED_FROM))) {
 					/* A session another process created: index it now. */
@@ -74,16 +106,18 @@ sess_corpus_drain_events(struct sess_corpus *c)
 	}
 }
 
+/* The running job, if any, stops; its results are dropped. */
 static void
-sess_entry_clear(struct sess_entry *en)
+sess_corpus_stop_job(struct sess_corpus *c)
 {
-	free(en->cwd);
-	free(en->parent);
-	free(en->origin);
-	free(en->title);
-	free(en->label);
-	free(en->mode);
-	en->cwd = en->parent = en->origin = en->title = en->label = en->mode = NULL;
+	if (c->off)
+		offload_cancel(c->off);
+	c->off = NULL;
+	if (c->job) {
+		sess_reconcile_free(c->job);
+		free(c->job);
+		c->job = NULL;
+	}
 }
 
 void
@@ -91,216 +125,94 @@ sess_corpus_free(struct sess_corpus *c)
 {
 	size_t pos = 0;
 	void *v;
+	struct err e;
 
+	sess_corpus_stop_job(c);
+	err_clear(&e);
+	if (c->ready && sess_corpus_save(c, &e) < 0)
+		log_info("corpus: the index file is not written: %s", e.msg);
+	sess_order_free(&c->roots);
 	while (map_next(&c->by_id, &pos, NULL, &v)) {
 		sess_entry_clear(v);
 		free(v);
 	}
 	map_free(&c->by_id);
+	free(c->dirty);
+	c->dirty = NULL;
+	c->ndirty = c->cdirty = 0;
 	if (c->inotify_fd >= 0)
 		close(c->inotify_fd);
 	c->inotify_fd = -1;
 }
 
-char *
-sess_title_from_text(const char *text)
+int
+sess_corpus_save(struct sess_corpus *c, struct err *e)
 {
-	size_t len = strcspn(text, "\r\n"), i = 0, chars = 0;
+	struct sess_entry **all;
+	size_t pos = 0, k = 0;
+	void *v;
+	char *path;
+	int rc;
 
-	while (i < len && chars < 80) {
-		size_t l = utf8_seq_len((const unsigned char *)text + i, len - i);
-		i += l ? l : 1;
-		chars++;
+	if (!c->changed)
+		return 0;
+	all = xcalloc(c->by_id.len + 1, sizeof(*all));
+	while (map_next(&c->by_id, &pos, NULL, &v)) {
+		struct sess_entry *en = v;
+		/* Unreadable and vanished files are looked at again by the next start anyway. */
+		if (!en->gone && en->state != SESS_ENTRY_UNAVAILABLE)
+			all[k++] = en;
 	}
-	return xstrndup(text, i);
+	path = xasprintf("%s/%s", c->env->state_dir, SESS_INDEX_NAME);
+	rc = sess_index_write(path, all, k, e);
+	if (rc == 0)
+		c->changed = 0;
+	free(path);
+	free(all);
+	return rc;
 }
 
-static char *
-sess_dup_opt(const json_t *j)
-{
-	return json_is_string(j) ? xstrdup(json_string_value(j)) : NULL;
-}
-
-/* Fills header facts; returns 0, or -1 when the header is unusable (state set). */
-static int
-sess_entry_from_header(struct sess_entry *en, const json_t *h)
-{
-	struct err e;
-
-	err_clear(&e);
-	if (sess_header_check(h, &e) < 0) {
-		en->state = e.code == ERR_SESSION_UNSUPPORTED ? SESS_ENTRY_UNSUPPORTED
-									: SESS_ENTRY_CORRUPT;
-		/* A newer header may still say whose child it is. */
-		if (json_is_string(json_object_get(h, "parentSession")))
-			en->parent = sess_dup_opt(json_object_get(h, "parentSession"));
-		en->origin = sess_dup_opt(json_object_get(h, "origin"));
-		en->created_at = json_integer_value(json_object_get(h, "createdAt"));
-		return -1;
-	}
-	if (strcmp(json_string_value(json_object_get(h, "id")), en->id) != 0) {
-		/* <a>.jsonl holding session b lies about what it is: not listed, not loaded. */
-		en->state = SESS_ENTRY_CORRUPT;
-		return -1;
-	}
-	en->state = SESS_ENTRY_OK;
-	en->created_at = json_integer_value(json_object_get(h, "createdAt"));
-	en->depth = (int)json_integer_value(json_object_get(h, "delegationDepth"));
-	en->cwd = sess_dup_opt(json_object_get(h, "cwd"));
-	en->parent = sess_dup_opt(json_object_get(h, "parentSession"));
-	en->origin = sess_dup_opt(json_object_get(h, "origin"));
-	return 0;
-}
-
-/* Title and identity facts from one event. */
+/* Deterministic mode only: time and the id counter continue after what the file holds. */
 static void
-sess_entry_note_event(struct sess_entry *en, const json_t *ev)
+sess_corpus_seen(struct sess_corpus *c, struct sess_entry *en)
 {
-	const char *type = json_string_value(json_object_get(ev, "type"));
-	const json_t *data = json_object_get(ev, "data");
+	char path[4096];
+	struct stat st;
+	int fd;
 
-	if (type == NULL)
+	sess_ids_seen(&c->env->ids, en->id);
+	if (en->state != SESS_ENTRY_OK)
 		return;
-	if (en->title == NULL && strcmp(type, "user/message") == 0) {
-		const char *kind = json_string_value(json_object_get(json_object_get(data, "source"), "kind"));
-		const json_t *first = json_array_get(json_object_get(data, "content"), 0);
-		const char *text = json_string_value(json_object_get(first, "text"));
-		if (kind && strcmp(kind, "user") == 0 && text)
-			en->title = sess_title_from_text(text);
-	} else if (strcmp(type, "subagent/descriptor") == 0) {
-		/* Identity fold: last wins; a malformed or unknown version is no identity. */
-		free(en->label);
-		free(en->mode);
-		en->label = en->mode = NULL;
-		const char *mode = json_string_value(json_object_get(data, "mode"));
-		const json_t *label = json_object_get(data, "label");
-		if (json_integer_value(json_object_get(data, "version")) == 2 && mode &&
-		    (strcmp(mode, "one-shot") == 0 ||
-			(strcmp(mode, "continuable") == 0 && json_is_string(label))) &&
-		    (label == NULL || json_is_string(label))) {
-			en->mode = sess_dup_opt(json_object_get(data, "mode"));
-			en->label = sess_dup_opt(json_object_get(data, "label"));
+	clock_advance_past(&c->env->clock, en->updated_at);
+	snprintf(path, sizeof(path), "%s/%s.jsonl", c->env->dir, en->id);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		char *data = xmalloc((size_t)st.st_size + 1);
+		ssize_t n = sess_pread_all(fd, data, (size_t)st.st_size, 0);
+		if (n > 0) {
+			data[n] = '\0';
+			for (char *p = data; (p = strstr(p, "00000000-0000-4000-8000-")) != NULL; p += 24)
+				if (p + SESS_ID_LEN <= data + n) {
+					char id[SESS_ID_LEN + 1];
+					memcpy(id, p, SESS_ID_LEN);
+					id[SESS_ID_LEN] = '\0';
+					sess_ids_seen(&c->env->ids, id);
+				}
 		}
+		free(data);
 	}
-}
-
-static ssize_t
-sess_pread_all(int fd, char *buf, size_t len, off_t off)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, buf + got, len - got, off + (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
-/* Deterministic mode only: keep the id counter past every counter-form id in the file. */
-static void
-sess_corpus_seen_ids(struct sess_corpus *c, int fd, off_t size)
-{
-	char *data = xmalloc((size_t)size + 1);
-	ssize_t n = sess_pread_all(fd, data, (size_t)size, 0);
-
-	if (n > 0) {
-		data[n] = '\0';
-		for (char *p = data; (p = strstr(p, "00000000-0000-4000-8000-")) != NULL; p += 24)
-			if (p + SESS_ID_LEN <= data + n) {
-				char id[SESS_ID_LEN + 1];
-				memcpy(id, p, SESS_ID_LEN);
-				id[SESS_ID_LEN] = '\0';
-				sess_ids_seen(&c->env->ids, id);
-			}
-	}
-	free(data);
+	close(fd);
 }
 
 /* (Re-)reads one file's head and tail into en. */
 static void
 sess_corpus_read_into(struct sess_corpus *c, struct sess_entry *en)
 {
-	char *path = sess_env_path(c->env, en->id);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	struct stat st;
-	char *head = NULL;
-	ssize_t n;
-
-	free(path);
-	sess_entry_clear(en);
-	en->state = SESS_ENTRY_UNAVAILABLE;
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		goto out;
-	en->size = st.st_size;
-	en->mtime = st.st_mtim;
-	en->updated_at = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-	head = xmalloc(CORPUS_HEAD_BYTES + 1);
-	n = sess_pread_all(fd, head, CORPUS_HEAD_BYTES, 0);
-	if (n < 0)
-		goto out;
-	head[n] = '\0';
-	en->state = SESS_ENTRY_CORRUPT;
-	char *p = head, *nl;
-	int line = 0;
-	while ((nl = memchr(p, '\n', (size_t)(head + n - p))) != NULL) {
-		size_t len = (size_t)(nl - p);
-		/* Past the header only two kinds of line matter: skip the rest unparsed. */
-		if (line > 0 && !memmem(p, len, "\"subagent/descriptor\"", 21) &&
-		    (en->title || !memmem(p, len, "\"user/message\"", 14))) {
-			line++;
-			p = nl + 1;
-			continue;
-		}
-		json_t *j = sess_json_parse_line(p, len);
-		if (line++ == 0) {
-			int ok = j ? sess_entry_from_header(en, j) : -1;
-			json_decref(j);
-			if (ok < 0)
-				goto out;
-		} else if (j) {
-			sess_entry_note_event(en, j);
-			json_decref(j);
-		}
-		p = nl + 1;
-	}
-	if (line == 0)
-		goto out;
-	/* Activity: the time of the last complete line. */
-	if (st.st_size > n || line > 1) {
-		off_t off = st.st_size > CORPUS_TAIL_BYTES ? st.st_size - CORPUS_TAIL_BYTES : 0;
-		char tail[CORPUS_TAIL_BYTES + 1];
-		ssize_t t = sess_pread_all(fd, tail, CORPUS_TAIL_BYTES, off);
-		if (t > 0) {
-			tail[t] = '\0';
-			char *end = memrchr(tail, '\n', (size_t)t);
-			if (end) {
-				*end = '\0';
-				char *start = memrchr(tail, '\n', (size_t)(end - tail));
-				start = start ? start + 1 : tail;
-				json_t *j = sess_json_parse_line(start, (size_t)(end - start));
-				if (json_is_integer(json_object_get(j, "time")))
-					en->updated_at = json_integer_value(json_object_get(j, "time"));
-				else if (json_is_integer(json_object_get(j, "createdAt")))
-					en->updated_at = json_integer_value(json_object_get(j, "createdAt"));
-				json_decref(j);
-			}
-		}
-	}
-	if (c->env->clock.deterministic) {
-		clock_advance_past(&c->env->clock, en->updated_at);
-		sess_corpus_seen_ids(c, fd, st.st_size);
-	}
-out:
-	free(head);
-	close(fd);
+	sess_entry_read(c->env->dir, en);
+	if (c->env->clock.deterministic)
+		sess_corpus_seen(c, en);
 }
 
 /*
@@ -319,11 +231,15 @@ sess_corpus_read(struct sess_corpus *c, struct sess_entry *en)
 		en->state = SESS_ENTRY_UNAVAILABLE;
 		en->size = -1;
 		sess_entry_clear(&fresh);
+		sess_corpus_relist(c, en);
 		return;
 	}
 	sess_entry_clear(en);
 	fresh.live = en->live;
+	fresh.listed = en->listed;
+	fresh.listed_at = en->listed_at;
 	*en = fresh;
+	sess_corpus_relist(c, en);
 }
 
 static struct sess_entry *
@@ -339,29 +255,169 @@ sess_corpus_entry(struct sess_corpus *c, const char *id)
 	return en;
 }
 
-int
-sess_corpus_scan(struct sess_corpus *c, struct err *e)
+/*
+ * Takes a finished run's entries. Live entries win over the run's. For the others the run's
+ * facts go into the loop's struct (whose address others may hold); one the loop read while a
+ * worker ran may be newer than the run's, so recheck marks it to be stat()ed on its next use.
+ */
+static void
+sess_corpus_adopt(struct sess_corpus *c, struct sess_reconcile *r, int recheck)
+{
+	struct sess_entry **mine = xcalloc(c->by_id.len + 1, sizeof(*mine));
+	size_t pos = 0, k = 0;
+	void *v;
+
+	while (map_next(&c->by_id, &pos, NULL, &v)) {
+		struct sess_entry *en = v, *theirs = map_get(&r->by_id, en->id);
+		if (theirs) {
+			if (theirs->listed)
+				sess_order_remove(&r->roots, theirs);
+			if (!en->live) {
+				int dirty = en->dirty;
+				sess_entry_clear(en);
+				*en = *theirs;
+				en->dirty = dirty;
+				en->listed = 0;
+				memset(theirs, 0, sizeof(*theirs));	/* its strings are en's now */
+				if (recheck)
+					sess_corpus_mark_dirty(c, en);
+			}
+			sess_entry_clear(theirs);
+			free(theirs);
+		}
+		map_put(&r->by_id, en->id, en);
+		mine[k++] = en;
+	}
+	sess_order_free(&c->roots);
+	map_free(&c->by_id);
+	c->by_id = r->by_id;
+	c->roots = r->roots;
+	map_init(&r->by_id);
+	sess_order_init(&r->roots);
+	for (size_t i = 0; i < k; i++)
+		sess_corpus_relist(c, mine[i]);
+	free(mine);
+	c->changed = k > 0 || r->write_failed;	/* else the run wrote the file, or it was the truth */
+	c->ready = 1;
+}
+
+/* What a finished run says, once, on the loop (a worker does not log). */
+static void
+sess_corpus_report(const struct sess_reconcile *r)
+{
+	if (r->index_bad)
+		log_warn("corpus: the index file was ignored and is rebuilt: %s", r->why.msg);
+	if (r->write_failed)
+		log_info("corpus: the index file is not written: %s", r->write_err.msg);
+	log_debug("corpus: %zu sessions kept from the index file, %zu read, %zu gone", r->kept, r->read, r->dropped);
+}
+
+static int
+sess_corpus_check_dir(struct sess_corpus *c, struct err *e)
 {
 	DIR *d = opendir(c->env->dir);
-	struct dirent *de;
 
 	if (d == NULL)
 		return err_set(e, ERR_SESSION_LOG_IO, "cannot list %s: %s", c->env->dir, strerror(errno));
-	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
-		if (len != SESS_ID_LEN + 6 || strcmp(de->d_name + SESS_ID_LEN, ".jsonl") != 0 ||
-		    !sess_id_validn(de->d_name, SESS_ID_LEN))
-			continue;
-		char id[SESS_ID_LEN + 1];
-		memcpy(id, de->d_name, SESS_ID_LEN);
-		id[SESS_ID_LEN] = '\0';
-		struct sess_entry *en = sess_corpus_entry(c, id);
-		if (!en->live)
-			sess_corpus_read(c, en);
-		sess_ids_seen(&c->env->ids, id);
-	}
 	closedir(d);
 	return 0;
+}
+
+int
+sess_corpus_scan(struct sess_corpus *c, struct err *e)
+{
+	struct sess_reconcile r;
+	int deterministic = c->env->clock.deterministic;
+
+	if (sess_corpus_check_dir(c, e) < 0)
+		return -1;
+	sess_reconcile_init(&r, c->env->state_dir, c->env->dir, !deterministic);
+	if (!c->watched)
+		r.watch_fd = c->inotify_fd;
+	c->watched = 1;
+	sess_reconcile_run(&r, NULL);
+	sess_corpus_watch_result(c, &r);
+	if (r.failed) {
+		err_set(e, r.err.code, "%s", r.err.msg);
+		sess_reconcile_free(&r);
+		return -1;
+	}
+	sess_corpus_report(&r);
+	sess_corpus_adopt(c, &r, 0);
+	sess_reconcile_free(&r);
+	if (deterministic) {
+		size_t pos = 0;
+		void *v;
+		while (map_next(&c->by_id, &pos, NULL, &v))
+			if (!((struct sess_entry *)v)->live)
+				sess_corpus_seen(c, v);
+	}
+	return 0;
+}
+
+static void
+sess_corpus_job_run(void *arg, const atomic_int *cancel)
+{
+	struct sess_corpus *c = arg;	/* only c->job is touched here */
+
+	sess_reconcile_run(c->job, cancel);
+}
+
+static void
+sess_corpus_job_done(void *arg)
+{
+	struct sess_corpus *c = arg;
+	struct sess_reconcile *r = c->job;
+
+	c->off = NULL;
+	c->job = NULL;
+	sess_corpus_watch_result(c, r);
+	if (r->failed) {
+		/* Listing fails only where it is asked for; what is known so far stands. */
+		log_warn("corpus: %s", r->err.msg);
+		c->ready = 1;
+		c->all_dirty = 1;
+	} else {
+		sess_corpus_report(r);
+		sess_corpus_adopt(c, r, 1);
+	}
+	sess_reconcile_free(r);
+	free(r);
+	if (c->on_ready)
+		c->on_ready(c->ready_arg);
+}
+
+int
+sess_corpus_start(struct sess_corpus *c, struct ev_loop *loop, struct runq *q, void (*on_ready)(void *arg),
+    void *arg, struct err *e)
+{
+	if (loop == NULL || c->env->clock.deterministic)
+		return sess_corpus_scan(c, e);
+	if (sess_corpus_check_dir(c, e) < 0)
+		return -1;
+	c->on_ready = on_ready;
+	c->ready_arg = arg;
+	c->loop = loop;
+	c->q = q;
+	return 0;
+}
+
+void
+sess_corpus_kick(struct sess_corpus *c)
+{
+	if (c->ready || c->job || c->loop == NULL)
+		return;
+	c->job = xcalloc(1, sizeof(*c->job));
+	sess_reconcile_init(c->job, c->env->state_dir, c->env->dir, 1);
+	c->job->watch_fd = c->inotify_fd;
+	c->watched = 1;
+	c->off = offload_start(c->loop, c->q, sess_corpus_job_run, sess_corpus_job_done, c);
+}
+
+int
+sess_corpus_is_ready(const struct sess_corpus *c)
+{
+	return c->ready;
 }
 
 /* Re-reads a stored entry whose file changed (or vanished) since it was indexed. */
@@ -382,12 +438,15 @@ sess_corpus_revalidate(struct sess_corpus *c, struct sess_entry *en)
 		en->state = SESS_ENTRY_UNAVAILABLE;
 		en->size = -1;
 		en->gone = 1;
+		sess_corpus_relist(c, en);
 		return;
 	}
 	en->gone = 0;
 	if (st.st_size != en->size || st.st_mtim.tv_sec != en->mtime.tv_sec ||
 	    st.st_mtim.tv_nsec != en->mtime.tv_nsec || en->state == SESS_ENTRY_UNAVAILABLE)
 		sess_corpus_read(c, en);
+	else if (!en->listed && sess_order_wants(en))
+		sess_corpus_relist(c, en);	/* it was gone a moment and is back unchanged */
 }
 
 struct sess_entry *
@@ -432,6 +491,7 @@ sess_corpus_note_live(struct sess_corpus *c, const struct sess *s)
 		sess_entry_note_event(en, json_array_get(s->events, n - 1));
 	}
 	en->updated_at = sess_last_time(s);
+	sess_corpus_relist(c, en);
 }
 
 void
@@ -444,16 +504,6 @@ sess_corpus_note_released(struct sess_corpus *c, const char *id)
 	en->live = 0;
 	en->size = -1;		/* forces a re-read on next use */
 	sess_corpus_revalidate(c, en);
-}
-
-int
-sess_entry_order(const void *pa, const void *pb)
-{
-	const struct sess_entry *a = *(struct sess_entry *const *)pa, *b = *(struct sess_entry *const *)pb;
-
-	if (a->created_at != b->created_at)
-		return a->created_at < b->created_at ? -1 : 1;
-	return strcmp(a->id, b->id);
 }
 
 struct sess_entry **
@@ -491,6 +541,22 @@ sess_corpus_list(struct sess_corpus *c, size_t *n)
 	}
 	if (all)
 		c->all_dirty = 0;
+	c->ndirty = 0;		/* every marked one was looked at */
 	*n = k;
 	return v;
+}
+
+const struct sess_order *
+sess_corpus_roots(struct sess_corpus *c)
+{
+	sess_corpus_drain_events(c);
+	if (c->inotify_fd < 0 || c->all_dirty) {
+		free(sess_corpus_list(c, &(size_t){ 0 }));
+		return &c->roots;
+	}
+	/* Only what inotify marked: the list stays as true as a full pass would make it. */
+	for (size_t i = 0; i < c->ndirty; i++)
+		sess_corpus_revalidate(c, c->dirty[i]);
+	c->ndirty = 0;
+	return &c->roots;
 }

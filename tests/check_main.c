@@ -16,6 +16,7 @@ main(void)
 	srunner_add_suite(sr, log_suite());
 	srunner_add_suite(sr, repair_suite());
 	srunner_add_suite(sr, corpus_suite());
+	srunner_add_suite(sr, index_suite());
 	srunner_add_suite(sr, replay_suite());
 	srunner_add_suite(sr, toolbox_suite());
 	srunner_add_suite(sr, updates_suite());

@@ -46,6 +46,7 @@ Suite *id_suite(void);
 Suite *log_suite(void);
 Suite *repair_suite(void);
 Suite *corpus_suite(void);
+Suite *index_suite(void);
 Suite *replay_suite(void);
 Suite *toolbox_suite(void);
 Suite *updates_suite(void);
