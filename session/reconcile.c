@@ -75,15 +75,11 @@ sess_reconcile_load(struct sess_reconcile *r)
 		map_put(&r->by_id, v[i]->id, v[i]);
 	}
 	if (r->index_bad) {
-		size_t pos = 0;
-		void *e;
-		while (map_next(&r->by_id, &pos, NULL, &e))
-			sess_reconcile_drop(e);
+		/* The map holds only the array's first ones: every entry is dropped once, from the array. */
 		map_free(&r->by_id);
 		map_init(&r->by_id);
 		for (size_t i = 0; i < n; i++)
-			if (!v[i]->gone)	/* not in the map: the duplicate and those after it */
-				sess_reconcile_drop(v[i]);
+			sess_reconcile_drop(v[i]);
 	}
 	free(v);
 }
