@@ -58,6 +58,7 @@ struct acp_session {
 
 struct acp_waiter;
 struct acp_replay_task;
+struct acp_load;
 
 struct acp_server {
 	struct ev_loop *loop;
@@ -78,6 +79,8 @@ struct acp_server {
 	int client_fs_read, client_fs_write;	/* clientCapabilities.fs, from initialize */
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
+	struct acp_load *loads;		/* stored sessions being read off the loop (acp/load.c) */
+	off_t load_offload_min;		/* a file this big or bigger is read off the loop */
 	ev_signal sigint, sigterm;
 	const struct toolset_profile *profile;	/* --profile: its extensions and tools */
 	int initialized;

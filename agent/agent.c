@@ -301,6 +301,13 @@ agent_load(struct agent_rt *rt, const char *id, const struct toolbox *tools,
 
 	if (s == NULL)
 		return NULL;
+	return agent_adopt(rt, s, tools, hooks);
+}
+
+struct agent *
+agent_adopt(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
+    const struct agent_hooks *hooks)
+{
 	clock_advance_past(&rt->env->clock, sess_last_time(s));
 	return agent_attach(rt, s, tools, hooks);
 }

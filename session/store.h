@@ -6,7 +6,9 @@
 #ifndef SESSION_STORE_H
 #define SESSION_STORE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -53,6 +55,22 @@ struct sess *sess_store_create(struct sess_store *st, const struct sess_header_i
 /* Loads a stored session: lease, read, truncate the torn tail, append closers. A file that
  * cannot be written loads read-only (its appends fail with session_log_io naming it). */
 struct sess *sess_store_load(struct sess_store *st, const char *id, struct err *e);
+/*
+ * The same load in three steps, so that the reading can run off the loop thread (issue 15).
+ * start (on the loop) checks the id and takes the lease: NULL with e (invalid_params,
+ * unknown_session, session_busy, session_log_io). read reads, parses and checks the file and
+ * touches nothing but ld: a worker thread may run it, and cancel (may be NULL) stops it between
+ * chunks. finish (on the loop) repairs the tail durably and makes the session live; it frees ld
+ * and returns the session, or NULL with e (the lease is then released). free drops a load that
+ * will not finish (the lease is released). A load of the same id while one is between its steps
+ * is session_busy (the lease is per open file): the caller makes such a load wait.
+ */
+struct sess_loading;
+struct sess_loading *sess_store_load_start(struct sess_store *st, const char *id, struct err *e);
+off_t sess_loading_size(const struct sess_loading *ld);	/* the file's size at start */
+void sess_loading_read(struct sess_loading *ld, const atomic_int *cancel);
+struct sess *sess_store_load_finish(struct sess_store *st, struct sess_loading *ld, struct err *e);
+void sess_loading_free(struct sess_loading *ld);
 /* Syncs every session with a due checkpoint; returns the number that failed. */
 int sess_store_sync_due(struct sess_store *st);
 /* Syncs, closes and frees a live session. */
