@@ -24,6 +24,7 @@ struct acp_replay_task {
 	struct acp_replay cur;
 	int busy;			/* queued, or a slice is being sent: only that code frees it */
 	int paused;			/* waits for acp_on_low */
+	unsigned long long total0;	/* the write queue's total when it started */
 	struct acp_replay_task *next;
 };
 

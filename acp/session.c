@@ -360,6 +360,9 @@ acp_replay_finish(struct acp_replay_task *t)
 	struct acp_session *as = t->as;
 
 	t->busy = 1;		/* a write error in acp_send stops it: it is freed here */
+	/* the replay waits while the client does not read: at most the high mark and a slice queue up */
+	log_info("acp: %s: replayed %llu bytes; at most %zu were queued at once", as->id,
+	    srv->wq.total - t->total0, srv->wq.peak);
 	json_t *result = json_object();
 	if (as->agent)
 		acp_session_describe(srv, as->agent, result);
@@ -448,6 +451,7 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->srv = srv;
 	t->as = as;
 	t->id = json_incref(id);
+	t->total0 = srv->wq.total;
 	t->events = json_incref(as->agent->sess->events);
 	acp_replay_init(&t->cur, t->events, &srv->tools);
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
