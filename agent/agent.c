@@ -203,12 +203,18 @@ agent_attach(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
 	a->ordinal = -1;
 	buf_init(&a->text);
 	buf_init(&a->reasoning);
-	json_array_foreach(s->events, i, ev) {
-		const char *t = json_string_value(json_object_get(ev, "type"));
-		if (strcmp(t, "turn/start") == 0)
+	/* By the type codes: a loaded log's tree is not walked on the loop (issue 15). */
+	int turn_start = sess_event_type_code("turn/start"), step_start = sess_event_type_code("step/start");
+	int found = 0;
+	for (i = json_array_size(s->events); i-- > 0;) {
+		int t = sess_type_at(s, i);
+		if (t == turn_start && !found) {
+			found = 1;	/* the last one tells */
+			ev = json_array_get(s->events, i);
 			a->turn = (int)json_integer_value(json_object_get(json_object_get(ev, "data"), "turn"));
-		else if (strcmp(t, "step/start") == 0)
+		} else if (t == step_start) {
 			a->requests++;
+		}
 	}
 	map_put(&rt->agents, s->id, a);
 	if (rt->nall == rt->call) {

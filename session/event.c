@@ -80,6 +80,12 @@ sess_event_type_known(const char *type)
 }
 
 int
+sess_event_type_code(const char *type)
+{
+	return type ? sess_payload_code(type, strlen(type)) : 0;
+}
+
+int
 sess_event_type_knownn(const char *t, size_t n)
 {
 	return sess_payload_known(t, n);

@@ -126,6 +126,15 @@ sess_payload_shape(const char *t, size_t n)
 }
 
 int
+sess_payload_code(const char *t, size_t n)
+{
+	for (size_t i = 0; i < sizeof(sess_payloads) / sizeof(sess_payloads[0]); i++)
+		if (sess_payloads[i].len == n && memcmp(t, sess_payloads[i].name, n) == 0)
+			return (int)i + 1;
+	return 0;
+}
+
+int
 sess_payload_known(const char *t, size_t n)
 {
 	return sess_payload_shape(t, n) != NULL;

@@ -18,6 +18,7 @@ sess_image_free(struct sess_image *img)
 {
 	json_decref(img->header);
 	json_decref(img->events);
+	free(img->types);
 	memset(img, 0, sizeof(*img));
 }
 
@@ -29,7 +30,21 @@ struct inspect_run {
 	size_t open_turn;	/* index in img->events of the open turn's first event (closers: only it) */
 	off_t base;		/* file offset of the chunk's first byte */
 	int done;		/* a torn last line ended the file */
+	size_t ctypes;		/* room in img->types */
 };
+
+static void
+inspect_note_type(struct inspect_run *run, const json_t *ev)
+{
+	struct sess_image *img = run->img;
+	size_t n = json_array_size(img->events);	/* ev is the next one */
+
+	if (n >= run->ctypes) {
+		run->ctypes = run->ctypes ? run->ctypes * 2 : 1024;
+		img->types = xrealloc(img->types, run->ctypes);
+	}
+	img->types[n] = (unsigned char)sess_event_type_code(json_string_value(json_object_get(ev, "type")));
+}
 
 static void
 inspect_run_init(struct inspect_run *run, struct sess_image *img)
@@ -90,6 +105,7 @@ inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, 
 			if (strcmp(t, "turn/start") == 0 || strcmp(t, "turn/end") == 0)
 				run->open_turn = json_array_size(img->events);
 			run->seq++;
+			inspect_note_type(run, j);
 			json_array_append_new(img->events, j);
 		}
 		pos = end + 1;
@@ -115,8 +131,10 @@ inspect_finish(struct inspect_run *run, struct err *e)
 	for (size_t i = run->open_turn; i < n; i++)
 		json_array_append(tail, json_array_get(img->events, i));
 	img->nclosers = sess_closers_append(tail);
-	for (size_t i = n - run->open_turn; i < json_array_size(tail); i++)
+	for (size_t i = n - run->open_turn; i < json_array_size(tail); i++) {
+		inspect_note_type(run, json_array_get(tail, i));
 		json_array_append(img->events, json_array_get(tail, i));
+	}
 	json_decref(tail);
 	return 0;
 }

@@ -23,6 +23,7 @@
 struct sess_image {
 	json_t *header;
 	json_t *events;		/* the valid events, then nclosers closers */
+	unsigned char *types;	/* owned: each event's sess_event_type_code, as many as events */
 	size_t nclosers;
 	off_t valid_len;	/* bytes of the valid prefix: where load truncates */
 	int torn;		/* a torn last line was ignored */

@@ -27,6 +27,7 @@ sess_free(struct sess *s)
 	free(s->obs);
 	json_decref(s->header);
 	json_decref(s->events);
+	free(s->types);
 	free(s);
 }
 
@@ -48,14 +49,17 @@ sess_store_get(struct sess_store *st, const char *id)
 	return map_get(&st->live, id);
 }
 
+/* Takes header, events, types (their codes, or NULL for no events) and lg. */
 static struct sess *
-sess_store_add(struct sess_store *st, json_t *header, json_t *events, struct sess_log *lg)
+sess_store_add(struct sess_store *st, json_t *header, json_t *events, unsigned char *types, struct sess_log *lg)
 {
 	struct sess *s = xcalloc(1, sizeof(*s));
 
 	snprintf(s->id, sizeof(s->id), "%s", json_string_value(json_object_get(header, "id")));
 	s->header = header;
 	s->events = events;
+	s->types = types;
+	s->ctypes = types ? json_array_size(events) : 0;
 	s->log = lg;
 	s->store = st;
 	map_put(&st->live, s->id, s);
@@ -72,7 +76,7 @@ sess_store_create(struct sess_store *st, const struct sess_header_info *info)
 {
 	json_t *h = sess_header_new(info);
 
-	return sess_store_add(st, h, json_array(), sess_log_new(st->env, info->id, h));
+	return sess_store_add(st, h, json_array(), NULL, sess_log_new(st->env, info->id, h));
 }
 
 static const json_t *sess_put(struct sess *s, json_t *ev, struct err *e);
@@ -193,7 +197,8 @@ sess_store_load_finish(struct sess_store *st, struct sess_loading *ld, struct er
 		for (size_t i = 0; i < img->nclosers; i++)
 			json_array_remove(img->events, json_array_size(img->events) - 1);
 	ld->lg = NULL;
-	s = sess_store_add(st, json_incref(img->header), json_incref(img->events), lg);
+	s = sess_store_add(st, json_incref(img->header), json_incref(img->events), img->types, lg);
+	img->types = NULL;
 	sess_loading_free(ld);
 	if (!lg->readonly && sess_store_close_tail(s, e) < 0) {
 		sess_store_release(st, s);
@@ -323,6 +328,12 @@ sess_put(struct sess *s, json_t *ev, struct err *e)
 		json_decref(ev);
 		return NULL;
 	}
+	size_t n = json_array_size(s->events);
+	if (n >= s->ctypes) {
+		s->ctypes = s->ctypes ? s->ctypes * 2 : 64;
+		s->types = xrealloc(s->types, s->ctypes);
+	}
+	s->types[n] = (unsigned char)sess_event_type_code(type);
 	json_array_append_new(s->events, ev);
 	if (env->faults.exit_n)
 		sess_faults_event_written(&env->faults, type);
@@ -351,6 +362,12 @@ sess_last_time(const struct sess *s)
 	if (n == 0)
 		return json_integer_value(json_object_get(s->header, "createdAt"));
 	return json_integer_value(json_object_get(json_array_get(s->events, n - 1), "time"));
+}
+
+int
+sess_type_at(const struct sess *s, size_t i)
+{
+	return s->types[i];
 }
 
 const char *

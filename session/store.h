@@ -32,6 +32,8 @@ struct sess {
 	char id[SESS_ID_LEN + 1];
 	json_t *header;		/* owned, immutable */
 	json_t *events;		/* owned array of every event, seq == index */
+	unsigned char *types;	/* owned: sess_event_type_code of each event (read without the tree) */
+	size_t ctypes;
 	struct sess_log *log;	/* owned */
 	struct sess_store *store;
 	int checkpoint;		/* a sync is due at the next pass */
@@ -88,6 +90,10 @@ const char *sess_failure(const struct sess *s);
  * would, and writes again. 0 (also when s had not failed), or -1 with session_log_io. */
 int sess_recover(struct sess *s, struct err *e);
 int64_t sess_last_time(const struct sess *s);
+/* The type code (sess_event_type_code) of event i < json_array_size(s->events): a walk that looks
+ * for a few types reads these bytes, not every event's tree (a loaded log's tree is hundreds of MB:
+ * touching each event costs a cache miss or more). */
+int sess_type_at(const struct sess *s, size_t i);
 const char *sess_header_str(const struct sess *s, const char *key);	/* borrowed or NULL */
 
 #endif
