@@ -129,15 +129,6 @@ sess_payload_shape(const char *t, size_t n)
 }
 
 int
-sess_payload_code(const char *t, size_t n)
-{
-	for (size_t i = 0; i < sizeof(sess_payloads) / sizeof(sess_payloads[0]); i++)
-		if (sess_payloads[i].len == n && memcmp(t, sess_payloads[i].name, n) == 0)
-			return (int)i + 1;
-	return 0;
-}
-
-int
 sess_payload_known(const char *t, size_t n)
 {
 	return sess_payload_shape(t, n) != NULL;
@@ -173,15 +164,11 @@ struct sess_ppath {
 	size_t n;
 };
 
-/* Appends s[0..n) as far as it fits (this runs for every field of every event read: no printf). */
 static void
-sess_ppath_put(struct sess_ppath *p, const char *s, size_t n)
+sess_ppath_fit(struct sess_ppath *p, int w)
 {
-	if (n > sizeof(p->s) - 1 - p->n)
-		n = sizeof(p->s) - 1 - p->n;
-	memcpy(p->s + p->n, s, n);
-	p->n += n;
-	p->s[p->n] = '\0';
+	if (w > 0)
+		p->n = p->n + (size_t)w < sizeof(p->s) ? p->n + (size_t)w : sizeof(p->s) - 1;
 }
 
 /* Appends ".name" (or "name" at the top); returns the length to pop back to. */
@@ -190,9 +177,7 @@ sess_ppath_key(struct sess_ppath *p, const char *name)
 {
 	size_t was = p->n;
 
-	if (p->n)
-		sess_ppath_put(p, ".", 1);
-	sess_ppath_put(p, name, strlen(name));
+	sess_ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "%s%s", p->n ? "." : "", name));
 	return was;
 }
 
@@ -200,15 +185,8 @@ static size_t
 sess_ppath_index(struct sess_ppath *p, size_t i)
 {
 	size_t was = p->n;
-	char d[24];
-	size_t k = sizeof(d);
 
-	d[--k] = ']';
-	do
-		d[--k] = (char)('0' + i % 10);
-	while ((i /= 10) != 0);
-	d[--k] = '[';
-	sess_ppath_put(p, d + k, sizeof(d) - k);
+	sess_ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "[%zu]", i));
 	return was;
 }
 
