@@ -24,6 +24,7 @@ struct acp_replay_task {
 	struct acp_replay cur;
 	int busy;			/* queued, or a slice is being sent: only that code frees it */
 	int paused;			/* waits for acp_on_low */
+	unsigned long long total0;	/* the write queue's total when it started */
 	struct acp_replay_task *next;
 };
 
@@ -58,11 +59,38 @@ void acp_session_drop_wait(struct acp_session *as);
 /* Stops the replays of as (session/close: each load is answered), or of every session (shutdown). */
 void acp_replays_stop(struct acp_server *srv, struct acp_session *as);
 void acp_replay_free_task(struct acp_replay_task *t);
+/* A stored session read under its lease goes live for the request id (borrowed) with its params
+ * (borrowed); frees ld. The ACP session, or NULL with *reply. */
+struct acp_session *acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, const char *sid,
+    const json_t *id, const json_t *params, json_t **reply);
+/* The replay that answers session/load id (borrowed); the answer of session/resume id (borrowed). */
+void acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id);
+void acp_resume_answer(struct acp_server *srv, struct acp_session *as, json_t *id);
 json_t *acp_m_session_new(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_load(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_resume(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_list(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_close(struct acp_server *srv, struct acp_msg *m);
+
+/* ---- load.c: loads of big stored sessions, read off the loop ---- */
+
+/* Below this a stored session is read on the loop (a few milliseconds); --deterministic reads every
+ * one there, so a scenario's output does not depend on a thread's timing. */
+#define ACP_LOAD_OFFLOAD_MIN ((off_t)512 * 1024)
+
+/* Reads ld on a worker for the request m (load when replay, else resume); the answer comes when
+ * the session is live. Takes ld. */
+void acp_load_offload(struct acp_server *srv, struct sess_loading *ld, const char *sid, struct acp_msg *m,
+    int replay);
+/* The load of sid in flight, or NULL. */
+struct acp_load *acp_load_find(struct acp_server *srv, const char *sid);
+/* A line naming l's session waits for it (copied). */
+void acp_load_queue(struct acp_load *l, const char *line, size_t len);
+/* session/close of a session being loaded: the load is cancelled and answered -32002; the close's
+ * reply (new ref). */
+json_t *acp_load_close(struct acp_load *l, struct acp_msg *m);
+/* Shutdown: every load stops, unanswered. */
+void acp_loads_stop(struct acp_server *srv);
 
 /* ---- options.c: modes and config options (SPEC §17.2) ---- */
 

@@ -8,6 +8,7 @@
  */
 #include "acp/server.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,6 +331,25 @@ acp_on_corpus_ready(void *arg)
 		ev_idle_start(srv->loop, &srv->held_idle);
 }
 
+/*
+ * A request or notification about a session being loaded waits for the load (1), or a close
+ * cancels it (1, answered); else 0.
+ */
+static int
+acp_server_held(struct acp_server *srv, struct acp_msg *m, const char *line, size_t len)
+{
+	json_t *jsid = json_object_get(m->params, "sessionId");
+	struct acp_load *l;
+
+	if (!json_is_string(jsid) || acp_has_nul(jsid) || (l = acp_load_find(srv, json_string_value(jsid))) == NULL)
+		return 0;
+	if (m->kind == ACP_MSG_REQUEST && m->method && strcmp(m->method, "session/close") == 0)
+		acp_send(srv, acp_load_close(l, m));
+	else
+		acp_load_queue(l, line, len);
+	return 1;
+}
+
 void
 acp_server_line(void *arg, const char *line, size_t len)
 {
@@ -349,10 +369,17 @@ acp_server_line_now(struct acp_server *srv, const char *line, size_t len)
 	struct acp_msg m;
 	json_t *reply = NULL;
 	const struct acp_method *meth;
+	enum acp_kind kind;
 
 	if (srv->shutting_down)
 		return;
-	switch (acp_classify(line, len, &m, &reply)) {
+	kind = acp_classify(line, len, &m, &reply);
+	if ((kind == ACP_MSG_REQUEST || kind == ACP_MSG_NOTIFICATION) && srv->loads && srv->initialized &&
+	    acp_server_held(srv, &m, line, len)) {
+		acp_msg_free(&m);
+		return;
+	}
+	switch (kind) {
 	case ACP_MSG_INVALID:
 		acp_send(srv, reply);
 		return;
@@ -417,7 +444,7 @@ acp_settle(void *arg)
 {
 	struct acp_server *srv = arg;
 
-	if (srv->waiters && agent_rt_idle(&srv->rt) && srv->replays == NULL)
+	if (srv->waiters && agent_rt_idle(&srv->rt) && srv->replays == NULL && srv->loads == NULL)
 		while (srv->waiters)
 			acp_waiter_done(srv, srv->waiters, 1);
 	/* Exit waits for what outlives its agents (MCP servers shutting down, at most ~4 s). */
@@ -445,6 +472,7 @@ acp_server_shutdown(struct acp_server *srv)
 	reader_pause(&srv->reader);
 	/* A replay would keep the run queue busy: it stops now; waiting prompts are cancelled. */
 	acp_replays_stop(srv, NULL);
+	acp_loads_stop(srv);	/* a load's worker stops at its next chunk; the load is not answered */
 	for (size_t i = 0; i < srv->nall; i++)
 		acp_session_drop_wait(srv->all[i]);
 	runq_push(&srv->runq, acp_shutdown_task, srv);
@@ -507,6 +535,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->loop = loop;
 	srv->opts = *opts;
 	map_init(&srv->sessions);
+	srv->load_offload_min = opts->deterministic ? (off_t)INT64_MAX : ACP_LOAD_OFFLOAD_MIN;
 	runq_init(&srv->runq, loop);
 	runq_set_sync(&srv->runq, acp_sync_pass, srv);
 	runq_set_settle(&srv->runq, acp_settle, srv);
@@ -581,6 +610,7 @@ acp_server_free(struct acp_server *srv)
 		ev_signal_stop(srv->loop, &srv->sigint);
 		ev_signal_stop(srv->loop, &srv->sigterm);
 	}
+	acp_loads_stop(srv);
 	while (srv->waiters)
 		acp_waiter_done(srv, srv->waiters, 0);
 	if (srv->loop)

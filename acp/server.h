@@ -61,6 +61,7 @@ struct acp_session {
 struct acp_waiter;
 struct acp_replay_task;
 struct acp_held_line;
+struct acp_load;
 
 struct acp_server {
 	struct ev_loop *loop;
@@ -88,6 +89,8 @@ struct acp_server {
 	size_t held_bytes;
 	int held_paused;		/* stdin paused: too much is held */
 	int eof_pending;		/* stdin ended while lines were held: shut down after them */
+	struct acp_load *loads;		/* stored sessions being read off the loop (acp/load.c) */
+	off_t load_offload_min;		/* a file this big or bigger is read off the loop */
 	ev_signal sigint, sigterm;
 	const struct toolset_profile *profile;	/* --profile: its extensions and tools */
 	int initialized;

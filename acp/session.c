@@ -189,14 +189,49 @@ acp_live_session(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 	return as;
 }
 
-/* Opens a stored root session (load/resume); returns the ACP session or NULL with *reply. */
+/*
+ * A stored session read under its lease becomes the live root of an ACP session: the repair is made
+ * durable, the root attached, the request's parameters applied (id, params: borrowed). Frees ld.
+ * Returns the ACP session, or NULL with *reply.
+ */
+struct acp_session *
+acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, const char *sid, const json_t *id,
+    const json_t *params, json_t **reply)
+{
+	struct acp_session *as;
+	struct sess *s;
+	struct agent *a;
+	struct err e;
+
+	err_clear(&e);
+	if ((s = sess_store_load_finish(&srv->store, ld, &e)) == NULL) {
+		*reply = acp_session_error(id, sid, &e);
+		return NULL;
+	}
+	a = agent_adopt(&srv->rt, s, &srv->tools, NULL);
+	if (agent_parent(a)) {
+		agent_release(a);
+		*reply = acp_invalid_params(id, "sessionId: a subagent session cannot be loaded as an ACP session");
+		return NULL;
+	}
+	as = acp_session_attach(srv, a);
+	agent_rt_session_params(&srv->rt, a, params, &e);	/* checked before: starts the MCP servers */
+	/* Children that settled while it was not live: their notices arrive now (SPEC §6.6). */
+	agent_rt_recover(a);	/* undelivered notices, the Team's roster, tasks and mail come back */
+	return as;
+}
+
+/*
+ * Opens a stored root session (load/resume); returns the ACP session, or NULL with *reply; or NULL
+ * with *reply NULL when the file is big enough to be read off the loop (acp/load.c answers later).
+ */
 static struct acp_session *
-acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
+acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, json_t **reply)
 {
 	const char *sid = acp_session_id_param(m, reply);
 	struct acp_session *as;
 	struct sess_entry *en;
-	struct agent *a;
+	struct sess_loading *ld;
 	struct err e;
 
 	if (sid == NULL)
@@ -216,23 +251,17 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 		return NULL;
 	}
 	err_clear(&e);
-	a = agent_load(&srv->rt, sid, &srv->tools, NULL, &e);
-	if (a == NULL) {
+	if ((ld = sess_store_load_start(&srv->store, sid, &e)) == NULL) {
 		*reply = acp_session_error(m->id, sid, &e);
 		return NULL;
 	}
-	if (agent_parent(a)) {
-		agent_release(a);
-		*reply = acp_invalid_params(m->id, "sessionId: a subagent session cannot be loaded as an ACP session");
+	if (sess_loading_size(ld) >= srv->load_offload_min) {
+		acp_load_offload(srv, ld, sid, m, replay);
 		return NULL;
 	}
-	as = acp_session_attach(srv, a);
-	agent_rt_session_params(&srv->rt, a, m->params, &e);	/* checked above: starts the MCP servers */
-	/* Children that settled while it was not live: their notices arrive now (SPEC §6.6). */
-	agent_rt_recover(a);	/* undelivered notices, the Team's roster, tasks and mail come back */
-	return as;
+	sess_loading_read(ld, NULL);	/* small: a few milliseconds on the loop */
+	return acp_open_loaded(srv, ld, sid, m->id, m->params, reply);
 }
-
 
 void
 acp_replay_free_task(struct acp_replay_task *t)
@@ -333,6 +362,9 @@ acp_replay_finish(struct acp_replay_task *t)
 	struct acp_session *as = t->as;
 
 	t->busy = 1;		/* a write error in acp_send stops it: it is freed here */
+	/* the replay waits while the client does not read: at most the high mark and a slice queue up */
+	log_info("acp: %s: replayed %llu bytes; at most %zu were queued at once", as->id,
+	    srv->wq.total - t->total0, srv->wq.peak);
 	json_t *result = json_object();
 	if (as->agent)
 		acp_session_describe(srv, as->agent, result);
@@ -410,20 +442,18 @@ acp_replays_stop(struct acp_server *srv, struct acp_session *as)
 	}
 }
 
-json_t *
-acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
+/* Starts the replay of a live session that answers the session/load request id (borrowed). */
+void
+acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 {
-	json_t *reply = NULL;
-	struct acp_session *as = acp_open_stored(srv, m, &reply);
 	struct acp_replay_task *t, **pp;
 
-	if (as == NULL)
-		return reply;
 	t = xcalloc(1, sizeof(*t));
 	ev_idle_init(&t->idle, acp_replay_idle_cb);
 	t->srv = srv;
 	t->as = as;
-	t->id = json_incref(m->id);
+	t->id = json_incref(id);
+	t->total0 = srv->wq.total;
 	t->events = json_incref(as->agent->sess->events);
 	acp_replay_init(&t->cur, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;
@@ -433,22 +463,41 @@ acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
 	as->replays++;
 	t->busy = 1;
 	acp_replay_go(t);
+}
+
+json_t *
+acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL;
+	struct acp_session *as = acp_open_stored(srv, m, 1, &reply);
+
+	if (as == NULL)
+		return reply;
+	acp_replay_start(srv, as, m->id);
 	return NULL;
+}
+
+/* Answers a session/resume request id (borrowed) of a live session. */
+void
+acp_resume_answer(struct acp_server *srv, struct acp_session *as, json_t *id)
+{
+	json_t *result = json_object();
+
+	acp_session_describe(srv, as->agent, result);
+	acp_send(srv, acp_result_new(id, result));
+	/* Clients that only ever resume learn the commands too (SPEC §20). */
+	acp_send_update(srv, as->id, acp_commands_update());
 }
 
 json_t *
 acp_m_session_resume(struct acp_server *srv, struct acp_msg *m)
 {
 	json_t *reply = NULL;
-	struct acp_session *as = acp_open_stored(srv, m, &reply);
+	struct acp_session *as = acp_open_stored(srv, m, 0, &reply);
 
 	if (as == NULL)
 		return reply;
-	json_t *result = json_object();
-	acp_session_describe(srv, as->agent, result);
-	acp_send(srv, acp_result_new(m->id, result));
-	/* Clients that only ever resume learn the commands too (SPEC §20). */
-	acp_send_update(srv, as->id, acp_commands_update());
+	acp_resume_answer(srv, as, m->id);
 	return NULL;
 }
 

@@ -212,12 +212,18 @@ agent_attach(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
 	buf_init(&a->summary);
 	agent_conv_init(&a->conv);
 	agent_conv_rebuild(&a->conv, s->events);	/* from the latest compaction on */
-	json_array_foreach(s->events, i, ev) {
-		const char *t = json_string_value(json_object_get(ev, "type"));
-		if (strcmp(t, "turn/start") == 0)
+	/* By the type codes: a loaded log's tree is not walked on the loop (issue 15). */
+	int turn_start = sess_event_type_code("turn/start"), step_start = sess_event_type_code("step/start");
+	int found = 0;
+	for (i = json_array_size(s->events); i-- > 0;) {
+		int t = sess_type_at(s, i);
+		if (t == turn_start && !found) {
+			found = 1;	/* the last one tells */
+			ev = json_array_get(s->events, i);
 			a->turn = (int)json_integer_value(json_object_get(json_object_get(ev, "data"), "turn"));
-		else if (strcmp(t, "step/start") == 0)
+		} else if (t == step_start) {
 			a->requests++;
+		}
 	}
 	map_put(&rt->agents, s->id, a);
 	if (rt->nall == rt->call) {
@@ -310,6 +316,13 @@ agent_load(struct agent_rt *rt, const char *id, const struct toolbox *tools,
 
 	if (s == NULL)
 		return NULL;
+	return agent_adopt(rt, s, tools, hooks);
+}
+
+struct agent *
+agent_adopt(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
+    const struct agent_hooks *hooks)
+{
 	clock_advance_past(&rt->env->clock, sess_last_time(s));
 	return agent_attach(rt, s, tools, hooks);
 }

@@ -174,6 +174,10 @@ struct agent *agent_new_root(struct agent_rt *rt, const char *cwd, const struct 
 int agent_publish_root(struct agent *a, const char *mode, const char *model, struct err *e);
 struct agent *agent_load(struct agent_rt *rt, const char *id, const struct toolbox *tools,
     const struct agent_hooks *hooks, struct err *e);
+/* An agent over a session sess_store_load_finish made live (a load run in steps: the caller read
+ * the file off the loop); what agent_load does after its sess_store_load. */
+struct agent *agent_adopt(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
+    const struct agent_hooks *hooks);
 /* Queues a message; steals content and source; writes its id to out_id (may be NULL). */
 void agent_post(struct agent *a, json_t *content, json_t *source, char *out_id);
 /* Removes a queued, not yet started message; returns 1 when it was there. */

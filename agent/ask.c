@@ -48,7 +48,15 @@ ask_policy(struct agent *root)
 	pol = xcalloc(1, sizeof(*pol));
 	pol->mode = root->rt->start_mode;
 	permit_rules_init(&pol->rules);
-	json_array_foreach(root->sess->events, i, ev) {
+	/* Only the events that can tell, found by their type codes: a loaded log's tree is not walked
+	 * on the loop (issue 15). */
+	int created = sess_event_type_code("session/created"), mode = sess_event_type_code("session/mode"),
+	    model = sess_event_type_code("session/model"), rule = sess_event_type_code("permission/rule");
+	for (i = 0; i < json_array_size(root->sess->events); i++) {
+		int c = sess_type_at(root->sess, i);
+		if (c != created && c != mode && c != model && c != rule)
+			continue;
+		ev = json_array_get(root->sess->events, i);
 		const char *t = json_string_value(json_object_get(ev, "type"));
 		const json_t *d = json_object_get(ev, "data");
 		enum permit_mode m;

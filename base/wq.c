@@ -115,6 +115,8 @@ wq_push(struct wq *q, const json_t *msg)
 	if (wq_write(q) < 0)
 		ev_io_start(q->loop, &q->io);
 	wq_after_write(q);
+	if (wq_pending(q) > q->peak)
+		q->peak = wq_pending(q);
 	if (!q->above_high && wq_pending(q) > WQ_HIGH) {
 		q->above_high = 1;
 		if (q->on_high)

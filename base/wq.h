@@ -24,6 +24,7 @@ struct wq {
 	int failed;		/* EPIPE or another write error: output is dropped */
 	int above_high;		/* went above WQ_HIGH and has not drained below WQ_LOW since */
 	unsigned long long total;	/* bytes queued since init: a producer's budget counts them */
+	size_t peak;		/* the most bytes ever queued at once (tests, logs) */
 	void (*on_high)(void *arg);	/* queue went above WQ_HIGH: stdin and producers pause */
 	void (*on_low)(void *arg);	/* drained below WQ_LOW after that: they go on */
 	void (*on_error)(void *arg);

@@ -485,8 +485,13 @@ sess_corpus_note_live(struct sess_corpus *c, const struct sess *s)
 		en->live = 1;
 		en->gone = 0;
 		sess_entry_from_header(en, s->header);
-		for (size_t i = 0; i < n; i++)
-			sess_entry_note_event(en, json_array_get(s->events, i));
+		int user = sess_event_type_code("user/message"), desc = sess_event_type_code("subagent/descriptor");
+		/* only the events that can tell something, found by their type codes (issue 15) */
+		for (size_t i = 0; i < n; i++) {
+			int t = sess_type_at(s, i);
+			if ((t == user && en->title == NULL) || t == desc)
+				sess_entry_note_event(en, json_array_get(s->events, i));
+		}
 	} else if (n) {
 		sess_entry_note_event(en, json_array_get(s->events, n - 1));
 	}

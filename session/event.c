@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonbuild.h"
 #include "base/utf8.h"
 #include "session/id.h"
 #include "session/payload.h"
@@ -79,6 +80,12 @@ sess_event_type_known(const char *type)
 }
 
 int
+sess_event_type_code(const char *type)
+{
+	return type ? sess_payload_code(type, strlen(type)) : 0;
+}
+
+int
 sess_event_type_knownn(const char *t, size_t n)
 {
 	return sess_payload_known(t, n);
@@ -112,8 +119,11 @@ sess_event_check(const json_t *ev, int64_t seq, struct err *e)
 json_t *
 sess_json_parse_line(const char *line, size_t len)
 {
-	json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	/* The fast builder takes what the scan validates; anything else is jansson's to decide. */
+	json_t *j = json_build(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL);
 
+	if (j == NULL)
+		j = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
 	if (j == NULL && !utf8_valid(line, len)) {
 		size_t n;
 		char *fixed = utf8_repair(line, len, &n);

@@ -129,6 +129,15 @@ sess_payload_shape(const char *t, size_t n)
 }
 
 int
+sess_payload_code(const char *t, size_t n)
+{
+	for (size_t i = 0; i < sizeof(sess_payloads) / sizeof(sess_payloads[0]); i++)
+		if (sess_payloads[i].len == n && memcmp(t, sess_payloads[i].name, n) == 0)
+			return (int)i + 1;
+	return 0;
+}
+
+int
 sess_payload_known(const char *t, size_t n)
 {
 	return sess_payload_shape(t, n) != NULL;
@@ -164,11 +173,15 @@ struct sess_ppath {
 	size_t n;
 };
 
+/* Appends s[0..n) as far as it fits (this runs for every field of every event read: no printf). */
 static void
-sess_ppath_fit(struct sess_ppath *p, int w)
+sess_ppath_put(struct sess_ppath *p, const char *s, size_t n)
 {
-	if (w > 0)
-		p->n = p->n + (size_t)w < sizeof(p->s) ? p->n + (size_t)w : sizeof(p->s) - 1;
+	if (n > sizeof(p->s) - 1 - p->n)
+		n = sizeof(p->s) - 1 - p->n;
+	memcpy(p->s + p->n, s, n);
+	p->n += n;
+	p->s[p->n] = '\0';
 }
 
 /* Appends ".name" (or "name" at the top); returns the length to pop back to. */
@@ -177,7 +190,9 @@ sess_ppath_key(struct sess_ppath *p, const char *name)
 {
 	size_t was = p->n;
 
-	sess_ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "%s%s", p->n ? "." : "", name));
+	if (p->n)
+		sess_ppath_put(p, ".", 1);
+	sess_ppath_put(p, name, strlen(name));
 	return was;
 }
 
@@ -185,8 +200,15 @@ static size_t
 sess_ppath_index(struct sess_ppath *p, size_t i)
 {
 	size_t was = p->n;
+	char d[24];
+	size_t k = sizeof(d);
 
-	sess_ppath_fit(p, snprintf(p->s + p->n, sizeof(p->s) - p->n, "[%zu]", i));
+	d[--k] = ']';
+	do
+		d[--k] = (char)('0' + i % 10);
+	while ((i /= 10) != 0);
+	d[--k] = '[';
+	sess_ppath_put(p, d + k, sizeof(d) - k);
 	return was;
 }
 

@@ -18,117 +18,200 @@ sess_image_free(struct sess_image *img)
 {
 	json_decref(img->header);
 	json_decref(img->events);
+	free(img->types);
 	memset(img, 0, sizeof(*img));
 }
 
-static int sess_inspect_lines(const char *data, size_t len, struct sess_image *img, struct err *e);
+/* inspect's state between chunks of a file: what a line needs of the lines before it. */
+struct inspect_run {
+	struct sess_image *img;
+	int64_t seq;
+	int line_no;
+	size_t open_turn;	/* index in img->events of the open turn's first event (closers: only it) */
+	off_t base;		/* file offset of the chunk's first byte */
+	int done;		/* a torn last line ended the file */
+	size_t ctypes;		/* room in img->types */
+};
 
-int
-sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct err *e)
+static void
+inspect_note_type(struct inspect_run *run, const json_t *ev)
 {
-	int rc = sess_inspect_lines(data, len, img, e);
+	struct sess_image *img = run->img;
+	size_t n = json_array_size(img->events);	/* ev is the next one */
 
-	if (rc < 0)
-		sess_image_free(img);	/* a refused file leaves nothing behind */
-	return rc;
+	if (n >= run->ctypes) {
+		run->ctypes = run->ctypes ? run->ctypes * 2 : 1024;
+		img->types = xrealloc(img->types, run->ctypes);
+	}
+	img->types[n] = (unsigned char)sess_event_type_code(json_string_value(json_object_get(ev, "type")));
 }
 
-static int
-sess_inspect_lines(const char *data, size_t len, struct sess_image *img, struct err *e)
+static void
+inspect_run_init(struct inspect_run *run, struct sess_image *img)
 {
-	size_t pos = 0;
-	int64_t seq = 0;
-	int line_no = 0;
-
+	memset(run, 0, sizeof(*run));
 	memset(img, 0, sizeof(*img));
+	run->img = img;
 	img->events = json_array();
-	while (pos < len) {
+}
+
+/*
+ * The lines of one chunk (data[0..len), at file offset run->base). A line is taken once it is
+ * known whether it is the file's last one (a torn last line is ignored, any other bad line is
+ * corruption): every line but the chunk's final one, and that too with final (the file ends
+ * there). *used is how many bytes were taken; the caller keeps the rest for the next chunk.
+ */
+static int
+inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, size_t *used, struct err *e)
+{
+	struct sess_image *img = run->img;
+	size_t pos = 0;
+
+	*used = 0;
+	while (pos < len && !run->done) {
 		const char *nl = memchr(data + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - data) : len;
 		json_t *j;
+		if (!final && (nl == NULL || end + 1 == len))
+			break;		/* whether this line is the last is not known yet */
 		int last = (nl == NULL || end + 1 == len);
-		line_no++;
+		run->line_no++;
 		j = nl ? sess_json_parse_line(data + pos, end - pos) : NULL;
 		if (j == NULL) {
-			if (last && line_no > 1) {
+			if (last && run->line_no > 1) {
 				/* A torn last line: no newline, or not JSON. */
 				img->torn = 1;
+				run->done = 1;
 				break;
 			}
-			if (line_no == 1)
+			if (run->line_no == 1)
 				return err_set(e, ERR_SESSION_CORRUPT, "the session header is unreadable");
-			return err_set(e, ERR_SESSION_CORRUPT, "line %d is not valid JSON", line_no);
+			return err_set(e, ERR_SESSION_CORRUPT, "line %d is not valid JSON", run->line_no);
 		}
-		if (line_no == 1) {
+		if (run->line_no == 1) {
 			if (sess_header_check(j, e) < 0) {
 				json_decref(j);
 				return -1;
 			}
 			img->header = j;
 		} else {
-			int ok = sess_event_check(j, seq, e);
+			int ok = sess_event_check(j, run->seq, e);
 			if (ok < 0) {
 				json_decref(j);
 				return -1;
 			}
 			/* Ignorable unknown events stay, so seq stays contiguous in memory. */
-			seq++;
+			const char *t = json_string_value(json_object_get(j, "type"));
+			if (strcmp(t, "turn/start") == 0 || strcmp(t, "turn/end") == 0)
+				run->open_turn = json_array_size(img->events);
+			run->seq++;
+			inspect_note_type(run, j);
 			json_array_append_new(img->events, j);
 		}
 		pos = end + 1;
-		img->valid_len = (off_t)pos;
+		img->valid_len = run->base + (off_t)pos;
 	}
-	if (img->header == NULL)
-		return err_set(e, ERR_SESSION_CORRUPT, "the session file is empty");
-	img->nclosers = sess_closers_append(img->events);
+	*used = pos < len ? pos : len;
+	run->base += (off_t)*used;
 	return 0;
 }
 
-/* Reads all of fd from offset 0 into an owned buffer of *len bytes (a file that shrinks
- * meanwhile reads short, never faults). */
-static char *
-sess_read_fd(int fd, const char *path, size_t *len, struct err *e)
+/* After the last chunk: the verdict on an empty file, and the closers, computed from the open
+ * turn alone (what sess_closers_append reads of the whole history depends on nothing before). */
+static int
+inspect_finish(struct inspect_run *run, struct err *e)
 {
-	struct stat st;
-	char *data;
-	size_t got = 0;
+	struct sess_image *img = run->img;
+	size_t n = json_array_size(img->events);
+	json_t *tail;
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		err_set(e, ERR_SESSION_LOG_IO, "%s is not a regular file", path);
-		return NULL;
+	if (img->header == NULL)
+		return err_set(e, ERR_SESSION_CORRUPT, "the session file is empty");
+	tail = json_array();
+	for (size_t i = run->open_turn; i < n; i++)
+		json_array_append(tail, json_array_get(img->events, i));
+	img->nclosers = sess_closers_append(tail);
+	for (size_t i = n - run->open_turn; i < json_array_size(tail); i++) {
+		inspect_note_type(run, json_array_get(tail, i));
+		json_array_append(img->events, json_array_get(tail, i));
 	}
-	/* Padded: the scan's short compares read whole words (jsonscan.h). */
-	data = xmalloc((size_t)st.st_size + 16);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = pread(fd, data + got, (size_t)st.st_size - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err_set(e, ERR_SESSION_LOG_IO, "cannot read %s: %s", path, strerror(errno));
-			free(data);
-			return NULL;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	memset(data + got, 0, 16);
-	*len = got;
-	return data;
+	json_decref(tail);
+	return 0;
 }
 
 int
-sess_inspect_fd(int fd, const char *path, struct sess_image *img, struct err *e)
+sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct err *e)
 {
-	size_t len;
-	char *data;
+	struct inspect_run run;
+	size_t used;
 	int rc;
 
-	memset(img, 0, sizeof(*img));
-	if ((data = sess_read_fd(fd, path, &len, e)) == NULL)
-		return -1;
-	rc = sess_inspect_buf(data, len, img, e);
-	free(data);
+	inspect_run_init(&run, img);
+	rc = inspect_lines(&run, data, len, 1, &used, e);
+	if (rc == 0)
+		rc = inspect_finish(&run, e);
+	if (rc < 0)
+		sess_image_free(img);	/* a refused file leaves nothing behind */
+	return rc;
+}
+
+/* The file is read a chunk at a time: a load keeps the events, never the whole file's bytes too. */
+#define INSPECT_CHUNK (1u << 20)
+
+int
+sess_inspect_fd(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e)
+{
+	struct inspect_run run;
+	struct stat st;
+	size_t cap = INSPECT_CHUNK, have = 0;
+	off_t off = 0;
+	char *buf;
+	int rc = 0, eof = 0;
+
+	inspect_run_init(&run, img);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		sess_image_free(img);
+		return err_set(e, ERR_SESSION_LOG_IO, "%s is not a regular file", path);
+	}
+	buf = xmalloc(cap + 16);	/* padded: the scan's short compares read whole words (jsonscan.h) */
+	while (rc == 0 && !run.done) {
+		size_t used;
+		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
+			rc = err_set(e, ERR_INTERNAL, "reading %s was cancelled", path);
+			break;
+		}
+		while (!eof && have < cap) {
+			/* pread from 0: the lease holder may have moved the offset; a file cut meanwhile
+			 * reads short, never faults */
+			ssize_t n = pread(fd, buf + have, cap - have, off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				rc = err_set(e, ERR_SESSION_LOG_IO, "cannot read %s: %s", path, strerror(errno));
+				break;
+			}
+			if (n == 0)
+				eof = 1;
+			have += (size_t)n;
+			off += n;
+		}
+		if (rc < 0)
+			break;
+		memset(buf + have, 0, 16);
+		if ((rc = inspect_lines(&run, buf, have, eof, &used, e)) < 0 || eof)
+			break;
+		if (used == 0 && have == cap) {
+			cap *= 2;	/* one line longer than the buffer */
+			buf = xrealloc(buf, cap + 16);
+		}
+		memmove(buf, buf + used, have - used);
+		have -= used;
+	}
+	free(buf);
+	if (rc == 0)
+		rc = inspect_finish(&run, e);
+	if (rc < 0)
+		sess_image_free(img);
 	return rc;
 }
 
@@ -142,7 +225,7 @@ sess_inspect_file(const char *path, struct sess_image *img, struct err *e)
 	if (fd < 0)
 		return err_set(e, errno == ENOENT ? ERR_UNKNOWN_SESSION : ERR_SESSION_LOG_IO,
 		    "cannot open %s: %s", path, strerror(errno));
-	rc = sess_inspect_fd(fd, path, img, e);
+	rc = sess_inspect_fd(fd, path, NULL, img, e);
 	close(fd);
 	return rc;
 }

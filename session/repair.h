@@ -6,6 +6,7 @@
 #ifndef SESSION_REPAIR_H
 #define SESSION_REPAIR_H
 
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -22,6 +23,7 @@
 struct sess_image {
 	json_t *header;
 	json_t *events;		/* the valid events, then nclosers closers */
+	unsigned char *types;	/* owned: each event's sess_event_type_code, as many as events */
 	size_t nclosers;
 	off_t valid_len;	/* bytes of the valid prefix: where load truncates */
 	int torn;		/* a torn last line was ignored */
@@ -33,8 +35,12 @@ void sess_image_free(struct sess_image *img);
 int sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct err *e);
 /* Reads path (never follows a symlink). Codes as above plus unknown_session, session_log_io. */
 int sess_inspect_file(const char *path, struct sess_image *img, struct err *e);
-/* The same through an open descriptor (read from offset 0; path names it in errors). */
-int sess_inspect_fd(int fd, const char *path, struct sess_image *img, struct err *e);
+/*
+ * The same through an open descriptor (read from offset 0 a chunk at a time; path names it in
+ * errors). It touches nothing but its arguments, so a worker thread may run it: cancel (may be
+ * NULL), when another thread sets it, stops the read between chunks (-1, internal).
+ */
+int sess_inspect_fd(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e);
 /*
  * The read-only inspect at scan speed: inspect's verdict and counts without a JSON tree per
  * event. Events whose type is in keep (a NULL-terminated list, or NULL) are parsed, their payloads

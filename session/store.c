@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/jenc.h"
 #include "base/log.h"
@@ -26,6 +27,7 @@ sess_free(struct sess *s)
 	free(s->obs);
 	json_decref(s->header);
 	json_decref(s->events);
+	free(s->types);
 	free(s);
 }
 
@@ -47,14 +49,17 @@ sess_store_get(struct sess_store *st, const char *id)
 	return map_get(&st->live, id);
 }
 
+/* Takes header, events, types (their codes, or NULL for no events) and lg. */
 static struct sess *
-sess_store_add(struct sess_store *st, json_t *header, json_t *events, struct sess_log *lg)
+sess_store_add(struct sess_store *st, json_t *header, json_t *events, unsigned char *types, struct sess_log *lg)
 {
 	struct sess *s = xcalloc(1, sizeof(*s));
 
 	snprintf(s->id, sizeof(s->id), "%s", json_string_value(json_object_get(header, "id")));
 	s->header = header;
 	s->events = events;
+	s->types = types;
+	s->ctypes = types ? json_array_size(events) : 0;
 	s->log = lg;
 	s->store = st;
 	map_put(&st->live, s->id, s);
@@ -71,7 +76,7 @@ sess_store_create(struct sess_store *st, const struct sess_header_info *info)
 {
 	json_t *h = sess_header_new(info);
 
-	return sess_store_add(st, h, json_array(), sess_log_new(st->env, info->id, h));
+	return sess_store_add(st, h, json_array(), NULL, sess_log_new(st->env, info->id, h));
 }
 
 static const json_t *sess_put(struct sess *s, json_t *ev, struct err *e);
@@ -108,12 +113,22 @@ sess_store_close_tail(struct sess *s, struct err *e)
 	return rc;
 }
 
-struct sess *
-sess_store_load(struct sess_store *st, const char *id, struct err *e)
-{
+/* A load between its steps: the lease, then the image read under it. */
+struct sess_loading {
+	char id[SESS_ID_LEN + 1];
+	struct sess_log *lg;	/* owned: holds the lease */
+	off_t size;		/* the file's size when the lease was taken */
 	struct sess_image img;
+	int rc;			/* sess_loading_read's outcome */
+	struct err e;
+};
+
+struct sess_loading *
+sess_store_load_start(struct sess_store *st, const char *id, struct err *e)
+{
+	struct sess_loading *ld;
 	struct sess_log *lg;
-	struct sess *s;
+	struct stat sb;
 
 	if (!sess_id_valid(id)) {
 		err_set(e, ERR_INVALID_PARAMS, "malformed session id");
@@ -122,33 +137,85 @@ sess_store_load(struct sess_store *st, const char *id, struct err *e)
 	/* The lease first: what is read below is what no other process appends to meanwhile. */
 	if ((lg = sess_log_open(st->env, id, e)) == NULL)
 		return NULL;
-	if (sess_inspect_fd(lg->fd, lg->path, &img, e) < 0) {
-		sess_log_free(lg);
+	ld = xcalloc(1, sizeof(*ld));
+	snprintf(ld->id, sizeof(ld->id), "%s", id);
+	ld->lg = lg;
+	ld->size = fstat(lg->fd, &sb) == 0 ? sb.st_size : 0;
+	ld->rc = -1;
+	err_clear(&ld->e);
+	err_set(&ld->e, ERR_INTERNAL, "session %s was not read", id);
+	return ld;
+}
+
+off_t
+sess_loading_size(const struct sess_loading *ld)
+{
+	return ld->size;
+}
+
+void
+sess_loading_read(struct sess_loading *ld, const atomic_int *cancel)
+{
+	err_clear(&ld->e);
+	ld->rc = sess_inspect_fd(ld->lg->fd, ld->lg->path, cancel, &ld->img, &ld->e);
+}
+
+void
+sess_loading_free(struct sess_loading *ld)
+{
+	if (ld == NULL)
+		return;
+	sess_image_free(&ld->img);
+	sess_log_free(ld->lg);
+	free(ld);
+}
+
+struct sess *
+sess_store_load_finish(struct sess_store *st, struct sess_loading *ld, struct err *e)
+{
+	struct sess_image *img = &ld->img;
+	struct sess_log *lg = ld->lg;
+	struct sess *s;
+
+	if (ld->rc < 0) {
+		err_set(e, ld->e.code, "%s", ld->e.msg);
+		sess_loading_free(ld);
 		return NULL;
 	}
-	if (strcmp(json_string_value(json_object_get(img.header, "id")), id) != 0) {
-		err_set(e, ERR_SESSION_CORRUPT, "the session file %s.jsonl holds session %s", id,
-		    json_string_value(json_object_get(img.header, "id")));
-		sess_image_free(&img);
-		sess_log_free(lg);
+	if (strcmp(json_string_value(json_object_get(img->header, "id")), ld->id) != 0) {
+		err_set(e, ERR_SESSION_CORRUPT, "the session file %s.jsonl holds session %s", ld->id,
+		    json_string_value(json_object_get(img->header, "id")));
+		sess_loading_free(ld);
 		return NULL;
 	}
-	if (sess_log_adopt(lg, img.valid_len, e) < 0) {
-		sess_image_free(&img);
-		sess_log_free(lg);
+	if (sess_log_adopt(lg, img->valid_len, e) < 0) {
+		sess_loading_free(ld);
 		return NULL;
 	}
 	/* A log we may not write keeps its closers in memory only: it is read, never written. */
 	if (!lg->readonly)
-		for (size_t i = 0; i < img.nclosers; i++)
-			json_array_remove(img.events, json_array_size(img.events) - 1);
-	s = sess_store_add(st, json_incref(img.header), json_incref(img.events), lg);
-	sess_image_free(&img);
+		for (size_t i = 0; i < img->nclosers; i++)
+			json_array_remove(img->events, json_array_size(img->events) - 1);
+	ld->lg = NULL;
+	s = sess_store_add(st, json_incref(img->header), json_incref(img->events), img->types, lg);
+	img->types = NULL;
+	sess_loading_free(ld);
 	if (!lg->readonly && sess_store_close_tail(s, e) < 0) {
 		sess_store_release(st, s);
 		return NULL;
 	}
 	return s;
+}
+
+struct sess *
+sess_store_load(struct sess_store *st, const char *id, struct err *e)
+{
+	struct sess_loading *ld = sess_store_load_start(st, id, e);
+
+	if (ld == NULL)
+		return NULL;
+	sess_loading_read(ld, NULL);
+	return sess_store_load_finish(st, ld, e);
 }
 
 int
@@ -261,6 +328,12 @@ sess_put(struct sess *s, json_t *ev, struct err *e)
 		json_decref(ev);
 		return NULL;
 	}
+	size_t n = json_array_size(s->events);
+	if (n >= s->ctypes) {
+		s->ctypes = s->ctypes ? s->ctypes * 2 : 64;
+		s->types = xrealloc(s->types, s->ctypes);
+	}
+	s->types[n] = (unsigned char)sess_event_type_code(type);
 	json_array_append_new(s->events, ev);
 	if (env->faults.exit_n)
 		sess_faults_event_written(&env->faults, type);
@@ -289,6 +362,12 @@ sess_last_time(const struct sess *s)
 	if (n == 0)
 		return json_integer_value(json_object_get(s->header, "createdAt"));
 	return json_integer_value(json_object_get(json_array_get(s->events, n - 1), "time"));
+}
+
+int
+sess_type_at(const struct sess *s, size_t i)
+{
+	return s->types[i];
 }
 
 const char *

@@ -6,7 +6,9 @@
 #ifndef SESSION_STORE_H
 #define SESSION_STORE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -30,6 +32,8 @@ struct sess {
 	char id[SESS_ID_LEN + 1];
 	json_t *header;		/* owned, immutable */
 	json_t *events;		/* owned array of every event, seq == index */
+	unsigned char *types;	/* owned: sess_event_type_code of each event (read without the tree) */
+	size_t ctypes;
 	struct sess_log *log;	/* owned */
 	struct sess_store *store;
 	int checkpoint;		/* a sync is due at the next pass */
@@ -53,6 +57,22 @@ struct sess *sess_store_create(struct sess_store *st, const struct sess_header_i
 /* Loads a stored session: lease, read, truncate the torn tail, append closers. A file that
  * cannot be written loads read-only (its appends fail with session_log_io naming it). */
 struct sess *sess_store_load(struct sess_store *st, const char *id, struct err *e);
+/*
+ * The same load in three steps, so that the reading can run off the loop thread (issue 15).
+ * start (on the loop) checks the id and takes the lease: NULL with e (invalid_params,
+ * unknown_session, session_busy, session_log_io). read reads, parses and checks the file and
+ * touches nothing but ld: a worker thread may run it, and cancel (may be NULL) stops it between
+ * chunks. finish (on the loop) repairs the tail durably and makes the session live; it frees ld
+ * and returns the session, or NULL with e (the lease is then released). free drops a load that
+ * will not finish (the lease is released). A load of the same id while one is between its steps
+ * is session_busy (the lease is per open file): the caller makes such a load wait.
+ */
+struct sess_loading;
+struct sess_loading *sess_store_load_start(struct sess_store *st, const char *id, struct err *e);
+off_t sess_loading_size(const struct sess_loading *ld);	/* the file's size at start */
+void sess_loading_read(struct sess_loading *ld, const atomic_int *cancel);
+struct sess *sess_store_load_finish(struct sess_store *st, struct sess_loading *ld, struct err *e);
+void sess_loading_free(struct sess_loading *ld);
 /* Syncs every session with a due checkpoint; returns the number that failed. */
 int sess_store_sync_due(struct sess_store *st);
 /* Syncs, closes and frees a live session. */
@@ -70,6 +90,10 @@ const char *sess_failure(const struct sess *s);
  * would, and writes again. 0 (also when s had not failed), or -1 with session_log_io. */
 int sess_recover(struct sess *s, struct err *e);
 int64_t sess_last_time(const struct sess *s);
+/* The type code (sess_event_type_code) of event i < json_array_size(s->events): a walk that looks
+ * for a few types reads these bytes, not every event's tree (a loaded log's tree is hundreds of MB:
+ * touching each event costs a cache miss or more). */
+int sess_type_at(const struct sess *s, size_t i);
 const char *sess_header_str(const struct sess *s, const char *key);	/* borrowed or NULL */
 
 #endif

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/jenc.h"
+#include "base/jsonbuild.h"
 #include "base/jsonscan.h"
 #include "base/xmalloc.h"
 #include "session/repair.h"
@@ -389,8 +391,17 @@ assert_scan_implies_jansson(const char *s, size_t n)
 		json_t *j = json_loadb(s, n, flagsets[i], &je);
 		ck_assert_msg(j != NULL, "scan took what jansson refuses (flags %zx, %s): %.*s", flagsets[i], je.text,
 		    (int)n, s);
+		/* and the builder makes jansson's tree: the same values, types and key order */
+		json_t *b = json_build(s, n, flagsets[i]);
+		char *bj = jenc_dumps(j, NULL), *bb = jenc_dumps(b, NULL);
+		ck_assert_msg(b != NULL && json_equal(j, b) && strcmp(bj, bb) == 0,
+		    "json_build differs from jansson (flags %zx): %.*s", flagsets[i], (int)n, s);
+		free(bj);
+		free(bb);
+		json_decref(b);
 		json_decref(j);
 	}
+	ck_assert_ptr_null(json_scan_valid(s, n, JSON_ALLOW_NUL) ? NULL : json_build(s, n, JSON_ALLOW_NUL));
 }
 
 START_TEST(json_scan_says_yes_only_where_jansson_does)
@@ -401,6 +412,11 @@ START_TEST(json_scan_says_yes_only_where_jansson_does)
 		" [ \"s\" , 1 , { \"k\" : \"v\" } ] ",
 		"{\"plain text that is longer than sixteen bytes\":\"and a value that is as long as that\"}",
 		"\"top\"", "12", "{\"k\":\"\\u0000\"}", "{\"n\":123456789012345678}",
+		/* the builder's cases: escaped keys (short and long), numbers, duplicates, white space */
+		"{\"k\\\"q\":1,\"\\u00e9\\u20ac\\ud83d\\ude00\":[\"a\\tb\\\\c\\/d\\be\\ff\\rg\\nh\\u0001\\u0000i\"]}",
+		"{\"a very long key with an escape \\n that does not fit the sixty-four bytes of the small key buffer\":{\"x\":\"\\u00e9\"}}",
+		"[-0,-0.0,0.5,-123456789012345678,1E5,1e-5,2.5E+10,0.000001,123.456e-2,-9.75]",
+		"{\"d\":1,\"e\":2,\"d\":3}", "\t[ {\"a\" :\t\"x\" } ,\r\n[ ] , { } ]\n", "[\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\\u00e9\"]",
 	};
 	unsigned seed = 777;
 	char m[256];

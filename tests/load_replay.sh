@@ -8,7 +8,8 @@ set -u
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d /tmp/acp-replay-XXXXXX)
 pid=
-trap 'kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+reader=
+trap 'kill -9 $pid $reader 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "load-replay: FAILED: $*"; echo "--- out (ids):"; grep -n '"id":' "$tmp/out" | cut -c1-200 | tail -n 5; echo "--- err:"; tail -n 3 "$tmp/err" | cut -c1-300; exit 1; }
 # exited_within TENTHS: the agent ended within that many tenths of a second; its status in $status
 exited_within() {
@@ -92,4 +93,90 @@ n=$(head -n "$l2" "$tmp/out" | grep -c '"sessionUpdate"')
 exec 3>&-
 exited_within 50 || fail "no exit after stdin EOF"
 [ "$status" -eq 0 ] || fail "exit status $status"
-echo "load-replay: ok (requests served during a long replay; a prompt waits for it; EOF, SIGTERM and close stop it)"
+# The file is read off the loop (issue 15; a 30 MB log is above the 512 KiB threshold): what names
+# the session while it is read waits for it, a close cancels it, EOF stops it.
+resume() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"session/resume\",\"params\":{\"sessionId\":\"$sid\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}"; }
+# 5. A second load of the same session while the first is read: each gets the whole replay (the two
+# replays may interleave, as two loads of a live session do), answered in order.
+start
+{ load 2; load 3; } >&3
+wait_for "$tmp/out" '"id":3,' 60 || fail "the second load got no answer"
+l2=$(line_of '"id":2,"result":{"modes"'); l3=$(line_of '"id":3,"result":{"modes"')
+[ -n "$l2" ] && [ -n "$l3" ] && [ "$l2" -lt "$l3" ] || fail "the two loads were not both answered in order"
+n=$(head -n "$l2" "$tmp/out" | grep -c '"sessionUpdate":"\(user\|agent\)_message_chunk"')
+[ "$n" -ge "$updates" ] || fail "$n updates before the first load's answer, expected $updates or more"
+n=$(head -n "$l3" "$tmp/out" | grep -c '"sessionUpdate":"\(user\|agent\)_message_chunk"')
+[ "$n" -eq $((updates * 2)) ] || fail "$n updates before the second load's answer, expected $((updates * 2))"
+[ "$(grep -c '"id":[23],' "$tmp/out")" -eq 2 ] || fail "a load was answered more than once"
+exec 3>&-
+exited_within 50 || fail "no exit after stdin EOF"
+
+# 6. session/resume of a big session with a prompt right behind it: the resume answers first.
+start
+{ resume 2; echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"more\"}]}}"; } >&3
+wait_for "$tmp/out" '"id":3,' 60 || fail "the prompt after a resume got no answer"
+l2=$(line_of '"id":2,"result":{"modes"'); l3=$(line_of '"id":3,"result"')
+[ -n "$l2" ] && [ -n "$l3" ] && [ "$l2" -lt "$l3" ] || fail "resume then prompt: not answered in order"
+! grep -q '"sessionUpdate":"user_message_chunk"' "$tmp/out" || fail "a resume replayed the conversation"
+exec 3>&-
+exited_within 50 || fail "no exit after stdin EOF"
+
+# 7. stdin EOF while the file is read: the read stops, the load is not answered, exit 0 at once.
+start
+load 2 >&3
+exec 3>&-
+exited_within 30 || fail "still running 3 s after stdin EOF during a load"
+[ "$status" -eq 0 ] || fail "exit status $status after stdin EOF during a load"
+! grep -q '"id":2,' "$tmp/out" || fail "a load was answered after stdin EOF"
+
+# 8. A big log with a bad line in its middle: -32603 session_corrupt, once; the file is left as it
+# was; the process goes on (a list is answered).
+start
+awk 'NR == 5000 { print "{not json"; next } { print }' "$tmp/log.jsonl" > "$tmp/state/sessions/$sid.jsonl"
+cp "$tmp/state/sessions/$sid.jsonl" "$tmp/corrupt.jsonl"
+{ load 2; echo '{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}'; } >&3
+wait_for "$tmp/out" '"id":2,' 60 || fail "a corrupt big log got no answer"
+grep -q '"id":2,"error":{"code":-32603.*"kind":"session_corrupt"' "$tmp/out" || fail "a corrupt big log was not session_corrupt"
+wait_for "$tmp/out" '"id":3,"result"' 60 || fail "no list after a corrupt load"
+[ "$(grep -c '"id":2,' "$tmp/out")" -eq 1 ] || fail "the corrupt load was answered more than once"
+cmp -s "$tmp/corrupt.jsonl" "$tmp/state/sessions/$sid.jsonl" || fail "a corrupt log was changed"
+exec 3>&-
+exited_within 50 || fail "no exit after stdin EOF"
+
+# 9. A big log whose last turn is open and whose last line is torn: the repair is durable as it is
+# inline (SPEC §5.5): the torn bytes cut, the closers appended, the replay whole.
+start
+head -n -1 "$tmp/log.jsonl" > "$tmp/state/sessions/$sid.jsonl"
+printf '{"seq":99999,"time":1,"type":"turn/e' >> "$tmp/state/sessions/$sid.jsonl"
+load 2 >&3
+wait_for "$tmp/out" '"id":2,' 60 || fail "a torn big log got no answer"
+grep -q '"id":2,"result"' "$tmp/out" || fail "a torn big log was not loaded"
+tail -n 1 "$tmp/state/sessions/$sid.jsonl" | grep -q '"type":"turn/end".*"kind":"interrupted"' ||
+	fail "the open turn was not closed on disk"
+! grep -q 'turn/e$' "$tmp/state/sessions/$sid.jsonl" || fail "the torn bytes were not cut"
+exec 3>&-
+exited_within 50 || fail "no exit after stdin EOF"
+
+# 10. A client that does not read during the replay: the replay pauses at the write queue's high
+# mark (8 MiB; SPEC §3.1) instead of queueing all of itself, and goes on when the client reads.
+cp "$tmp/log.jsonl" "$tmp/state/sessions/$sid.jsonl"
+rm -f "$tmp/in" "$tmp/outp"
+mkfifo "$tmp/in" "$tmp/outp"
+exec 4<>"$tmp/outp"	# held open, not read: the pipe fills
+"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$tmp/state" --log-level info < "$tmp/in" > "$tmp/outp" 2>"$tmp/err" 4<&- & pid=$!
+exec 3>"$tmp/in"
+{ echo "$init"; load 2; } >&3
+sleep 3
+cat <&4 3>&- > "$tmp/out" & reader=$!	# without the agent's stdin: EOF stays ours
+wait_for "$tmp/out" '"id":2,' 60 || { kill $reader; fail "the stalled load got no answer once read"; }
+exec 3>&-
+exited_within 50 || fail "no exit after stdin EOF"
+kill $reader 2>/dev/null; exec 4<&-
+line=$(grep 'replayed [0-9]* bytes' "$tmp/err")
+replayed=$(echo "$line" | sed 's/.*replayed \([0-9]*\) bytes.*/\1/'); peak=$(echo "$line" | sed 's/.*at most \([0-9]*\) were.*/\1/')
+[ -n "$replayed" ] && [ -n "$peak" ] || fail "no replay figures in the log"
+[ "$replayed" -gt 25000000 ] || fail "the replay was $replayed bytes, expected over 25 MB"
+[ "$peak" -lt $((9 * 1024 * 1024)) ] || fail "$peak bytes were queued at once for a client that did not read (replay $replayed)"
+n=$(grep -c '"sessionUpdate":"\(user\|agent\)_message_chunk"' "$tmp/out")
+[ "$n" -eq "$updates" ] || fail "$n replayed updates after the stall, expected $updates"
+echo "load-replay: ok (requests served during a long replay; a prompt waits for it; EOF, SIGTERM and close stop it; read off the loop: a second load, resume, EOF, corrupt and torn logs; a stalled client queues at most $peak of $replayed bytes)"

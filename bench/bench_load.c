@@ -1,0 +1,330 @@
+/*
+ * session/load of a 100 MB log (issue 15): the response time with a client that reads as fast as it
+ * can, against `cat file > /dev/null` in the same run; peak RSS during the load and RSS once it is
+ * done; and the longest gap in ANOTHER session's traffic while the load runs: a second session is
+ * prompted over and over (the builtin model answers at once; a fresh one every 20 prompts), so any
+ * time the loop spends blocked shows as a gap between two of its messages. The same gap without a
+ * load is the baseline.
+ *
+ *   bench_load AGENT [RUNS]
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/util.h"
+
+#define LOG_BYTES (100L * 1000 * 1000)
+#define SID "00000000-0000-4000-8000-00000000000a"
+
+struct child {
+	pid_t pid;
+	int in, out;
+	char *buf;
+	size_t have, cap;
+	unsigned long long bytes;	/* read since spawn */
+};
+
+/* The session log: turns of a user message, a step with text and a tool call, the call and its
+ * result, a step with a longer answer; every text its own (no value repeats line to line). */
+static long
+write_log(const char *path)
+{
+	static const char *const words[] = { "the", "loop", "session", "replay", "of", "and", "a", "file", "to",
+		"agent", "reads", "writes", "tool", "result", "with", "parse", "event", "line", "is", "on" };
+	FILE *f = fopen(path, "w");
+	long bytes = 0, seq = 0;
+	unsigned r = 12345;
+	char text[4096], res[4096];
+
+	if (f == NULL)
+		exit(1);
+	bytes += fprintf(f, "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":1,\"cwd\":\"/tmp\",\"delegationDepth\":0}\n", SID);
+	bytes += fprintf(f, "{\"seq\":%ld,\"time\":2,\"type\":\"session/created\",\"data\":{\"mode\":\"default\",\"model\":\"builtin\"}}\n", seq++);
+#define TEXT(buf, nwords) do { size_t o_ = 0; for (int w_ = 0; w_ < (nwords); w_++) { r = r * 1103515245u + 12345u; \
+	o_ += (size_t)snprintf(buf + o_, sizeof(buf) - o_, "%s%s", w_ ? " " : "", words[(r >> 16) % 20]); } } while (0)
+	for (long turn = 1; bytes < LOG_BYTES; turn++) {
+		long t = 1000 + seq;
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"turn/start\",\"data\":{\"turn\":%ld}}\n", seq, t, turn), seq++;
+		TEXT(text, 30);
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"user/message\",\"data\":{\"id\":\"m%ld\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"source\":{\"kind\":\"user\"}}}\n", seq, t, turn, text), seq++;
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"step/start\",\"data\":{\"turn\":%ld,\"step\":1}}\n", seq, t, turn), seq++;
+		TEXT(text, 40);
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"assistant/message\",\"data\":{\"turn\":%ld,\"step\":1,\"id\":\"a%ld\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"},{\"type\":\"tool-call\",\"callId\":\"call_%ld\",\"name\":\"grep\",\"arguments\":\"{\\\"pattern\\\":\\\"foo%ld\\\",\\\"path\\\":\\\"src\\\"}\"}],\"finish\":\"tool-calls\"}}\n", seq, t, turn, turn, text, turn, turn), seq++;
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"tool/call\",\"data\":{\"turn\":%ld,\"step\":1,\"callId\":\"call_%ld\",\"name\":\"grep\",\"arguments\":\"{\\\"pattern\\\":\\\"foo%ld\\\",\\\"path\\\":\\\"src\\\"}\"}}\n", seq, t, turn, turn, turn), seq++;
+		size_t o = 0;
+		for (int k = 0; k < 20; k++) {
+			TEXT(text, 8);
+			o += (size_t)snprintf(res + o, sizeof(res) - o, "%ssrc/f%d.c:%ld: %s", k ? "\\n" : "", k, turn * 3 + k, text);
+		}
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"tool/result\",\"data\":{\"turn\":%ld,\"step\":1,\"callId\":\"call_%ld\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"isError\":false}}\n", seq, t, turn, turn, res), seq++;
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"step/end\",\"data\":{\"turn\":%ld,\"step\":1}}\n", seq, t, turn), seq++;
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"step/start\",\"data\":{\"turn\":%ld,\"step\":2}}\n", seq, t, turn), seq++;
+		TEXT(text, 120);
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"assistant/message\",\"data\":{\"turn\":%ld,\"step\":2,\"id\":\"b%ld\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"finish\":\"stop\"}}\n", seq, t, turn, turn, text), seq++;
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"step/end\",\"data\":{\"turn\":%ld,\"step\":2}}\n", seq, t, turn), seq++;
+		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"turn/end\",\"data\":{\"turn\":%ld,\"reason\":{\"kind\":\"completed\"}}}\n", seq, t, turn), seq++;
+	}
+#undef TEXT
+	fclose(f);
+	return bytes;
+}
+
+static void
+spawn(struct child *c, const char *agent, const char *state)
+{
+	int in[2], out[2];
+
+	if (pipe(in) < 0 || pipe(out) < 0)
+		exit(1);
+	c->pid = fork();
+	if (c->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);	/* else the agent holds its own stdin open: no EOF */
+		close(out[0]);
+		close(out[1]);
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);
+		execl(agent, agent, "--model", "builtin", "--sync", "none", "--state-dir", state, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->in = in[1];
+	c->out = out[0];
+	c->have = 0;
+	c->bytes = 0;
+	c->cap = 1 << 20;
+	c->buf = malloc(c->cap);
+}
+
+static void
+send_line(struct child *c, const char *line)
+{
+	if (write(c->in, line, strlen(line)) < 0 || write(c->in, "\n", 1) < 0)
+		exit(1);
+}
+
+/* The next whole line (NUL-terminated in place, valid until the next call), or NULL on EOF. */
+static char *
+next_line(struct child *c, size_t *consumed)
+{
+	char *nl;
+
+	memmove(c->buf, c->buf + *consumed, c->have - *consumed);
+	c->have -= *consumed;
+	*consumed = 0;
+	while ((nl = memchr(c->buf, '\n', c->have)) == NULL) {
+		if (c->have == c->cap)
+			c->buf = realloc(c->buf, c->cap *= 2);
+		struct pollfd p = { c->out, POLLIN, 0 };
+		if (poll(&p, 1, 120000) <= 0)
+			return NULL;
+		ssize_t n = read(c->out, c->buf + c->have, c->cap - c->have);
+		if (n <= 0)
+			return NULL;
+		c->have += (size_t)n;
+		c->bytes += (unsigned long long)n;
+	}
+	*nl = '\0';
+	*consumed = (size_t)(nl - c->buf) + 1;
+	return c->buf;
+}
+
+static int
+is_response(const char *line, long id)
+{
+	char want[48];
+
+	snprintf(want, sizeof(want), "{\"jsonrpc\":\"2.0\",\"id\":%ld,", id);
+	return strncmp(line, want, strlen(want)) == 0;
+}
+
+static long
+proc_kb(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, strlen(field)) == 0)
+			kb = strtol(line + strlen(field), NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void
+prompt(struct child *c, const char *sid, long id)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"%s\",\"prompt\":[{\"type\":\"text\",\"text\":\"ping\"}]}}", id, sid);
+	send_line(c, line);
+}
+
+struct run {
+	double load_ms;		/* session/load sent to its response read */
+	double gap_ms;		/* the longest gap in the other session's messages meanwhile */
+	long prompts;		/* the other session's prompts answered meanwhile */
+	unsigned long long replay;	/* bytes read meanwhile */
+	long peak_kb, after_kb;
+};
+
+/*
+ * One process: a second session B is made and prompted in a loop; with load, session/load of the
+ * big log is sent at t0 and the figures are taken until its response (without, for as long as the
+ * load took, the baseline). B's traffic is told apart by its session id near the line's start.
+ */
+static void
+one_run(const char *agent, const char *state, int load, int other, double window_ms, struct run *out)
+{
+	struct child c;
+	size_t used = 0;
+	char *line, sidb[64] = "", req[512];
+	long next = 100, waiting;
+	double t0, last, now;
+
+	memset(out, 0, sizeof(*out));
+	spawn(&c, agent, state);
+	send_line(&c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}");
+	while ((line = next_line(&c, &used)) && !is_response(line, 1))
+		;
+	send_line(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp\",\"mcpServers\":[]}}");
+	while ((line = next_line(&c, &used)) && !is_response(line, 2))
+		;
+	char *p = line ? strstr(line, "\"sessionId\":\"") : NULL;
+	if (p == NULL)
+		exit(1);
+	snprintf(sidb, sizeof(sidb), "%.36s", p + 13);
+	prompt(&c, sidb, 3);	/* warm */
+	while ((line = next_line(&c, &used)) && !is_response(line, 3))
+		;
+	unsigned long long b0 = c.bytes;
+	t0 = last = bench_now_ms();
+	if (load) {
+		snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"session/load\",\"params\":{\"sessionId\":\"%s\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}", SID);
+		send_line(&c, req);
+	}
+	waiting = -1;
+	if (other)
+		prompt(&c, sidb, waiting = next++);
+	for (;;) {
+		if ((line = next_line(&c, &used)) == NULL)
+			exit(1);
+		now = bench_now_ms();
+		if (load && is_response(line, 10)) {
+			out->load_ms = now - t0;
+			break;
+		}
+		/* B's message: its update carries sidb near the start, its response is the waited id */
+		int mine = is_response(line, waiting) || (strlen(line) > 120 && memmem(line, 120, sidb, 36) != NULL);
+		if (!mine)
+			continue;
+		if (now - last > out->gap_ms)
+			out->gap_ms = now - last;
+		last = now;
+		if (is_response(line, waiting)) {
+			if ((p = strstr(line, "\"sessionId\":\"")) != NULL)
+				snprintf(sidb, sizeof(sidb), "%.36s", p + 13);	/* a fresh B */
+			else
+				out->prompts++;
+			if (!load && now - t0 >= window_ms)
+				break;
+			/* A prompt's cost grows with its session's history (the runtime rebuilds the
+			 * conversation): a fresh B every 20 prompts keeps B's own cost flat. */
+			if (out->prompts % 20 == 19 && strstr(line, "stopReason")) {
+				snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp\",\"mcpServers\":[]}}", next);
+				send_line(&c, req);
+				waiting = next++;
+			} else {
+				prompt(&c, sidb, waiting = next++);
+			}
+		}
+	}
+	now = bench_now_ms();
+	if (now - last > out->gap_ms)
+		out->gap_ms = now - last;
+	out->replay = c.bytes - b0;
+	while (waiting >= 0 && (line = next_line(&c, &used)) && !is_response(line, waiting))
+		;
+	out->peak_kb = proc_kb(c.pid, "VmHWM:");
+	usleep(300000);
+	out->after_kb = proc_kb(c.pid, "VmRSS:");
+	close(c.in);
+	while (next_line(&c, &used))
+		;
+	waitpid(c.pid, NULL, 0);
+	close(c.out);
+	free(c.buf);
+}
+
+static int
+cmp_run_load(const void *a, const void *b)
+{
+	double x = ((const struct run *)a)->load_ms, y = ((const struct run *)b)->load_ms;
+
+	return (x > y) - (x < y);
+}
+
+int
+main(int argc, char **argv)
+{
+	char dir[] = "/tmp/acp-bench-load-XXXXXX", path[256], cmd[600];
+	int runs = argc > 2 ? atoi(argv[2]) : 3;
+	struct run r[16], alone[16], base;
+	double cat[16];
+	long bytes;
+
+	if (argc < 2 || runs < 1 || runs > 16) {
+		fprintf(stderr, "usage: bench_load AGENT [RUNS]\n");
+		return 2;
+	}
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(path, sizeof(path), "%s/sessions", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", dir, SID);
+	bytes = write_log(path);
+	snprintf(cmd, sizeof(cmd), "cat %s > /dev/null", path);
+	if (system(cmd) != 0)	/* warm the page cache */
+		return 1;
+	for (int i = 0; i < runs; i++) {
+		double t0 = bench_now_ms();
+		if (system(cmd) != 0)
+			return 1;
+		cat[i] = bench_now_ms() - t0;
+		one_run(argv[1], dir, 1, 0, 0, &alone[i]);
+		one_run(argv[1], dir, 1, 1, 0, &r[i]);
+	}
+	qsort(cat, (size_t)runs, sizeof(double), bench_cmp_double);
+	qsort(r, (size_t)runs, sizeof(r[0]), cmp_run_load);
+	qsort(alone, (size_t)runs, sizeof(alone[0]), cmp_run_load);
+	const struct run *m = &r[runs / 2], *a = &alone[runs / 2];
+	one_run(argv[1], dir, 0, 1, m->load_ms, &base);
+	printf("load: session/load of a %ld-byte log: %.0f ms (median of %d: min %.0f, max %.0f; %.0f MB/s of log; %llu bytes of replay read)\n",
+	    bytes, a->load_ms, runs, alone[0].load_ms, alone[runs - 1].load_ms, bytes / a->load_ms / 1e3, a->replay);
+	printf("ratio[load vs cat file > /dev/null]: %.1fx the time (cat median %.1f ms, %.0f MB/s)\n",
+	    a->load_ms / cat[runs / 2], cat[runs / 2], bytes / cat[runs / 2] / 1e3);
+	printf("load: the same load while another session is prompted: %.0f ms\n", m->load_ms);
+	printf("load: other session's longest gap during the load: %.1f ms (%ld prompts answered meanwhile; runs:", m->gap_ms,
+	    m->prompts);
+	for (int i = 0; i < runs; i++)
+		printf(" %.1f", r[i].gap_ms);
+	printf(" ms); without a load %.1f ms (%ld prompts in %.0f ms)\n", base.gap_ms, base.prompts, m->load_ms);
+	printf("load: peak RSS %ld kB during the load, %ld kB idle after it\n", a->peak_kb, a->after_kb);
+	printf("target: load under 400 ms (within 3x of cat plus the replay bytes); the other session's gap under 20 ms; peak RSS under 48 MB\n");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : 1;
+}
