@@ -33,6 +33,7 @@ done
 $b/bench_list | grep -v revalidation
 $b/bench_append
 $b/bench_inspect
+$b/bench_load bin/acp-agent
 $b/bench_fs
 $b/bench_search
 $b/bench_agent bin/acp-agent $b/mock-openai
