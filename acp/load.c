@@ -169,7 +169,10 @@ acp_loads_stop(struct acp_server *srv)
 	struct acp_load *l;
 
 	while ((l = srv->loads) != NULL) {
-		acp_load_cancel(l);
+		srv->loads = l->next;	/* off the list first: nothing below finds it */
+		if (l->job)
+			offload_cancel(l->job);
+		l->job = NULL;
 		buf_free(&l->queued);	/* nothing is dispatched any more: the process is ending */
 		acp_load_requeue_free(l);
 	}

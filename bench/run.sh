@@ -34,6 +34,7 @@ $b/bench_list | grep -v revalidation
 $b/bench_index bin/acp-agent 100000 2>/dev/null
 $b/bench_append
 $b/bench_inspect
+$b/bench_load bin/acp-agent
 $b/bench_fs
 $b/bench_search
 $b/bench_agent bin/acp-agent $b/mock-openai
