@@ -104,23 +104,6 @@ stop(struct child *c)
 	close(c->out);
 }
 
-static long
-proc_kb(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, field, strlen(field)) == 0)
-			kb = strtol(line + strlen(field), NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 struct usage {
 	double cpu_ms, sys_ms;	/* user + system, and system alone */
 	unsigned long minflt;
@@ -165,7 +148,7 @@ rss_bench(const char *agent, const char *tmp)
 	spawn(&c, a1, NULL);
 	send_line(&c, init_line);
 	read_until(&c, "\"id\":1");
-	idle_kb = proc_kb(c.pid, "VmRSS:");
+	idle_kb = bench_proc_kb(c.pid, "VmRSS:");
 	printf("rss[idle]: %ld kB (target under 8 MB)\n", idle_kb);
 	stop(&c);
 	/* 10,000 indexed sessions */
@@ -192,7 +175,7 @@ rss_bench(const char *agent, const char *tmp)
 	read_until(&c, "\"id\":1");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("rss[10000 indexed sessions]: %ld kB (target under 40 MB; start-up with the index %.0f ms)\n",
-	    proc_kb(c.pid, "VmRSS:"), (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	    bench_proc_kb(c.pid, "VmRSS:"), (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	stop(&c);
 }
 
@@ -222,7 +205,7 @@ kids_bench(const char *agent, const char *tmp)
 	send_line(&c, line);
 	read_until(&c, "\"id\":3");
 	usleep(200000);
-	long kb = proc_kb(c.pid, "VmRSS:");
+	long kb = bench_proc_kb(c.pid, "VmRSS:");
 	printf("rss[100 resident children]: %ld kB (%.1f kB per child over idle)\n", kb, (kb - idle_kb) / 100.0);
 	stop(&c);
 }

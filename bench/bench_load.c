@@ -148,23 +148,6 @@ is_response(const char *line, long id)
 	return strncmp(line, want, strlen(want)) == 0;
 }
 
-static long
-proc_kb(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, field, strlen(field)) == 0)
-			kb = strtol(line + strlen(field), NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 static void
 prompt(struct child *c, const char *sid, long id)
 {
@@ -259,9 +242,9 @@ one_run(const char *agent, const char *state, int load, int other, double window
 	out->replay = c.bytes - b0;
 	while (waiting >= 0 && (line = next_line(&c, &used)) && !is_response(line, waiting))
 		;
-	out->peak_kb = proc_kb(c.pid, "VmHWM:");
+	out->peak_kb = bench_proc_kb(c.pid, "VmHWM:");
 	usleep(300000);
-	out->after_kb = proc_kb(c.pid, "VmRSS:");
+	out->after_kb = bench_proc_kb(c.pid, "VmRSS:");
 	close(c.in);
 	while (next_line(&c, &used))
 		;

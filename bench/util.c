@@ -2,7 +2,9 @@
 #include "bench/util.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,4 +51,21 @@ bench_spawn(const char *const argv[], FILE **to, FILE **from)
 	*to = fdopen(in[1], "w");
 	*from = fdopen(out[0], "r");
 	return pid;
+}
+
+long
+bench_proc_kb(int pid, const char *field)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, strlen(field)) == 0)
+			kb = strtol(line + strlen(field), NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
 }

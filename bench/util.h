@@ -10,6 +10,8 @@ int bench_cmp_double(const void *a, const void *b);	/* qsort order of doubles */
  * Starts argv (argv[0] is the program) with its stdin and stdout on pipes (*to, *from; owned);
  * its stderr goes to /dev/null unless BENCH_DEBUG is set. Returns the pid; exits on failure.
  */
+/* A "<field>  <n> kB" line of /proc/<pid>/status (VmRSS:, VmHWM:), in kB; -1 when absent. */
+long bench_proc_kb(int pid, const char *field);
 int bench_spawn(const char *const argv[], FILE **to, FILE **from);
 
 #endif

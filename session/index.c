@@ -22,7 +22,7 @@
 #define IDX_MAX_BYTES (4ull << 30)	/* a bigger file is not one we wrote */
 
 /* FNV-1a over 64-bit words (then the tail bytes): fast enough for 20 MB, and any flip shows. */
-static uint64_t
+uint64_t
 sess_index_sum(const unsigned char *p, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ull;

@@ -15,6 +15,7 @@
 #define SESSION_INDEX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 #include "session/entry.h"
@@ -29,6 +30,9 @@ enum sess_index_read {
 };
 
 /* Writes v[0..n) (borrowed) to path atomically; 0, or -1 with e (path untouched). */
+/* The trailer's checksum: FNV-1a over 64-bit words, then the tail bytes. */
+uint64_t sess_index_sum(const unsigned char *p, size_t len);
+
 int sess_index_write(const char *path, struct sess_entry *const *v, size_t n, struct err *e);
 /*
  * Reads path; on SESS_INDEX_OK *out is an owned array of *n owned entries (ids checked, unique

@@ -344,29 +344,12 @@ START_TEST(index_other_version_or_byte_order_is_ignored)
 }
 END_TEST
 
-/* The index file's checksum, as session/index.c computes it: lets a test forge a framed file. */
-static uint64_t
-sum(const unsigned char *p, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-	}
-	for (; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* Writes payload (header + entries) with a correct trailer. */
 static void
 forge(const char *payload, size_t len)
 {
 	char *d = xmalloc(len + 24);
-	uint64_t l = len, s = sum((const unsigned char *)payload, len);
+	uint64_t l = len, s = sess_index_sum((const unsigned char *)payload, len);
 
 	memcpy(d, payload, len);
 	memcpy(d + len, &l, 8);
