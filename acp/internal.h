@@ -61,7 +61,8 @@ void acp_replays_stop(struct acp_server *srv, struct acp_session *as);
 void acp_replay_free_task(struct acp_replay_task *t);
 /* A stored session read under its lease goes live for the request id (borrowed) with its params
  * (borrowed); frees ld. The ACP session, or NULL with *reply. */
-struct acp_session *acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, const char *sid,
+struct acp_session *acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, struct agent_conv *conv,
+    const char *sid,
     const json_t *id, const json_t *params, json_t **reply);
 /* The replay that answers session/load id (borrowed); the answer of session/resume id (borrowed). */
 void acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id);

@@ -28,6 +28,8 @@ struct acp_load {
 	struct offload *job;		/* the worker, until done runs or it is cancelled */
 	json_t *req_id;			/* the request that started it: owned */
 	json_t *params;			/* its params: owned */
+	struct agent_conv conv;		/* the conversation, rebuilt by the worker too (empty otherwise) */
+	int has_conv;
 	int replay;			/* session/load (else session/resume) */
 	struct buf queued;		/* lines about this session meanwhile: [size_t len][bytes]... */
 	struct acp_load *next;
@@ -38,7 +40,14 @@ acp_load_worker(void *arg, const atomic_int *cancel)
 {
 	struct acp_load *l = arg;
 
+	const json_t *events;
+
 	sess_loading_read(l->ld, cancel);
+	/* The conversation since the latest compaction: a log that never compacted folds whole. */
+	if ((events = sess_loading_events(l->ld)) != NULL && !atomic_load(cancel)) {
+		agent_conv_rebuild(&l->conv, events);
+		l->has_conv = 1;
+	}
 }
 
 /* Takes l off the server's list. */
@@ -70,6 +79,7 @@ acp_load_requeue_free(struct acp_load *l)
 	buf_free(&l->queued);
 	json_decref(l->req_id);
 	json_decref(l->params);
+	agent_conv_free(&l->conv);
 	sess_loading_free(l->ld);
 	free(l);
 }
@@ -85,7 +95,7 @@ acp_load_done(void *arg)
 
 	l->job = NULL;
 	acp_load_unlink(l);
-	as = acp_open_loaded(srv, l->ld, l->id, l->req_id, l->params, &reply);
+	as = acp_open_loaded(srv, l->ld, l->has_conv ? &l->conv : NULL, l->id, l->req_id, l->params, &reply);
 	l->ld = NULL;		/* freed by acp_open_loaded */
 	if (as == NULL)
 		acp_send(srv, reply);

@@ -195,8 +195,8 @@ acp_live_session(struct acp_server *srv, struct acp_msg *m, json_t **reply)
  * Returns the ACP session, or NULL with *reply.
  */
 struct acp_session *
-acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, const char *sid, const json_t *id,
-    const json_t *params, json_t **reply)
+acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, struct agent_conv *conv, const char *sid,
+    const json_t *id, const json_t *params, json_t **reply)
 {
 	struct acp_session *as;
 	struct sess *s;
@@ -208,7 +208,7 @@ acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, const char *sid
 		*reply = acp_session_error(id, sid, &e);
 		return NULL;
 	}
-	a = agent_adopt(&srv->rt, s, &srv->tools, NULL);
+	a = agent_adopt_conv(&srv->rt, s, conv, &srv->tools, NULL);
 	if (agent_parent(a)) {
 		agent_release(a);
 		*reply = acp_invalid_params(id, "sessionId: a subagent session cannot be loaded as an ACP session");
@@ -260,7 +260,7 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, json_t **
 		return NULL;
 	}
 	sess_loading_read(ld, NULL);	/* small: a few milliseconds on the loop */
-	return acp_open_loaded(srv, ld, sid, m->id, m->params, reply);
+	return acp_open_loaded(srv, ld, NULL, sid, m->id, m->params, reply);
 }
 
 void

@@ -193,8 +193,9 @@ agent_corpus_observer(void *arg, struct sess *s, const json_t *ev)
 	sess_corpus_note_live(a->rt->corpus, s);
 }
 
+/* conv: the conversation rebuilt from s's events already (moved in), or NULL: rebuilt here. */
 static struct agent *
-agent_attach(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
+agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const struct toolbox *tools,
     const struct agent_hooks *hooks)
 {
 	struct agent *a = xcalloc(1, sizeof(*a));
@@ -210,8 +211,13 @@ agent_attach(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
 	buf_init(&a->text);
 	buf_init(&a->reasoning);
 	buf_init(&a->summary);
-	agent_conv_init(&a->conv);
-	agent_conv_rebuild(&a->conv, s->events);	/* from the latest compaction on */
+	if (conv) {
+		a->conv = *conv;
+		memset(conv, 0, sizeof(*conv));	/* the caller's is empty now */
+	} else {
+		agent_conv_init(&a->conv);
+		agent_conv_rebuild(&a->conv, s->events);	/* from the latest compaction on */
+	}
 	/* By the type codes: a loaded log's tree is not walked on the loop (issue 15). */
 	int turn_start = sess_event_type_code("turn/start"), step_start = sess_event_type_code("step/start");
 	int found = 0;
@@ -247,7 +253,7 @@ agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools
 	info.id = id;
 	info.created_at = clock_now_ms(&rt->env->clock);
 	info.cwd = cwd;
-	return agent_attach(rt, sess_store_create(rt->store, &info), tools, hooks);
+	return agent_attach(rt, sess_store_create(rt->store, &info), NULL, tools, hooks);
 }
 
 int
@@ -277,7 +283,7 @@ agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct to
 	info.depth = (int)json_integer_value(json_object_get(parent->sess->header, "delegationDepth")) + 1;
 	info.parent = agent_id(parent);
 	info.origin = "subagent";
-	a = agent_attach(rt, sess_store_create(rt->store, &info), tools, NULL);
+	a = agent_attach(rt, sess_store_create(rt->store, &info), NULL, tools, NULL);
 	return a;
 }
 
@@ -323,8 +329,15 @@ struct agent *
 agent_adopt(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
     const struct agent_hooks *hooks)
 {
+	return agent_adopt_conv(rt, s, NULL, tools, hooks);
+}
+
+struct agent *
+agent_adopt_conv(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const struct toolbox *tools,
+    const struct agent_hooks *hooks)
+{
 	clock_advance_past(&rt->env->clock, sess_last_time(s));
-	return agent_attach(rt, s, tools, hooks);
+	return agent_attach(rt, s, conv, tools, hooks);
 }
 
 const char *

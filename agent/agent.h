@@ -178,6 +178,11 @@ struct agent *agent_load(struct agent_rt *rt, const char *id, const struct toolb
  * the file off the loop); what agent_load does after its sess_store_load. */
 struct agent *agent_adopt(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
     const struct agent_hooks *hooks);
+/* The same with the conversation already rebuilt (off the loop) from s's events: conv is moved
+ * into the agent and left empty. */
+struct agent *agent_adopt_conv(struct agent_rt *rt, struct sess *s, struct agent_conv *conv,
+    const struct toolbox *tools,
+    const struct agent_hooks *hooks);
 /* Queues a message; steals content and source; writes its id to out_id (may be NULL). */
 void agent_post(struct agent *a, json_t *content, json_t *source, char *out_id);
 /* Removes a queued, not yet started message; returns 1 when it was there. */

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/util.h"
+
 struct child {
 	pid_t pid;
 	int in, out;

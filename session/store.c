@@ -160,6 +160,12 @@ sess_loading_read(struct sess_loading *ld, const atomic_int *cancel)
 	ld->rc = sess_inspect_fd(ld->lg->fd, ld->lg->path, cancel, &ld->img, &ld->e);
 }
 
+const json_t *
+sess_loading_events(const struct sess_loading *ld)
+{
+	return ld->rc < 0 ? NULL : ld->img.events;
+}
+
 void
 sess_loading_free(struct sess_loading *ld)
 {

@@ -71,6 +71,9 @@ struct sess_loading;
 struct sess_loading *sess_store_load_start(struct sess_store *st, const char *id, struct err *e);
 off_t sess_loading_size(const struct sess_loading *ld);	/* the file's size at start */
 void sess_loading_read(struct sess_loading *ld, const atomic_int *cancel);
+/* After a good read: the events the session will have (closers included), borrowed; else NULL.
+ * The reader's alone until sess_store_load_finish. */
+const json_t *sess_loading_events(const struct sess_loading *ld);
 struct sess *sess_store_load_finish(struct sess_store *st, struct sess_loading *ld, struct err *e);
 void sess_loading_free(struct sess_loading *ld);
 /* Syncs every session with a due checkpoint; returns the number that failed. */
