@@ -124,6 +124,7 @@ acp_load_offload(struct acp_server *srv, struct sess_loading *ld, const char *si
 	l->req_id = json_incref(m->id ? m->id : json_null());
 	l->params = json_incref(m->params);
 	l->replay = replay;
+	agent_conv_init(&l->conv);	/* the worker folds into it */
 	buf_init(&l->queued);
 	for (pp = &srv->loads; *pp; pp = &(*pp)->next)
 		;
