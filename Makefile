@@ -154,6 +154,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory schema-check
 	$(Q)sh tests/mock_mcp.sh $(MCP_MOCK) $(AGENT)
 	$(Q)sh tests/cli.sh $(AGENT)
+	$(Q)sh tests/scenario_run.sh $(AGENT)
 	$(Q)sh tests/readme.sh bin/acp-agent
 	$(Q)sh tests/docs.sh bin/acp-agent
 	$(Q)sh tests/two_process.sh $(AGENT)
@@ -213,9 +214,11 @@ docs: all
 bench: deps all $(BENCHES) $(MOCK) $(MCP_MOCK)
 	$(Q)sh bench/run.sh
 
+# One binary: the agent, `acp-agent scenario run` and the other subcommands; and the user docs.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/acp-agent
 	install -m 0755 bin/acp-agent $(DESTDIR)$(PREFIX)/bin/acp-agent
+	install -m 0644 README.md docs/scenarios.md $(DESTDIR)$(PREFIX)/share/doc/acp-agent/
 
 clean:
 	rm -rf build bin
