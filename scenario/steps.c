@@ -1,6 +1,6 @@
 /*
- * The steps of scenario.json (SPEC §10.2, §20.1) and their templates: {{cwd}}, {{session:N}}
- * and {{mcp:<name>}}.
+ * The steps of scenario.json (SPEC §10.2, §20.1) and their templates: {{cwd}}, {{state}},
+ * {{session:N}} and {{mcp:<name>}}.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #define SCENARIO_STEP_BURST_MS 120000
 #define SCENARIO_STEP_IDLE_MS 10000	/* waitIdle's timeoutMs */
 
-/* s with {{cwd}} and {{session:N}} replaced; owned. */
+/* s with {{cwd}}, {{state}} and {{session:N}} replaced; owned. */
 char *
 scenario_subst(struct scenario_run *r, const char *s)
 {
@@ -27,6 +27,9 @@ scenario_subst(struct scenario_run *r, const char *s)
 		if (strncmp(s, "{{cwd}}", 7) == 0) {
 			buf_puts(&b, r->cwd);
 			s += 7;
+		} else if (strncmp(s, "{{state}}", 9) == 0) {
+			buf_puts(&b, r->state);
+			s += 9;
 		} else if (strncmp(s, "{{session:", 10) == 0 && strstr(s, "}}")) {
 			long n = strtol(s + 10, NULL, 10);
 			const char *id = json_string_value(json_array_get(r->sessions, (size_t)(n - 1)));

@@ -33,6 +33,7 @@ cat > "$sc/hello/scenario.json" <<'EOF'
   {"send": {"method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}},
   {"send": {"method": "session/new", "params": {"cwd": "{{cwd}}", "mcpServers": []}}},
   {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "Hi."}]}}},
+  {"send": {"method": "_test/templates", "params": {"state": "{{state}}", "cwd": "{{cwd}}", "id": "{{session:1}}"}}},
   {"eof": true}]}
 EOF
 cat > "$sc/hello/recording.json" <<'EOF'
@@ -48,8 +49,10 @@ run update --update "$sc/hello/"
 [ -s "$sc/hello/expected/stdout.jsonl" ] && [ -s "$sc/hello/expected/sessions/1.jsonl" ] && pass ||
 	fail "--update wrote no expected/stdout.jsonl and sessions/1.jsonl"
 has "$sc/hello/expected/stdout.jsonl" '"sessionId":"<ID-1>"'
-run again "$sc/hello"
+run again --traces "$tmp/traces" "$sc/hello"
 [ "$(rc again)" = 0 ] && pass || fail "the updated scenario failed: $(cat "$tmp/again.err")"
+grep -q "\"params\":{\"state\":\"$tmp/run/acp-scenario-hello-[A-Za-z0-9]*/state\",\"cwd\":\"$tmp/run/acp-scenario-hello-[A-Za-z0-9]*/work\",\"id\":\"00000000-0000-4000-8000-000000000001\"}" \
+	"$tmp/traces/hello.trace" && pass || fail "templates: $(grep _test/templates "$tmp/traces/hello.trace")"
 [ "$(cat "$tmp/again.out")" = "1 passed, 0 failed" ] && pass || fail "stdout of a pass: $(cat "$tmp/again.out")"
 
 # A mismatch: expected/ says something else, with a control byte and a byte that is not UTF-8.
