@@ -2,8 +2,9 @@
 # `acp-agent scenario run` as a user meets it (SPEC §21): a new scenario fails until --update
 # writes its expected/, then passes; a mismatch exits 1 with a readable unified diff and the
 # "N passed, N failed" line; --junit writes XML of the common JUnit shape (checked with
-# python3's XML parser where python3 is present), markup and control bytes escaped; bad usage
-# exits 2 with one line; and `make install DESTDIR=...` installs a binary that runs it.
+# python3's XML parser where python3 is present), markup and control bytes escaped; the step
+# templates; docs/scenarios.md's first scenario plays; bad usage exits 2 with one line; and
+# `make install DESTDIR=...` installs a binary that runs it.
 # Usage: tests/scenario_run.sh AGENT   (from the top of the tree)
 set -u
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -116,6 +117,23 @@ else
 		fail "results.xml: $(head -c 300 "$tmp/results.xml")"
 fi
 
+# docs/scenarios.md's first scenario, as a reader would play it: its first JSON block is
+# recording.json, its second scenario.json; --update, then a plain run passes.
+mkdir "$sc/first"
+awk '/^## /{ on = ($0 == "## A first scenario") } on && /^```/{ n++; next }
+	on && n == 1 { print > rec } on && n == 3 { print > script }' \
+	rec="$sc/first/recording.json" script="$sc/first/scenario.json" docs/scenarios.md
+if [ -s "$sc/first/recording.json" ] && [ -s "$sc/first/scenario.json" ]; then
+	run first-update --update "$sc/first"
+	run first "$sc/first"
+	[ "$(rc first-update)" = 0 ] && [ "$(rc first)" = 0 ] && pass ||
+		fail "docs/scenarios.md's first scenario: $(cat "$tmp/first-update.err" "$tmp/first.err")"
+	grep -q '"text":"There are 42 files."' "$sc/first/expected/sessions/2.jsonl" && pass ||
+		fail "docs/scenarios.md's first scenario: the helper did not answer"
+else
+	fail "docs/scenarios.md has no \"A first scenario\" with two JSON blocks"
+fi
+
 # Directories that are no scenario: each fails, naming what is missing; the others still run.
 mkdir "$tmp/empty"
 run notsc "$tmp/empty" "$tmp/absent" "$sc/hello"
@@ -155,4 +173,4 @@ else
 fi
 
 [ $fails -eq 0 ] || { echo "scenario_run: $fails failure(s) ($ok checks passed)"; exit 1; }
-echo "scenario_run: ok ($ok checks: --update writes a new scenario's expected/, a mismatch's diff and exit 1, JUnit XML, non-scenarios, usage errors, make install)"
+echo "scenario_run: ok ($ok checks: --update writes a new scenario's expected/, a mismatch's diff and exit 1, JUnit XML, the templates, docs/scenarios.md's example, non-scenarios, usage errors, make install)"
