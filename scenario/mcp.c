@@ -89,8 +89,8 @@ scenario_mcp_check_refs(struct scenario_run *r, const json_t *v)
 }
 
 /*
- * The scenario's "mcp": {"<name>": "mcp/<name>.json"} (paths relative to the scenario): each
- * script must exist; its mock-mcp logs to <tmp>/mcp/<name>.log.
+ * The scenario's "mcp": {"<name>": "mcp/<name>.json"} (paths relative to the scenario), into
+ * r->mcp (empty on entry): each script must exist; its mock-mcp logs to <tmp>/mcp/<name>.log.
  */
 int
 scenario_mcp_load(struct scenario_run *r)
@@ -100,7 +100,6 @@ scenario_mcp_load(struct scenario_run *r)
 	json_t *v;
 	char path[1200], abs[PATH_MAX], logdir[400];
 
-	r->mcp = json_object();
 	if (spec == NULL)
 		return 0;
 	if (!json_is_object(spec))
