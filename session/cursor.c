@@ -66,9 +66,11 @@ sess_cursor_line(struct sess_cursor *c)
 		}
 		if (c->off >= c->end || c->fd < 0)
 			return NULL;
-		memmove(c->buf, c->buf + c->pos, c->have - c->pos);
-		c->have -= c->pos;
-		c->pos = 0;
+		if (c->pos) {
+			memmove(c->buf, c->buf + c->pos, c->have - c->pos);
+			c->have -= c->pos;
+			c->pos = 0;
+		}
 		if (c->cap - c->have < CURSOR_CHUNK / 2) {
 			c->cap = c->cap ? c->cap * 2 : CURSOR_CHUNK;
 			c->buf = xrealloc(c->buf, c->cap);
