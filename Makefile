@@ -41,7 +41,7 @@ Q :=
 say :=
 endif
 
-LIB_SRC := $(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
+LIB_SRC := $(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c chat/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/acp/main.o
 TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c

@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/version.h"
 #include "base/xmalloc.h"
+#include "chat/chat.h"
 #include "tools/toolsets.h"
 
 #define MAIN_HEAP_KEEP (8 << 20)
@@ -51,6 +52,7 @@ static const char main_help_text[] =
     "                 [--max-active N] [--max-steps N] [--log-level error|warn|info|debug]\n"
     "                 [--tools none|workspace] [--permission-mode MODE]\n"
     "                 [--child-approvals ask|never] [--deterministic] [--version] [-h|--help]\n"
+    "       acp-agent chat [--session ID] [options]   a terminal chat (acp-agent chat --help)\n"
     "Speaks ACP v1 (JSON-RPC 2.0, one object per line) on stdin/stdout; logs go to stderr.\n"
     "An option wins over its variable; a variable set to \"\" counts as unset.\n"
     "\n"
@@ -523,6 +525,9 @@ main(int argc, char **argv)
 	sigset_t ignored;
 	int rc;
 
+	/* Subcommands come first, each its own program; everything below is the ACP server. */
+	if (argc > 1 && strcmp(argv[1], "chat") == 0)
+		return chat_main(argc, argv);
 	main_catch_early(&ignored);
 	/* Orphans of the commands we run (a `sleep &` whose shell ended) become our children, so the
 	 * bash runner reaps them when it kills their group (workspace/proc.h), whatever init does. */
