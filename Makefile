@@ -155,6 +155,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory schema-check
 	$(Q)sh tests/mock_mcp.sh $(MCP_MOCK) $(RUNNER) $(AGENT)
 	$(Q)sh tests/cli.sh $(AGENT)
+	$(Q)sh tests/chat.sh $(AGENT)
 	$(Q)sh tests/readme.sh bin/acp-agent
 	$(Q)sh tests/docs.sh bin/acp-agent
 	$(Q)sh tests/two_process.sh $(AGENT)

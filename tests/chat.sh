@@ -20,8 +20,14 @@ for v in $(env | sed -n 's/^\(ACP_AGENT_[A-Z_]*\)=.*/\1/p'); do
 done
 has() { grep -qF -- "$2" "$1" || fail "$3: no \"$2\" in $(basename "$1"): $(tr -d '\033' < "$1" | tail -n 5)"; }
 hasnt() { ! grep -qF -- "$2" "$1" || fail "$3: \"$2\" in $(basename "$1")"; }
-# agent_alive STATE: a process still runs with that state directory (the chat's child).
-agent_alive() { pgrep -f -- "--state-dir $1" >/dev/null 2>&1; }
+# agent_alive STATE: a process still runs with that state directory (the chat's child); /proc,
+# not pgrep, which a minimal system lacks.
+agent_alive() {
+	for f in /proc/[0-9]*/cmdline; do
+		tr '\0' ' ' < "$f" 2>/dev/null | grep -qF -- "--state-dir $1 " && return 0
+	done
+	return 1
+}
 
 # ---- on a terminal ----
 cat > "$tmp/rec-tty.json" <<'JSON'
