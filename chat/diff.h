@@ -8,7 +8,7 @@
 
 #include "base/buf.h"
 
-#define CHAT_DIFF_CONTEXT 3
+#define CHAT_DIFF_CONTEXT ((size_t)3)
 
 /*
  * Appends to out the hunks that turn old_text into new_text: "@@ -a,b +c,d @@" headers, then lines
