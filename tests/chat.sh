@@ -24,7 +24,7 @@ hasnt() { ! grep -qF -- "$2" "$1" || fail "$3: \"$2\" in $(basename "$1")"; }
 # not pgrep, which a minimal system lacks.
 agent_alive() {
 	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' < "$f" 2>/dev/null | grep -qF -- "--state-dir $1 " && return 0
+		{ tr '\0' ' ' < "$f"; } 2>/dev/null | grep -qF -- "--state-dir $1 " && return 0
 	done
 	return 1
 }
