@@ -54,7 +54,7 @@ struct chat {
 	double waited;			/* seconds since the agent's stdin closed */
 	json_int_t next_id, init_id, sess_id, prompt_id;
 	char *session;			/* owned; the session's id once it is ready */
-	json_t *lines;			/* owned array of strings */
+	json_t *lines;			/* owned array of {text, echoed} */
 	json_t *asks;			/* owned array of request messages */
 	int ready, in_eof, quitting, gone, exit_code;
 	int greet;			/* the session is ready: prompt once its first updates are shown */
@@ -375,10 +375,11 @@ chat_agent_write_error(void *arg)
 
 /* ---- the person's input ---- */
 
+/* echoed: the terminal showed the line right after the input prompt (else it is shown now). */
 static void
-chat_send_prompt(struct chat *c, const char *line)
+chat_send_prompt(struct chat *c, const char *line, int echoed)
 {
-	chat_render_prompt_sent(&c->render, line, c->term.tty_in, &c->screen);
+	chat_render_prompt_sent(&c->render, line, echoed, &c->screen);
 	c->prompt_id = chat_request_new(c, "session/prompt", xjson_pack("{s:s, s:[{s:s, s:s}]}", "sessionId",
 	    c->session, "prompt", "type", "text", "text", line));
 }
@@ -391,14 +392,16 @@ chat_pump(struct chat *c)
 	if (c->greet)
 		return;		/* chat_flush_cb pumps once the session's first updates are shown */
 	while (c->ready && !c->quitting && json_array_size(c->lines) > 0) {
-		char *line = xstrdup(json_string_value(json_array_get(c->lines, 0)));
+		const json_t *head = json_array_get(c->lines, 0);
+		char *line = xstrdup(json_string_value(json_object_get(head, "text")));
+		int echoed = json_is_true(json_object_get(head, "echoed"));
 		if (json_array_size(c->asks) > 0 && !c->term.tty_in) {
 			json_array_remove(c->lines, 0);
 			chat_answer_key(c, chat_ask_line_key(line));
 		} else if (json_array_size(c->asks) == 0 && c->prompt_id == 0) {
 			json_array_remove(c->lines, 0);
 			if (line[strspn(line, " \t\r")] != '\0')
-				chat_send_prompt(c, line);
+				chat_send_prompt(c, line, echoed);
 		} else {
 			free(line);
 			break;
@@ -414,8 +417,14 @@ static void
 chat_on_line(void *arg, const char *line, size_t len)
 {
 	struct chat *c = arg;
+	/* Typed right after the input prompt, the terminal showed it in place; typed ahead while
+	 * output ran, it is shown again when it is sent. */
+	int echoed = c->term.tty_in && c->render.at_prompt;
 
-	json_array_append_new(c->lines, xjson_text(line, len));
+	c->render.at_prompt = 0;
+	if (echoed)
+		c->render.col0 = 1;	/* its Enter ended the prompt's line */
+	json_array_append_new(c->lines, xjson_pack("{s:o, s:b}", "text", xjson_text(line, len), "echoed", echoed));
 	chat_pump(c);
 }
 

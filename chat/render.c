@@ -66,6 +66,7 @@ chat_put(struct chat_render *r, struct buf *out, const char *color, const char *
 
 	if (len == 0)
 		return;
+	r->at_prompt = 0;
 	nl = text[len - 1] == '\n';
 	if (!r->tty || color == NULL) {
 		buf_append(out, text, len);
@@ -490,8 +491,7 @@ void
 chat_render_prompt_sent(struct chat_render *r, const char *line, int echoed, struct buf *out)
 {
 	if (echoed) {
-		r->col0 = 1;	/* the terminal echoed it after the input prompt, Enter ended the line */
-		r->run = CHAT_RUN_NONE;
+		r->run = CHAT_RUN_NONE;	/* the terminal showed it after the input prompt */
 		return;
 	}
 	chat_end_run(r, out);
@@ -505,5 +505,6 @@ chat_render_input_prompt(struct chat_render *r, struct buf *out)
 	if (r->tty) {
 		chat_puts(r, out, CHAT_BOLD, CHAT_PROMPT);
 		r->col0 = 0;
+		r->at_prompt = 1;
 	}
 }

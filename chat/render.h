@@ -21,6 +21,8 @@ struct chat_render {
 	int col0;		/* what was rendered ends a line (or nothing was) */
 	enum chat_run run;	/* the chunk run being streamed */
 	char *msg_id;		/* owned; the messageId of the last chunk, or NULL */
+	int at_prompt;		/* the input prompt is the last thing shown: what is typed now
+				 * shows right after it */
 	struct map calls;	/* toolCallId -> struct chat_call (owned) */
 };
 
@@ -39,7 +41,8 @@ void chat_render_error(struct chat_render *r, const json_t *error, struct buf *o
 /* A line of the client's own (fmt's text ends with '\n'), dimmed on a terminal. */
 void chat_render_note(struct chat_render *r, struct buf *out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* A prompt sent: "> line", unless a terminal echoed it as it was typed. line: borrowed. */
+/* A prompt sent: "> line", unless the terminal showed it right after the input prompt. line:
+ * borrowed. */
 void chat_render_prompt_sent(struct chat_render *r, const char *line, int echoed, struct buf *out);
 /* The input prompt, on a line of its own. */
 void chat_render_input_prompt(struct chat_render *r, struct buf *out);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `acp-agent chat` (SPEC §21) end to end with the replay model. On a pseudo-terminal (util-linux
 # script): a prompt and its streamed answer, a permission ask answered by one key (no Enter), Ctrl-C
-# cancelling a turn that hangs (the chat goes on), Ctrl-D exiting 0 with the agent reaped; then
+# cancelling a turn that hangs (the chat goes on: a line typed ahead is sent next), Ctrl-D exiting 0 with the agent reaped; then
 # the same session loaded by a plain ACP client holds the whole conversation, and `chat --session`
 # shows it. Piped (no terminal): plain lines without escapes, answers read as lines (a wrong one is
 # asked again), a diff, a slash command. Bad usage: exit 2 and one clear line; an unknown session:
@@ -35,7 +35,8 @@ cat > "$tmp/rec-tty.json" <<'JSON'
   {"reasoning": "A greeting.", "text": "Hello from the replay model: this answer streams in chunks of sixteen bytes."},
   {"tool_calls": [{"name": "bash", "arguments": {"command": "echo chat-ok", "description": "Say chat-ok"}}]},
   {"expect": "chat-ok", "text": "The command printed chat-ok."},
-  {"text": "Working on it", "hang": true}]}]}
+  {"text": "Working on it", "hang": true},
+  {"expect": "later", "text": "Typed ahead, answered after the cancel."}]}]}
 JSON
 mkdir -p "$tmp/ws" "$tmp/tty"
 mkfifo "$tmp/keys"
@@ -54,8 +55,9 @@ step "Ctrl-D exits" 'hi\r'
 step "chunks of sixteen bytes." 'run it\r'
 step "Always reject" 'a'			# one key, no Enter
 step "printed chat-ok" 'wait\r'
-step "Working on it" '\003'			# Ctrl-C: the turn hangs until cancelled
-step "(cancelled)" '\004'			# Ctrl-D
+step "Working on it" 'later\r'			# typed ahead: it waits for the turn
+step "later" '\003'				# Ctrl-C: the turn hangs until cancelled
+step "answered after the cancel" '\004'	# Ctrl-D
 i=0
 while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 if kill -0 $spid 2>/dev/null; then
@@ -82,6 +84,7 @@ has "$s" "$(printf '\033[32m[done]')" "tty (status in colour)"
 has "$s" 'The command printed chat-ok.' tty
 has "$s" '(cancelling the turn)' tty
 has "$s" '(cancelled)' tty
+has "$s" "> $(printf '\033[1m')later" "tty (a line typed ahead is shown when it is sent)"
 has "$s" 'resume with: acp-agent chat --session' tty
 sid=$(sed -n 's/.*session \([0-9a-f-]*\) (Ctrl-C.*/\1/p' "$s" | head -n 1)
 [ -n "$sid" ] || fail "tty: no session line"
@@ -94,10 +97,10 @@ l="$tmp/load.out"
 has "$l" '"id":2,"result"' load
 for text in '"text":"hi"' '"text":"run it"' '"text":"wait"' '"text":"A greeting."' \
     '"title":"Say chat-ok","kind":"execute","status":"completed"' '"text":"The command printed chat-ok."' \
-    '"text":"Working on it"'; do
+    '"text":"Working on it"' '"text":"later"' '"text":"Typed ahead, answered after the cancel."'; do
 	has "$l" "$text" load
 done
-[ "$(grep -c user_message_chunk "$l")" -eq 3 ] || fail "load: not 3 prompts replayed"
+[ "$(grep -c user_message_chunk "$l")" -eq 4 ] || fail "load: not 4 prompts replayed"
 # ... and `chat --session` shows it, then ends at EOF with 0.
 timeout 10 "$agent" chat --session "$sid" --model replay --recording "$tmp/rec-tty.json" --deterministic \
 	--state-dir "$tmp/tty" < /dev/null > "$tmp/resume.out" 2> "$tmp/resume.err"
@@ -158,4 +161,4 @@ has "$tmp/help.out" '--session ID' help
 has "$tmp/help.out" 'acp-agent chat [--session ID]' help
 
 [ $fails -eq 0 ] || exit 1
-echo "chat: ok (a terminal: prompt, streamed answer, a key for the ask, Ctrl-C cancels, Ctrl-D exits 0, the agent reaped; load and --session show the conversation; piped: plain lines, answers as lines, a diff, /agents; bad usage exits 2, an unknown session 1)"
+echo "chat: ok (a terminal: prompt, streamed answer, a key for the ask, Ctrl-C cancels, a line typed ahead goes next, Ctrl-D exits 0, the agent reaped; load and --session show the conversation; piped: plain lines, answers as lines, a diff, /agents; bad usage exits 2, an unknown session 1)"
