@@ -52,6 +52,8 @@ step() {	# step WAIT_FOR SEND: waits for the screen to show WAIT_FOR, then types
 	fi
 }
 step "Ctrl-D exits" 'hi\r'
+step "chunks of sixteen bytes." '\003'		# Ctrl-C while idle: ignored, the chat goes on
+sleep 0.3
 step "chunks of sixteen bytes." 'run it\r'
 step "Always reject" 'a'			# one key, no Enter
 step "printed chat-ok" 'wait\r'
@@ -84,6 +86,7 @@ has "$s" "$(printf '\033[32m[done]')" "tty (status in colour)"
 has "$s" 'The command printed chat-ok.' tty
 has "$s" '(cancelling the turn)' tty
 has "$s" '(cancelled)' tty
+[ "$(grep -c 'cancelling the turn' "$s")" -eq 1 ] || fail "tty: Ctrl-C while idle did something"
 has "$s" "> $(printf '\033[1m')later" "tty (a line typed ahead is shown when it is sent)"
 has "$s" 'resume with: acp-agent chat --session' tty
 sid=$(sed -n 's/.*session \([0-9a-f-]*\) (Ctrl-C.*/\1/p' "$s" | head -n 1)
