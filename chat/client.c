@@ -86,8 +86,8 @@ chat_flush_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 	(void)revents;
 	if (c->greet) {
 		c->greet = 0;
-		chat_input_prompt(c);
 		chat_pump(c);
+		chat_input_prompt(c);	/* unless a line typed ahead went */
 	}
 	chat_flush_screen(c);
 }
@@ -284,8 +284,8 @@ chat_on_response(struct chat *c, const json_t *msg)
 		else
 			chat_render_turn_end(&c->render,
 			    json_string_value(json_object_get(result, "stopReason")), &c->screen);
-		chat_input_prompt(c);
 		chat_pump(c);
+		chat_input_prompt(c);	/* unless a line typed ahead went */
 	}
 }
 
