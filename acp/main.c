@@ -16,6 +16,7 @@
 #include "base/version.h"
 #include "base/xmalloc.h"
 #include "chat/chat.h"
+#include "scenario/scenario.h"
 #include "tools/toolsets.h"
 
 #define MAIN_HEAP_KEEP (8 << 20)
@@ -52,7 +53,8 @@ static const char main_help_text[] =
     "                 [--max-active N] [--max-steps N] [--log-level error|warn|info|debug]\n"
     "                 [--tools none|workspace] [--permission-mode MODE]\n"
     "                 [--child-approvals ask|never] [--deterministic] [--version] [-h|--help]\n"
-    "       acp-agent chat [--session ID] [options]   a terminal chat (acp-agent chat --help)\n"
+    "       acp-agent chat [--session ID] [options]\n"
+    "       acp-agent scenario run [--update] [--junit FILE] DIR...\n"
     "Speaks ACP v1 (JSON-RPC 2.0, one object per line) on stdin/stdout; logs go to stderr.\n"
     "An option wins over its variable; a variable set to \"\" counts as unset.\n"
     "\n"
@@ -111,6 +113,15 @@ static const char main_help_text[] =
     "\n"
     "Tests only:\n"
     "ACP_AGENT_FAULTS               none (fault injection, e.g. log-sync-fail; see README)\n";
+
+/* The rest of --help (one string literal may hold only so much). */
+static const char main_help_subcommands[] =
+    "\n"
+    "Subcommands (the first argument; any other argument that is not an option exits 2):\n"
+    "chat                   a terminal chat: runs the agent as a child with the options\n"
+    "                       given; a line is a prompt (acp-agent chat --help)\n"
+    "scenario run           replay scenario directories keyless and compare them with their\n"
+    "                       expected/ (acp-agent scenario --help; docs/scenarios.md)\n";
 
 static int main_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -343,6 +354,7 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 		case 'h':
 		case OPT_HELP:
 			fputs(main_help_text, stdout);
+			fputs(main_help_subcommands, stdout);
 			return 0;
 		case OPT_TOOLS_MD: a->tools_md = 1; break;
 		case OPT_TOOLS: main_set_opt(&a->tools, "--tools", optarg); break;
@@ -525,7 +537,9 @@ main(int argc, char **argv)
 	sigset_t ignored;
 	int rc;
 
-	/* Subcommands come first, each its own program; everything below is the ACP server. */
+	/* Subcommands (SPEC §20.1) before anything a server sets up. */
+	if (argc > 1 && strcmp(argv[1], "scenario") == 0)
+		return scenario_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "chat") == 0)
 		return chat_main(argc, argv);
 	main_catch_early(&ignored);
