@@ -41,7 +41,7 @@ Q :=
 say :=
 endif
 
-LIB_SRC := $(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
+LIB_SRC := $(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c chat/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/acp/main.o
 # `acp-agent scenario run` (scenario/): in the agent binary only.
@@ -155,6 +155,7 @@ test: deps
 	$(Q)sh tests/mock_mcp.sh $(MCP_MOCK) $(AGENT)
 	$(Q)sh tests/cli.sh $(AGENT)
 	$(Q)sh tests/scenario_run.sh $(AGENT)
+	$(Q)sh tests/chat.sh $(AGENT)
 	$(Q)sh tests/readme.sh bin/acp-agent
 	$(Q)sh tests/docs.sh bin/acp-agent
 	$(Q)sh tests/two_process.sh $(AGENT)

@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/version.h"
 #include "base/xmalloc.h"
+#include "chat/chat.h"
 #include "scenario/scenario.h"
 #include "tools/toolsets.h"
 
@@ -52,6 +53,7 @@ static const char main_help_text[] =
     "                 [--max-active N] [--max-steps N] [--log-level error|warn|info|debug]\n"
     "                 [--tools none|workspace] [--permission-mode MODE]\n"
     "                 [--child-approvals ask|never] [--deterministic] [--version] [-h|--help]\n"
+    "       acp-agent chat [--session ID] [options]\n"
     "       acp-agent scenario run [--update] [--junit FILE] DIR...\n"
     "Speaks ACP v1 (JSON-RPC 2.0, one object per line) on stdin/stdout; logs go to stderr.\n"
     "An option wins over its variable; a variable set to \"\" counts as unset.\n"
@@ -116,6 +118,8 @@ static const char main_help_text[] =
 static const char main_help_subcommands[] =
     "\n"
     "Subcommands (the first argument; any other argument that is not an option exits 2):\n"
+    "chat                   a terminal chat: runs the agent as a child with the options\n"
+    "                       given; a line is a prompt (acp-agent chat --help)\n"
     "scenario run           replay scenario directories keyless and compare them with their\n"
     "                       expected/ (acp-agent scenario --help; docs/scenarios.md)\n";
 
@@ -536,6 +540,8 @@ main(int argc, char **argv)
 	/* Subcommands (SPEC §20.1) before anything a server sets up. */
 	if (argc > 1 && strcmp(argv[1], "scenario") == 0)
 		return scenario_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "chat") == 0)
+		return chat_main(argc, argv);
 	main_catch_early(&ignored);
 	/* Orphans of the commands we run (a `sleep &` whose shell ended) become our children, so the
 	 * bash runner reaps them when it kills their group (workspace/proc.h), whatever init does. */

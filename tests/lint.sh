@@ -4,17 +4,18 @@
 set -u
 cd "$(dirname "$0")/.."
 status=0
-floors="base session model workspace mcp scenario agent tools acp"
+floors="base session model workspace mcp scenario chat agent tools acp"
 # The C files of the floors (a floor may have none yet).
 srcs=$(for d in $floors; do ls "$d"/*.c 2>/dev/null; done)
 
 # Layer order: base < session < agent < tools < acp, and model/ (the providers), workspace/
-# (files, search, processes), mcp/ and scenario/ (the scenario runner, a client of the agent
-# process) beside session/: above base/, below agent/, and none of them includes another. A file
-# may include its own folder and the layers below it.
+# (files, search, processes), mcp/, scenario/ (the scenario runner, a client of the agent
+# process) and chat/ (the terminal client, which speaks ACP to a child agent and knows nothing of
+# its insides) beside session/: above base/, below agent/, and none of them includes another. A
+# file may include its own folder and the layers below it.
 layer_of() {
 	case "$1" in
-	base/*) echo 0 ;; session/* | model/* | workspace/* | mcp/* | scenario/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
+	base/*) echo 0 ;; session/* | model/* | workspace/* | mcp/* | scenario/* | chat/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
 	*) echo 9 ;;
 	esac
 }
@@ -26,7 +27,7 @@ for f in $(for d in $floors; do ls "$d"/*.[ch] 2>/dev/null; done); do
 			echo "lint: layering: $f includes $inc (a higher layer)"
 			status=1
 		elif [ "$theirs" -eq "$mine" ] && [ "${inc%%/*}" != "${f%%/*}" ]; then
-			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/, mcp/, scenario/ and session/ know only base/)"
+			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/, mcp/, scenario/, chat/ and session/ know only base/)"
 			status=1
 		fi
 	done
@@ -51,10 +52,12 @@ if grep -nE 'toolbox_find\([^,]*, *"' $srcs; then
 fi
 
 # Only base/wq.c writes the protocol stream; nothing prints to stdout elsewhere. scenario/ is
-# `acp-agent scenario run`, which serves no protocol: its stdout is the report.
+# `acp-agent scenario run`, which serves no protocol: its stdout is the report. The chat is
+# another process whose stdout is a person's screen: chat/term.c writes it, chat/chat.c prints
+# its --help.
 if grep -nE '\b(printf|puts|putchar)\(|\bstdout\b' $srcs |
-	grep -vE '^(base/wq|acp/main)\.c:|^scenario/' ; then
-	echo "lint: stdout is written outside base/wq.c (and acp/main.c's --help/--version, scenario/'s report)"
+	grep -vE '^(base/wq|acp/main|chat/term|chat/chat)\.c:|^scenario/' ; then
+	echo "lint: stdout is written outside base/wq.c (and acp/main.c's --help/--version, scenario/'s report, the chat's screen)"
 	status=1
 fi
 

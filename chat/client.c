@@ -1,0 +1,704 @@
+/* The chat's client loop: the child agent, ACP both ways, the person's input. */
+#include "chat/client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ev.h>
+#include <jansson.h>
+
+#include "base/buf.h"
+#include "base/reader.h"
+#include "base/spawn.h"
+#include "base/wq.h"
+#include "base/xjson.h"
+#include "base/xmalloc.h"
+#include "chat/ask.h"
+#include "chat/input.h"
+#include "chat/render.h"
+#include "chat/term.h"
+#include "chat/texts.h"
+
+#define CHAT_REAP_TICK 0.05	/* seconds between waitpid polls while the agent exits */
+
+extern char **environ;
+
+/*
+ * One chat. Invariants: prompt_id is non-zero exactly while a session/prompt is unanswered; asks
+ * holds the agent's unanswered permission requests in arrival order, the first one shown; lines
+ * holds what was typed and not used yet. Once quitting, nothing is sent but stdin's close.
+ */
+struct chat {
+	struct ev_loop *loop;
+	const struct chat_opts *o;
+	struct chat_term term;
+	struct chat_input in;
+	struct chat_render render;
+	struct buf screen;		/* rendered, not yet written */
+	ev_prepare flush;		/* writes screen before the loop sleeps */
+	pid_t pid;			/* the agent; 0 once reaped */
+	int status;			/* its wait status, once reaped */
+	struct wq to_agent;
+	int to_open;
+	struct reader from_agent;
+	int from_open;
+	ev_signal sigint, sigterm, sighup;
+	ev_timer reap;
+	double waited;			/* seconds since the agent's stdin closed */
+	json_int_t next_id, init_id, sess_id, prompt_id;
+	char *session;			/* owned; the session's id once it is ready */
+	json_t *lines;			/* owned array of {text, echoed} */
+	json_t *asks;			/* owned array of request messages */
+	int ready, in_eof, quitting, gone, exit_code;
+	int greet;			/* the session is ready: prompt once its first updates are shown */
+};
+
+static void chat_quit(struct chat *c);
+static void chat_pump(struct chat *c);
+
+static void
+chat_flush_screen(struct chat *c)
+{
+	if (c->screen.len > 0)
+		chat_term_write(c->screen.data, c->screen.len);
+	c->screen.len = 0;
+	if (c->screen.data)
+		c->screen.data[0] = '\0';
+}
+
+static void chat_input_prompt(struct chat *c);
+
+/* Before the loop sleeps: a session just ready gets its input prompt (after the updates that came
+ * with its answer, the slash commands), what was typed ahead goes, and the screen is written. */
+static void
+chat_flush_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct chat *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (c->greet) {
+		c->greet = 0;
+		chat_pump(c);
+		chat_input_prompt(c);	/* unless a line typed ahead went */
+	}
+	chat_flush_screen(c);
+}
+
+/* Sends msg to the agent; steals msg. */
+static void
+chat_send_new(struct chat *c, json_t *msg)
+{
+	if (c->to_open && !c->quitting)
+		wq_push(&c->to_agent, msg);
+	json_decref(msg);
+}
+
+/* Sends a request; returns its id. params: stolen. */
+static json_int_t
+chat_request_new(struct chat *c, const char *method, json_t *params)
+{
+	json_int_t id = ++c->next_id;
+
+	chat_send_new(c, xjson_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id", id, "method", method,
+	    "params", params));
+	return id;
+}
+
+static void
+chat_input_prompt(struct chat *c)
+{
+	if (c->ready && !c->quitting && c->prompt_id == 0 && json_array_size(c->asks) == 0 && c->term.tty_in)
+		chat_render_input_prompt(&c->render, &c->screen);
+}
+
+/* ---- asks ---- */
+
+static void
+chat_show_ask(struct chat *c)
+{
+	json_t *req = json_array_get(c->asks, 0);
+
+	if (req == NULL) {
+		chat_term_keys(&c->term, 0);
+		c->in.keys = 0;
+		chat_input_prompt(c);
+		return;
+	}
+	chat_render_ask(&c->render, json_object_get(req, "params"), &c->screen);
+	if (c->term.tty_in) {
+		chat_term_keys(&c->term, 1);
+		c->in.keys = 1;
+	}
+}
+
+/* Answers the shown ask with outcome (stolen) and shows the next one. */
+static void
+chat_answer_new(struct chat *c, json_t *outcome)
+{
+	json_t *req = json_array_get(c->asks, 0);
+
+	chat_send_new(c, xjson_pack("{s:s, s:O, s:{s:o}}", "jsonrpc", "2.0", "id", json_object_get(req, "id"),
+	    "result", "outcome", outcome));
+	json_array_remove(c->asks, 0);
+	chat_show_ask(c);
+}
+
+/* A key (or a line's one character) for the shown ask. */
+static void
+chat_answer_key(struct chat *c, int key)
+{
+	json_t *req = json_array_get(c->asks, 0);
+	const json_t *options = json_object_get(json_object_get(req, "params"), "options");
+	const json_t *opt = chat_ask_option(options, key);
+
+	if (opt == NULL) {
+		struct buf keys;
+		buf_init(&keys);
+		chat_ask_keys(options, &keys);
+		chat_render_note(&c->render, &c->screen, CHAT_ASK_AGAIN, keys.data ? keys.data : "");
+		buf_free(&keys);
+		return;
+	}
+	const char *name = json_string_value(json_object_get(opt, "name"));
+	chat_render_answer(&c->render, name ? name : json_string_value(json_object_get(opt, "optionId")),
+	    &c->screen);
+	chat_answer_new(c, xjson_pack("{s:s, s:O}", "outcome", "selected", "optionId",
+	    json_object_get(opt, "optionId")));
+}
+
+/* Every unanswered ask answered cancelled (before a session/cancel, as ACP asks). */
+static void
+chat_cancel_asks(struct chat *c)
+{
+	while (json_array_size(c->asks) > 0) {
+		json_t *req = json_array_get(c->asks, 0);
+		chat_send_new(c, xjson_pack("{s:s, s:O, s:{s:{s:s}}}", "jsonrpc", "2.0", "id",
+		    json_object_get(req, "id"), "result", "outcome", "outcome", "cancelled"));
+		json_array_remove(c->asks, 0);
+	}
+	chat_term_keys(&c->term, 0);
+	c->in.keys = 0;
+}
+
+/* $/cancel_request: the agent no longer waits for that ask. */
+static void
+chat_withdraw(struct chat *c, const json_t *req_id)
+{
+	size_t i;
+	json_t *req;
+
+	json_array_foreach(c->asks, i, req) {
+		if (!json_equal(json_object_get(req, "id"), (json_t *)req_id))
+			continue;
+		json_array_remove(c->asks, i);
+		if (i == 0) {
+			chat_render_note(&c->render, &c->screen, CHAT_ASK_WITHDRAWN);
+			chat_show_ask(c);
+		}
+		return;
+	}
+}
+
+/* ---- the agent's messages ---- */
+
+static void
+chat_session_ready(struct chat *c, const json_t *result)
+{
+	const char *sid = c->o->session ? c->o->session :
+	    json_string_value(json_object_get(result, "sessionId"));
+
+	if (sid == NULL) {
+		fprintf(stderr, CHAT_E_PREFIX CHAT_E_NEW "\n", "the answer has no sessionId");
+		c->exit_code = 1;
+		chat_quit(c);
+		return;
+	}
+	c->session = xstrdup(sid);
+	c->ready = 1;
+	c->greet = 1;
+	chat_render_note(&c->render, &c->screen, CHAT_SESSION_LINE, c->session);
+}
+
+/* An error answer to initialize (init) or session/new|load: says why on stderr, ends with 1. */
+static void
+chat_start_failed(struct chat *c, int init, const json_t *error)
+{
+	const char *msg = json_string_value(json_object_get(error, "message"));
+	const char *details = json_string_value(json_object_get(json_object_get(error, "data"), "details"));
+	char *why = xasprintf("%s%s%s", msg ? msg : "error", details ? ": " : "", details ? details : "");
+
+	if (init)
+		fprintf(stderr, CHAT_E_PREFIX CHAT_E_INIT "\n", why);
+	else if (c->o->session)
+		fprintf(stderr, CHAT_E_PREFIX CHAT_E_LOAD "\n", c->o->session, why);
+	else
+		fprintf(stderr, CHAT_E_PREFIX CHAT_E_NEW "\n", why);
+	free(why);
+	c->exit_code = 1;
+	chat_quit(c);
+}
+
+static void
+chat_on_response(struct chat *c, const json_t *msg)
+{
+	json_int_t id = json_integer_value(json_object_get(msg, "id"));
+	const json_t *error = json_object_get(msg, "error");
+	const json_t *result = json_object_get(msg, "result");
+
+	if (!json_is_integer(json_object_get(msg, "id")) || id == 0)
+		return;
+	if (id == c->init_id) {
+		if (error) {
+			chat_start_failed(c, 1, error);
+			return;
+		}
+		char cwd[PATH_MAX];
+		if (c->o->session) {
+			c->sess_id = chat_request_new(c, "session/load", xjson_pack("{s:s, s:[]}", "sessionId",
+			    c->o->session, "mcpServers"));
+		} else if (getcwd(cwd, sizeof(cwd)) == NULL) {
+			fprintf(stderr, CHAT_E_PREFIX CHAT_E_CWD "\n", strerror(errno));
+			c->exit_code = 1;
+			chat_quit(c);
+		} else {
+			c->sess_id = chat_request_new(c, "session/new", xjson_pack("{s:s, s:[]}", "cwd", cwd,
+			    "mcpServers"));
+		}
+	} else if (id == c->sess_id) {
+		if (error)
+			chat_start_failed(c, 0, error);
+		else
+			chat_session_ready(c, result);
+	} else if (id == c->prompt_id) {
+		c->prompt_id = 0;
+		if (error)
+			chat_render_error(&c->render, error, &c->screen);
+		else
+			chat_render_turn_end(&c->render,
+			    json_string_value(json_object_get(result, "stopReason")), &c->screen);
+		chat_pump(c);
+		chat_input_prompt(c);	/* unless a line typed ahead went */
+	}
+}
+
+/* A request from the agent: asks are queued for the person; anything else is refused (the
+ * client advertises no fs or terminal capability, so none is expected). */
+static void
+chat_on_request(struct chat *c, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+
+	if (strcmp(method, "session/request_permission") == 0) {
+		json_array_append(c->asks, msg);
+		if (json_array_size(c->asks) == 1)
+			chat_show_ask(c);
+		chat_pump(c);
+		return;
+	}
+	chat_send_new(c, xjson_pack("{s:s, s:O, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id",
+	    json_object_get(msg, "id"), "error", "code", -32601, "message", "Method not found", "data",
+	    "method", method));
+}
+
+static void
+chat_on_notification(struct chat *c, const json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	const json_t *params = json_object_get(msg, "params");
+
+	if (strcmp(method, "session/update") == 0) {
+		const char *sid = json_string_value(json_object_get(params, "sessionId"));
+		if (c->session && sid && strcmp(sid, c->session) != 0)
+			return;
+		chat_render_update(&c->render, json_object_get(params, "update"), &c->screen);
+	} else if (strcmp(method, "$/cancel_request") == 0) {
+		chat_withdraw(c, json_object_get(params, "requestId"));
+	}
+}
+
+static void
+chat_agent_line(void *arg, const char *line, size_t len)
+{
+	struct chat *c = arg;
+	json_t *msg = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
+
+	if (!json_is_object(msg)) {
+		json_decref(msg);
+		return;		/* the agent writes only JSON-RPC there; anything else is not ours */
+	}
+	if (json_is_string(json_object_get(msg, "method"))) {
+		if (json_object_get(msg, "id"))
+			chat_on_request(c, msg);
+		else
+			chat_on_notification(c, msg);
+	} else {
+		chat_on_response(c, msg);
+	}
+	json_decref(msg);
+}
+
+static void
+chat_agent_overlong(void *arg)
+{
+	(void)arg;	/* a line over 64 MiB from the agent: dropped */
+}
+
+/* The agent closed its output: it is exiting (or gone). */
+static void
+chat_agent_eof(void *arg)
+{
+	struct chat *c = arg;
+
+	reader_pause(&c->from_agent);
+	if (!c->quitting)
+		c->gone = 1;
+	chat_quit(c);
+}
+
+static void
+chat_agent_write_error(void *arg)
+{
+	struct chat *c = arg;
+
+	if (!c->quitting)
+		c->gone = 1;
+	chat_quit(c);
+}
+
+/* ---- the person's input ---- */
+
+/* echoed: the terminal showed the line right after the input prompt (else it is shown now). */
+static void
+chat_send_prompt(struct chat *c, const char *line, int echoed)
+{
+	chat_render_prompt_sent(&c->render, line, echoed, &c->screen);
+	c->prompt_id = chat_request_new(c, "session/prompt", xjson_pack("{s:s, s:[{s:s, s:s}]}", "sessionId",
+	    c->session, "prompt", "type", "text", "text", line));
+}
+
+/* Uses what was typed: an answer to the shown ask (without a terminal), or the next prompt once
+ * no turn runs; ends the chat at EOF once nothing typed is left. */
+static void
+chat_pump(struct chat *c)
+{
+	if (c->greet)
+		return;		/* chat_flush_cb pumps once the session's first updates are shown */
+	while (c->ready && !c->quitting && json_array_size(c->lines) > 0) {
+		const json_t *head = json_array_get(c->lines, 0);
+		char *line = xstrdup(json_string_value(json_object_get(head, "text")));
+		int echoed = json_is_true(json_object_get(head, "echoed"));
+		if (json_array_size(c->asks) > 0 && !c->term.tty_in) {
+			json_array_remove(c->lines, 0);
+			chat_answer_key(c, chat_ask_line_key(line));
+		} else if (json_array_size(c->asks) == 0 && c->prompt_id == 0) {
+			json_array_remove(c->lines, 0);
+			if (line[strspn(line, " \t\r")] != '\0')
+				chat_send_prompt(c, line, echoed);
+		} else {
+			free(line);
+			break;
+		}
+		free(line);
+	}
+	if (c->ready && c->in_eof && json_array_size(c->lines) == 0 &&
+	    (c->term.tty_in || json_array_size(c->asks) > 0 || c->prompt_id == 0))
+		chat_quit(c);
+}
+
+static void
+chat_on_line(void *arg, const char *line, size_t len)
+{
+	struct chat *c = arg;
+	/* Typed right after the input prompt, the terminal showed it in place; typed ahead while
+	 * output ran, it is shown again when it is sent. */
+	int echoed = c->term.tty_in && c->render.at_prompt;
+
+	c->render.at_prompt = 0;
+	if (echoed)
+		c->render.col0 = 1;	/* its Enter ended the prompt's line */
+	json_array_append_new(c->lines, xjson_pack("{s:o, s:b}", "text", xjson_text(line, len), "echoed", echoed));
+	chat_pump(c);
+}
+
+static void
+chat_on_key(void *arg, int key)
+{
+	struct chat *c = arg;
+
+	if (key == 4) {		/* Ctrl-D */
+		c->in_eof = 1;
+		chat_render_break(&c->render, &c->screen);
+		chat_quit(c);
+	} else if (json_array_size(c->asks) > 0) {
+		chat_answer_key(c, key);
+	}
+}
+
+static void
+chat_on_eof(void *arg)
+{
+	struct chat *c = arg;
+
+	c->in_eof = 1;
+	if (c->term.tty_in)
+		chat_render_break(&c->render, &c->screen);
+	if (!c->ready)
+		return;		/* ends once the session is ready and what was typed is used */
+	chat_pump(c);
+}
+
+/* Ctrl-C: cancels the turn (the asks answered cancelled first); ignored when idle. */
+static void
+chat_sigint_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct chat *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (!c->ready || c->quitting)
+		return;
+	if (c->prompt_id == 0 && json_array_size(c->asks) == 0) {
+		if (c->term.tty_in) {
+			/* The terminal dropped the line being typed: a fresh prompt. */
+			c->render.col0 = 0;
+			chat_input_prompt(c);
+		}
+		return;
+	}
+	chat_cancel_asks(c);
+	chat_send_new(c, xjson_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "method", "session/cancel",
+	    "params", "sessionId", c->session));
+	chat_render_note(&c->render, &c->screen, CHAT_CANCELLING);
+}
+
+static void
+chat_sigstop_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	chat_quit(w->data);
+}
+
+/* ---- the child ---- */
+
+/* Reads what the agent wrote before it exited (a pipe still holding its last answers). */
+static void
+chat_drain_agent(struct chat *c)
+{
+	char chunk[65536];
+	ssize_t n;
+
+	if (!c->from_open)
+		return;
+	while ((n = read(c->from_agent.fd, chunk, sizeof(chunk))) > 0)
+		frame_feed(&c->from_agent.frame, chunk, (size_t)n);
+}
+
+/* Reaps the agent when it has exited, and what is left of its process group. */
+static int
+chat_reap_now(struct chat *c)
+{
+	pid_t r;
+
+	if (c->pid == 0)
+		return 1;
+	do
+		r = waitpid(c->pid, &c->status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return 0;
+	kill(-c->pid, SIGKILL);
+	c->pid = 0;
+	return 1;
+}
+
+static void
+chat_reap_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct chat *c = w->data;
+	double before = c->waited;
+
+	(void)revents;
+	c->waited += CHAT_REAP_TICK;
+	if (!chat_reap_now(c)) {
+		if (before < CHAT_GRACE && c->waited >= CHAT_GRACE)
+			kill(-c->pid, SIGTERM);
+		else if (before < CHAT_GRACE + CHAT_KILL_AFTER && c->waited >= CHAT_GRACE + CHAT_KILL_AFTER)
+			kill(-c->pid, SIGKILL);
+		return;
+	}
+	ev_timer_stop(loop, w);
+	chat_drain_agent(c);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* Ends the chat: stops reading the person, closes the agent's stdin and waits for it. */
+static void
+chat_quit(struct chat *c)
+{
+	if (c->quitting)
+		return;
+	c->quitting = 1;
+	chat_input_stop(&c->in);
+	chat_term_restore(&c->term);
+	c->in.keys = 0;
+	if (c->to_open) {
+		wq_flush_blocking(&c->to_agent, 1000);
+		wq_free(&c->to_agent);
+		close(c->to_agent.fd);
+		c->to_open = 0;
+	}
+	ev_timer_init(&c->reap, chat_reap_cb, 0., CHAT_REAP_TICK);
+	c->reap.data = c;
+	ev_timer_start(c->loop, &c->reap);
+}
+
+/* Starts the agent on two pipes; -1 (said on stderr) when it cannot. */
+static int
+chat_spawn(struct chat *c)
+{
+	int to[2], from[2], why;
+	struct spawn_opts so;
+	enum spawn_stage stage;
+
+	if (pipe2(to, O_CLOEXEC) < 0)
+		goto fail;
+	if (pipe2(from, O_CLOEXEC) < 0) {
+		close(to[0]);
+		close(to[1]);
+		goto fail;
+	}
+	memset(&so, 0, sizeof(so));
+	so.path = "/proc/self/exe";	/* this very program, whatever its name or place */
+	so.argv = c->o->agent_argv;
+	so.envp = environ;
+	so.fd[0] = to[0];
+	so.fd[1] = from[1];
+	so.fd[2] = STDERR_FILENO;
+	c->pid = spawn_start(&so, &stage, &why);
+	close(to[0]);
+	close(from[1]);
+	if (c->pid < 0) {
+		close(to[1]);
+		close(from[0]);
+		c->pid = 0;
+		errno = why;
+		goto fail;
+	}
+	fcntl(to[1], F_SETFL, fcntl(to[1], F_GETFL) | O_NONBLOCK);
+	fcntl(from[0], F_SETFL, fcntl(from[0], F_GETFL) | O_NONBLOCK);
+	wq_init(&c->to_agent, c->loop, to[1]);
+	c->to_agent.on_error = chat_agent_write_error;
+	c->to_agent.arg = c;
+	c->to_open = 1;
+	reader_init(&c->from_agent, c->loop, from[0], chat_agent_line, chat_agent_overlong, chat_agent_eof, c);
+	c->from_open = 1;
+	return 0;
+fail:
+	fprintf(stderr, CHAT_E_PREFIX CHAT_E_SPAWN "\n", strerror(errno));
+	return -1;
+}
+
+/* The exit status once the agent is reaped. */
+static int
+chat_status(struct chat *c)
+{
+	char how[64];
+
+	if (!c->gone)
+		return c->exit_code;
+	if (WIFEXITED(c->status) && WEXITSTATUS(c->status) != 0 && !c->ready)
+		return WEXITSTATUS(c->status);	/* it said why on stderr (a bad option: 2) */
+	if (WIFSIGNALED(c->status))
+		snprintf(how, sizeof(how), "signal %d", WTERMSIG(c->status));
+	else
+		snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(c->status));
+	fprintf(stderr, CHAT_E_PREFIX CHAT_E_AGENT_GONE "\n", how);
+	return 1;
+}
+
+static void
+chat_signals(struct chat *c)
+{
+	ev_signal_init(&c->sigint, chat_sigint_cb, SIGINT);
+	ev_signal_init(&c->sigterm, chat_sigstop_cb, SIGTERM);
+	ev_signal_init(&c->sighup, chat_sigstop_cb, SIGHUP);
+	c->sigint.data = c->sigterm.data = c->sighup.data = c;
+	ev_signal_start(c->loop, &c->sigint);
+	ev_signal_start(c->loop, &c->sigterm);
+	ev_signal_start(c->loop, &c->sighup);
+	ev_unref(c->loop);
+	ev_unref(c->loop);
+	ev_unref(c->loop);
+}
+
+static void
+chat_unsignals(struct chat *c)
+{
+	ev_ref(c->loop);
+	ev_ref(c->loop);
+	ev_ref(c->loop);
+	ev_signal_stop(c->loop, &c->sigint);
+	ev_signal_stop(c->loop, &c->sigterm);
+	ev_signal_stop(c->loop, &c->sighup);
+}
+
+int
+chat_client_run(const struct chat_opts *o)
+{
+	struct chat c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.o = o;
+	c.loop = ev_loop_new(EVFLAG_AUTO);
+	c.lines = json_array();
+	c.asks = json_array();
+	buf_init(&c.screen);
+	chat_term_init(&c.term);
+	chat_render_init(&c.render, c.term.tty_out);
+	if (chat_spawn(&c) < 0) {
+		rc = 1;
+		goto out;
+	}
+	chat_signals(&c);
+	ev_prepare_init(&c.flush, chat_flush_cb);
+	c.flush.data = &c;
+	ev_prepare_start(c.loop, &c.flush);
+	ev_unref(c.loop);
+	chat_input_init(&c.in, c.loop, STDIN_FILENO, chat_on_line, chat_on_key, chat_on_eof, &c);
+	/* The client asks for nothing it cannot answer: no fs, no terminal. */
+	c.init_id = chat_request_new(&c, "initialize", xjson_pack("{s:i, s:{s:{s:b, s:b}, s:b}, s:{s:s, s:s}}",
+	    "protocolVersion", 1, "clientCapabilities", "fs", "readTextFile", 0, "writeTextFile", 0,
+	    "terminal", 0, "clientInfo", "name", "acp-agent chat", "version", "1"));
+	ev_run(c.loop, 0);
+	/* Out of the loop only once the agent is reaped. */
+	chat_render_break(&c.render, &c.screen);
+	if (c.session && !c.gone && c.exit_code == 0)
+		chat_render_note(&c.render, &c.screen, CHAT_RESUME_LINE, c.session);
+	chat_flush_screen(&c);
+	rc = chat_status(&c);
+	ev_ref(c.loop);
+	ev_prepare_stop(c.loop, &c.flush);
+	chat_unsignals(&c);
+	chat_input_free(&c.in);
+	reader_free(&c.from_agent);
+	close(c.from_agent.fd);
+out:
+	chat_term_restore(&c.term);
+	chat_render_free(&c.render);
+	buf_free(&c.screen);
+	json_decref(c.lines);
+	json_decref(c.asks);
+	free(c.session);
+	ev_loop_destroy(c.loop);
+	return rc;
+}

@@ -1,0 +1,30 @@
+/*
+ * The person's input: lines (prompts, and answers without a terminal), or single keys while a
+ * permission ask is shown on a terminal. stdin keeps its blocking mode (its file description is
+ * the shell's too): one read per wakeup.
+ */
+#ifndef CHAT_INPUT_H
+#define CHAT_INPUT_H
+
+#include <ev.h>
+
+#include "base/reader.h"
+
+struct chat_input {
+	ev_io io;		/* first member */
+	struct ev_loop *loop;
+	int keys;		/* bytes go to on_key one by one, not to lines */
+	int eof;
+	struct frame frame;
+	void (*on_key)(void *arg, int key);
+	void (*on_eof)(void *arg);
+	void *arg;
+};
+
+/* Starts reading fd. on_line gets each line (borrowed, without '\n'). */
+void chat_input_init(struct chat_input *in, struct ev_loop *loop, int fd, reader_line_fn *on_line,
+    void (*on_key)(void *, int), void (*on_eof)(void *), void *arg);
+void chat_input_stop(struct chat_input *in);
+void chat_input_free(struct chat_input *in);
+
+#endif

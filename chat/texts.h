@@ -1,0 +1,55 @@
+/* Every fixed string the chat shows a person (SPEC §21), in one place. */
+#ifndef CHAT_TEXTS_H
+#define CHAT_TEXTS_H
+
+#define CHAT_USAGE \
+	"usage: acp-agent chat [--session ID] [agent options]\n" \
+	"A terminal client: runs the agent as a child and speaks ACP to it. A line typed is a\n" \
+	"prompt (slash commands too: /agents, /send, /interrupt, /mode, /compact); a permission\n" \
+	"ask reads one key: a allow, A always, r reject, R reject always (A and R when offered).\n" \
+	"Ctrl-C cancels the turn, Ctrl-D exits. Colour only on a terminal; otherwise plain lines,\n" \
+	"and an ask is answered by a line.\n" \
+	"\n" \
+	"--session ID   resume that session (its conversation is shown first)\n" \
+	"agent options  passed to the agent (acp-agent --help): --model, --state-dir,\n" \
+	"               --permission-mode, ...\n"
+
+#define CHAT_PROMPT "> "
+#define CHAT_SESSION_LINE "session %s (Ctrl-C cancels a turn, Ctrl-D exits)\n"
+#define CHAT_RESUME_LINE "resume with: acp-agent chat --session %s\n"
+#define CHAT_THINKING "thinking: "
+#define CHAT_CANCELLING "(cancelling the turn)\n"
+#define CHAT_CANCELLED "(cancelled)\n"
+#define CHAT_STOPPED "(turn ended: %s)\n"
+#define CHAT_ERROR "error: %s\n"
+#define CHAT_ASK_HEAD "permission: %s\n"
+#define CHAT_ASK_AGAIN "answer with one of the keys shown: %s\n"
+#define CHAT_ASK_ANSWER "answered: %s\n"
+#define CHAT_ASK_WITHDRAWN "(the agent withdrew the question)\n"
+#define CHAT_MORE_LINES "... (%zu more lines)\n"
+#define CHAT_COMMANDS "commands:"
+#define CHAT_MODE "(mode: %s)\n"
+#define CHAT_COMPACTING "(compacting the conversation)\n"
+#define CHAT_COMPACTED "(conversation compacted)\n"
+#define CHAT_COMPACT_FAILED "(compaction failed: %s)\n"
+#define CHAT_COMPACT_CANCELLED "(compaction cancelled)\n"
+#define CHAT_PLAN "plan:\n"
+
+/* Tool call statuses as a person reads them. */
+#define CHAT_ST_PENDING "waiting"
+#define CHAT_ST_RUNNING "running"
+#define CHAT_ST_DONE "done"
+#define CHAT_ST_FAILED "failed"
+
+/* On stderr, "acp-agent chat: " first. */
+#define CHAT_E_PREFIX "acp-agent chat: "
+#define CHAT_E_SESSION_ARG "--session needs a session id (see acp-agent chat --help)"
+#define CHAT_E_NOT_CHAT "%s is not an option of chat (see acp-agent chat --help)"
+#define CHAT_E_SPAWN "cannot start the agent: %s"
+#define CHAT_E_CWD "cannot read the current directory: %s"
+#define CHAT_E_LOAD "cannot resume session %s: %s"
+#define CHAT_E_NEW "cannot start a session: %s"
+#define CHAT_E_INIT "the agent refused initialize: %s"
+#define CHAT_E_AGENT_GONE "the agent exited (%s)"
+
+#endif
