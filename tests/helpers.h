@@ -66,5 +66,6 @@ Suite *search_suite(void);
 Suite *proc_suite(void);
 Suite *mcp_text_suite(void);
 Suite *mcp_http_suite(void);
+Suite *record_suite(void);
 
 #endif
