@@ -444,7 +444,7 @@ main_settle(const struct main_args *a, struct acp_options *o, char **state_defau
 		struct err e;
 		err_clear(&e);
 		if (record_check_dir(a->record.value, &e) < 0)
-			return main_usage("%s", e.msg);
+			return main_usage("%s%c%s", a->record.from, a->record.sep, e.msg);
 		o->record_dir = a->record.value;
 	}
 	return -1;

@@ -2,16 +2,16 @@
  * workspace/ (SPEC §21): the content each file a workspace tool touched had before its first
  * touch, at its path under the workspace, its mode kept. Regular files only; at most
  * RECORD_WORKSPACE_MAX bytes in all: a file past that, or one that holds the API key, is left
- * out and named on stderr.
+ * out and named in a warning (stderr).
  */
 #include "record/internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "base/buf.h"
+#include "base/log.h"
 #include "base/xmalloc.h"
 
 void
@@ -32,8 +32,7 @@ record_touch(void *arg, const char *root, const char *abs)
 	if (lstat(abs, &st) < 0 || !S_ISREG(st.st_mode))
 		return;		/* absent (a file the session creates), a directory, a link */
 	if ((size_t)st.st_size > RECORD_WORKSPACE_MAX - r->ws_bytes) {
-		fprintf(stderr, "acp-agent: --record: %s left out of workspace/ (over %u MiB in all)\n", rel,
-		    RECORD_WORKSPACE_MAX >> 20);
+		log_warn("record: %s left out of workspace/ (over %u MiB in all)", rel, RECORD_WORKSPACE_MAX >> 20);
 		return;
 	}
 	buf_init(&b);
@@ -42,7 +41,7 @@ record_touch(void *arg, const char *root, const char *abs)
 		return;
 	}
 	if (r->secret && b.len && memmem(b.data, b.len, r->secret, strlen(r->secret))) {
-		fprintf(stderr, "acp-agent: --record: %s left out of workspace/ (it holds the API key)\n", rel);
+		log_warn("record: %s left out of workspace/ (it holds the API key)", rel);
 		buf_free(&b);
 		return;
 	}

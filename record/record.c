@@ -31,19 +31,19 @@ record_check_dir(const char *dir, struct err *e)
 	if (stat(dir, &st) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return err_set(e, ERR_USAGE, "--record %s: %s", dir, strerror(errno));
+		return err_set(e, ERR_USAGE, "%s: %s", dir, strerror(errno));
 	}
 	if (!S_ISDIR(st.st_mode))
-		return err_set(e, ERR_USAGE, "--record %s: exists and is not a directory", dir);
+		return err_set(e, ERR_USAGE, "%s exists and is not a directory", dir);
 	if ((d = opendir(dir)) == NULL)
-		return err_set(e, ERR_USAGE, "--record %s: %s", dir, strerror(errno));
+		return err_set(e, ERR_USAGE, "%s: %s", dir, strerror(errno));
 	while (empty && (de = readdir(d)) != NULL)
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			empty = 0;
 	closedir(d);
 	if (!empty)
-		return err_set(e, ERR_USAGE, "--record %s: the directory is not empty (a recording "
-		    "goes into a new or empty directory)", dir);
+		return err_set(e, ERR_USAGE, "%s is not empty (a recording goes into a new or empty "
+		    "directory)", dir);
 	return 0;
 }
 
@@ -399,8 +399,12 @@ record_open(const struct record_config *cfg, struct err *e)
 {
 	struct record *r;
 
-	if (record_check_dir(cfg->dir, e) < 0)
+	if (record_check_dir(cfg->dir, e) < 0) {
+		char msg[sizeof(e->msg)];
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		snprintf(e->msg, sizeof(e->msg), "--record %.400s", msg);
 		return NULL;
+	}
 	if (mkdir(cfg->dir, 0755) < 0 && errno != EEXIST) {
 		err_set(e, ERR_USAGE, "--record %s: cannot create the directory: %s", cfg->dir, strerror(errno));
 		return NULL;

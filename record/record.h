@@ -32,7 +32,8 @@ struct record_config {
 	json_t *env;			/* borrowed: scenario.json's "env" */
 };
 
-/* Whether dir may be recorded into: absent or an empty directory. 0, or -1 with e (ERR_USAGE). */
+/* Whether dir may be recorded into: absent or an empty directory. 0, or -1 with e (ERR_USAGE,
+ * "<dir> is not empty (...)", "<dir> exists and is not a directory"). */
 int record_check_dir(const char *dir, struct err *e);
 /* Creates the directory and writes the empty scenario; NULL with e (ERR_USAGE) when it cannot. */
 struct record *record_open(const struct record_config *cfg, struct err *e);

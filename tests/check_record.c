@@ -278,6 +278,7 @@ START_TEST(record_workspace_keeps_first_touches_up_to_8_mib)
 	record_touch(r, ws, path);
 	record_touch(r, ws, "/etc/hostname");
 	/* The key: left out. */
+	test_log_capture_start();
 	snprintf(path, sizeof(path), "%s/.env", ws);
 	test_write_file(path, "KEY=sk-live-123\n", 16);
 	record_touch(r, ws, path);
@@ -290,6 +291,11 @@ START_TEST(record_workspace_keeps_first_touches_up_to_8_mib)
 	test_write_file(path, data, 3);
 	record_touch(r, ws, path);
 	free(data);
+	s = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(s, "record: .env left out of workspace/ (it holds the API key)"));
+	ck_assert_ptr_nonnull(strstr(s, "record: big left out of workspace/ (over 8 MiB in all)"));
+	ck_assert_ptr_null(strstr(s, "big2"));
+	free(s);
 	snprintf(path, sizeof(path), "%s/rec/workspace", dir);
 	ck_assert_int_eq(stat(path, &st), 0);
 	snprintf(path, sizeof(path), "%s/rec/workspace/sub/none", dir);

@@ -108,10 +108,40 @@ pass
 # Bad input: exit 2 and one clear line.
 mkdir -p "$tmp/full" && touch "$tmp/full/x"
 "$agent" --record "$tmp/full" < /dev/null > /dev/null 2> "$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q 'not empty' "$tmp/err" || fail "a non-empty DIR: exit $rc, $(cat "$tmp/err")"
-ACP_AGENT_RECORD=$tmp/full "$agent" < /dev/null > /dev/null 2> "$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q 'ACP_AGENT_RECORD\|--record' "$tmp/err" || fail "ACP_AGENT_RECORD non-empty: exit $rc"
-"$agent" --record "$tmp/full/x/sub" --state-dir "$tmp/state" < /dev/null > /dev/null 2> "$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q 'record' "$tmp/err" || fail "a DIR that cannot be made: exit $rc, $(cat "$tmp/err")"
+[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "acp-agent: --record $tmp/full is not empty (a recording goes into a new or empty directory) (see --help)" ] ||
+	fail "a non-empty DIR: exit $rc, $(cat "$tmp/err")"
+ACP_AGENT_RECORD=$tmp/full/x "$agent" < /dev/null > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "^acp-agent: ACP_AGENT_RECORD=$tmp/full/x exists and is not a directory" "$tmp/err" ||
+	fail "ACP_AGENT_RECORD on a file: exit $rc, $(cat "$tmp/err")"
+"$agent" --record "$tmp/full/x/sub" < /dev/null > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "^acp-agent: --record $tmp/full/x/sub: Not a directory" "$tmp/err" ||
+	fail "a DIR under a file: exit $rc, $(cat "$tmp/err")"
+"$agent" --record "$tmp/none/sub" --state-dir "$tmp/state" < /dev/null > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "^acp-agent: --record $tmp/none/sub: cannot create the directory: No such file or directory" "$tmp/err" ||
+	fail "a DIR that cannot be made: exit $rc, $(cat "$tmp/err")"
 pass
-echo "record: ok ($ok checks: a recorded session with a subagent, an edit, bash and /compact replays keyless with the live transcript and logs; two recordings identical; no key; bad DIRs)"
+
+# Killed mid-session (any provider; builtin here): what happened so far is on disk, whole.
+mkfifo "$tmp/in"
+"$agent" --record "$tmp/killed" --state-dir "$tmp/kstate" --model builtin < "$tmp/in" > "$tmp/kout" 2>/dev/null &
+pid=$!
+exec 3> "$tmp/in"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"$tmp\",\"mcpServers\":[]}}" >&3
+i=0
+until grep -q '"id":2,"result"' "$tmp/kout" 2>/dev/null || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+sid=$(sed -n 's/.*"id":2,"result":{"sessionId":"\([^"]*\)".*/\1/p' "$tmp/kout")
+printf '{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"%s","prompt":[{"type":"text","text":"hi"}]}}\n' "$sid" >&3
+i=0
+until grep -q '"id":3,"result"' "$tmp/kout" 2>/dev/null || [ $i -ge 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -9 $pid
+wait $pid 2>/dev/null
+exec 3>&-
+grep -q '"sessionId": "{{session:1}}", "prompt": \[{"type": "text", "text": "hi"}\]' "$tmp/killed/scenario.json" ||
+	fail "after a kill, scenario.json lacks the prompt: $(cat "$tmp/killed/scenario.json")"
+! grep -q '"eof"' "$tmp/killed/scenario.json" || fail "a killed session's scenario ends with eof"
+grep -q '"text": "No model is configured' "$tmp/killed/recording.json" ||
+	fail "after a kill, recording.json lacks the builtin reply: $(cat "$tmp/killed/recording.json")"
+! ls "$tmp/killed"/*.tmp > /dev/null 2>&1 || fail "a temporary file was left in the recording"
+pass
+echo "record: ok ($ok checks: a recorded session with a subagent, an edit, bash and /compact replays keyless with the live transcript and logs; two recordings identical; no key; bad DIRs; a kill leaves a whole recording)"
