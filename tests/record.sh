@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPEC §21 --record DIR: a session against the mock OpenAI server (a subagent, an edit and a bash
-# command each allowed through a permission ask, reasoning, usage, a /compact) is recorded; the
-# directory then replays with no key and no mock, the replay's transcript and logs equal the live
-# ones, a second replay passes, a second recording of the same session is byte-identical, the
-# key is in no recorded file, and a replay whose workspace differs fails with a diff that shows
-# where. Bad input: a DIR that is not empty, a DIR that cannot be made.
+# command each allowed through a permission ask, reasoning, usage, a compaction over the window
+# and a /compact) is recorded; the directory then replays with no key and no mock, the replay's
+# transcript and logs equal the live ones, a second replay passes, a second recording of the
+# same session is byte-identical, the key is in no recorded file, and a replay whose workspace
+# differs fails with a diff that shows where. Bad input: a DIR that is not empty, a DIR that
+# cannot be made. A SIGKILL leaves whole files.
 # Usage: tests/record.sh RUNNER AGENT MOCK
 set -u
 runner=$1 agent=$2 mock=$3
@@ -24,7 +25,7 @@ usage() { printf '{"id": "c", "choices": [], "usage": {"prompt_tokens": %d, "com
 
 # The live session: played by the runner against the mock, recorded into $1.
 live() {
-	d=$tmp/live-$2
+	d=$tmp/live$2
 	mkdir -p "$d/workspace"
 	printf 'hello\n' > "$d/workspace/notes.txt"
 	printf '{"version": 1, "scripts": []}\n' > "$d/recording.json"
@@ -35,13 +36,14 @@ live() {
  {"events": [$(call call_r3 bash '{\"command\": \"cat notes.txt\", \"description\": \"Show the note\"}')]},
  {"events": [$(call call_r4 subagent '{\"description\": \"count words\", \"prompt\": \"Count the words in notes.txt.\", \"run_in_background\": false}')]},
  {"events": [$(ev '{"content": "2 words."}' '"stop"'), $(usage 300 4)]},
- {"events": [$(ev '{"content": "All done."}' '"stop"'), $(usage 900 40)]},
+ {"events": [$(ev '{"content": "All done."}' '"stop"'), $(usage 90000 40)]},
  {"events": [$(ev '{"content": "Note edited."}' '"stop"')]},
- {"events": [$(ev '{"content": "Still done."}' '"stop"'), $(usage 200 5)]}
+ {"events": [$(ev '{"content": "Still done."}' '"stop"'), $(usage 200 5)]},
+ {"events": [$(ev '{"content": "Short note."}' '"stop"')]}
 ]}
 EOF
 	cat > "$d/scenario.json" <<EOF
-{"args": ["--record", "$1"], "mock": "mock.json",
+{"args": ["--record", "$1"], "mock": "mock.json", "env": {"ACP_AGENT_CONTEXT_WINDOW": "100000"},
  "steps": [
   {"send": {"method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}},
   {"send": {"method": "session/new", "params": {"cwd": "{{cwd}}", "mcpServers": []}}},
@@ -49,8 +51,8 @@ EOF
   {"answer": {"method": "session/request_permission", "match": "cat notes.txt", "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}},
   {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "Edit the note in {{cwd}}."}]}}},
   {"waitIdle": true},
-  {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "/compact"}]}}},
   {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "And now?"}]}}},
+  {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "/compact"}]}}},
   {"waitIdle": true},
   {"eof": true}]}
 EOF
@@ -58,14 +60,19 @@ EOF
 		{ tail -n 20 "$tmp/live-$2.out"; fail "the live session ($2) failed"; }
 }
 
-live "$tmp/rec" 1
-rec=$tmp/rec
+# The scenario directories' names are as long as each other: the runner's temp cwd then is too,
+# and so the system prompt that names it, whose size the estimates after a compaction count.
+live "$tmp/reco1" 1
+rec=$tmp/reco1
 [ -s "$rec/recording.json" ] && [ -s "$rec/scenario.json" ] || fail "recording.json or scenario.json is missing"
 [ "$(cat "$rec/workspace/notes.txt")" = hello ] || fail "workspace/notes.txt is not the note before the edit"
 [ ! -e "$rec/expected" ] || fail "expected/ was written at exit (SPEC §20.1: scenario run --update writes it)"
-grep -q '"compactions": \[' "$rec/recording.json" || fail "the /compact summary is not under compactions"
+grep -q '"compactions": \[$' "$rec/recording.json" && grep -q '^  {"text": "Note edited."},$' "$rec/recording.json" &&
+	grep -q '^  {"text": "Short note."}\]}' "$rec/recording.json" ||
+	fail "the summaries (over the window, then /compact) are not under compactions"
+grep -q '"env": {"ACP_AGENT_CONTEXT_WINDOW": "100000"}' "$rec/scenario.json" || fail "the window is not in env"
 grep -q '"agent": "label:count words"' "$rec/recording.json" || fail "the subagent's script is missing"
-grep -q '"usage": {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 0}' "$rec/recording.json" || fail "usage is not recorded"
+grep -q '"usage": {"prompt_tokens": 90000, "completion_tokens": 40, "total_tokens": 0}' "$rec/recording.json" || fail "usage is not recorded"
 grep -q '"reasoning": "Look first."' "$rec/recording.json" || fail "reasoning is not recorded"
 grep -q '"answer": {"method": "session/request_permission", "match": "\\"toolCallId\\":' "$rec/scenario.json" ||
 	fail "the permission answers are not answer steps"
@@ -79,9 +86,9 @@ pass
 # The replay: no key, no mock; the runner's --update writes expected/ once.
 (unset ACP_AGENT_API_KEY; run_scenario --update "$rec/") > "$tmp/replay.out" 2>&1 ||
 	{ tail -n 20 "$tmp/replay.out"; fail "the replay failed"; }
-diff -u "$tmp/live-1/expected/stdout.jsonl" "$rec/expected/stdout.jsonl" > "$tmp/diff" ||
+diff -u "$tmp/live1/expected/stdout.jsonl" "$rec/expected/stdout.jsonl" > "$tmp/diff" ||
 	{ head -n 30 "$tmp/diff"; fail "the replay's transcript differs from the live one"; }
-diff -ru "$tmp/live-1/expected/sessions" "$rec/expected/sessions" > "$tmp/diff" ||
+diff -ru "$tmp/live1/expected/sessions" "$rec/expected/sessions" > "$tmp/diff" ||
 	{ head -n 30 "$tmp/diff"; fail "the replay's session logs differ from the live ones"; }
 pass
 (unset ACP_AGENT_API_KEY; run_scenario "$rec/") > "$tmp/replay2.out" 2>&1 ||
@@ -89,16 +96,16 @@ pass
 pass
 
 # The same session recorded again: the same directory, byte for byte (temp paths aside).
-live "$tmp/rec2" 2
+live "$tmp/reco2" 2
 rm -rf "$rec/expected"
-diff -ru "$rec" "$tmp/rec2" > "$tmp/diff" || { head -n 30 "$tmp/diff"; fail "two recordings of one session differ"; }
+diff -ru "$rec" "$tmp/reco2" > "$tmp/diff" || { head -n 30 "$tmp/diff"; fail "two recordings of one session differ"; }
 pass
 
 # A workspace that differs at replay (as a bash command's output would): the run fails, and
 # its diff shows the tool output that changed.
-(unset ACP_AGENT_API_KEY; run_scenario --update "$tmp/rec2/") > /dev/null 2>&1 || fail "the second recording does not replay"
-printf 'hello there\n' > "$tmp/rec2/workspace/notes.txt"
-if (unset ACP_AGENT_API_KEY; SCENARIO_TMPDIR=$tmp run_scenario "$tmp/rec2/") > "$tmp/differ.out" 2>&1; then
+(unset ACP_AGENT_API_KEY; run_scenario --update "$tmp/reco2/") > /dev/null 2>&1 || fail "the second recording does not replay"
+printf 'hello there\n' > "$tmp/reco2/workspace/notes.txt"
+if (unset ACP_AGENT_API_KEY; SCENARIO_TMPDIR=$tmp run_scenario "$tmp/reco2/") > "$tmp/differ.out" 2>&1; then
 	fail "a replay on another workspace passed"
 fi
 grep -q '^-.*hello world' "$tmp/differ.out" && grep -q 'output differs from' "$tmp/differ.out" ||
@@ -144,4 +151,4 @@ grep -q '"text": "No model is configured' "$tmp/killed/recording.json" ||
 	fail "after a kill, recording.json lacks the builtin reply: $(cat "$tmp/killed/recording.json")"
 ! ls "$tmp/killed"/*.tmp > /dev/null 2>&1 || fail "a temporary file was left in the recording"
 pass
-echo "record: ok ($ok checks: a recorded session with a subagent, an edit, bash and /compact replays keyless with the live transcript and logs; two recordings identical; no key; bad DIRs; a kill leaves a whole recording)"
+echo "record: ok ($ok checks: a recorded session with a subagent, an edit, bash and two compactions replays keyless with the live transcript and logs; two recordings identical; no key; bad DIRs; a kill leaves a whole recording)"
