@@ -368,7 +368,7 @@ START_TEST(tap_hands_each_reply_over_in_replay_form)
 {
 	static const char rec[] = "{\"version\":1,\"model\":\"deep-1\",\"scripts\":[{\"agent\":\"root\",\"replies\":["
 	    "{\"reasoning\":\"r\",\"text\":\"in {{cwd}}\",\"tool_calls\":[{\"id\":\"call_9\",\"name\":\"read\","
-	    "\"arguments\":{\"file_path\":\"a\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}},"
+	    "\"arguments\":{\"file_path\":\"{{cwd}}/a\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}},"
 	    "{\"text\":\"cut\",\"finish\":\"length\"},"
 	    "{\"error\":{\"message\":\"boom\",\"code\":\"MODEL_ERROR\"}},"
 	    "{\"text\":\"partial\",\"hang\":true}]}]}";
@@ -404,7 +404,7 @@ START_TEST(tap_hands_each_reply_over_in_replay_form)
 	ck_assert_str_eq(got, "["
 	    "{\"key\":\"root\",\"ordinal\":0,\"position\":0,\"summary\":false,\"agent\":\"a1\",\"reply\":"
 	    "{\"reasoning\":\"r\",\"text\":\"in /w/p\",\"tool_calls\":[{\"id\":\"call_9\",\"name\":\"read\","
-	    "\"arguments\":{\"file_path\":\"a\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}},"
+	    "\"arguments\":{\"file_path\":\"/w/p/a\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}},"
 	    "{\"key\":\"root\",\"ordinal\":0,\"position\":1,\"summary\":false,\"agent\":\"a1\",\"reply\":"
 	    "{\"text\":\"cut\",\"finish\":\"length\"}},"
 	    "{\"key\":\"root\",\"ordinal\":0,\"position\":2,\"summary\":false,\"agent\":\"a1\",\"reply\":"
