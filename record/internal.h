@@ -36,7 +36,8 @@ char *record_templ_str(const struct record *r, const char *s, size_t len, size_t
 json_t *record_templ(const struct record *r, const json_t *v);
 /* 1 when s holds a UUID (8-4-4-4-12 hex digits). */
 int record_has_uuid(const char *s);
-/* Rewrites scenario.json: 0 or -1 (said once). */
+/* Rewrite recording.json (replies.c) and scenario.json (script.c): 0 or -1 (said once). */
+int record_write_recording(struct record *r);
 int record_write_scenario(struct record *r);
 
 #endif
