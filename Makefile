@@ -44,9 +44,10 @@ endif
 LIB_SRC := $(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c record/*.c agent/*.c tools/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/acp/main.o
+# `acp-agent scenario run` (scenario/): in the agent binary only.
+SCENARIO_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard scenario/*.c))
 TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
-RUNNER_OBJ := $(BUILD)/tests/scenario_runner.o $(BUILD)/tests/canon.o
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bin/%)
 
@@ -54,7 +55,8 @@ AGENT := $(BUILD)/bin/acp-agent
 MOCK := $(BUILD)/bin/mock-openai
 MCP_MOCK := $(BUILD)/bin/mock-mcp
 CHECKS := $(BUILD)/bin/check_all
-RUNNER := $(BUILD)/bin/scenario-runner
+# The scenario runner is the agent itself: `acp-agent scenario run` (SPEC §21).
+RUNNER := $(AGENT) scenario run
 
 FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path mcp
 FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c record/*.c agent/*.c tools/*.c acp/*.c))
@@ -74,7 +76,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(if $(findstring tests/,$<),$(CHECK_CFLAGS)) -c $< -o $@
 
-$(AGENT): $(LIB_OBJ) $(MAIN_OBJ)
+$(AGENT): $(LIB_OBJ) $(MAIN_OBJ) $(SCENARIO_OBJ)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
@@ -115,11 +117,6 @@ $(MCP_MOCK): $(BUILD)/tests/mock_mcp.o $(BUILD)/base/buf.o $(BUILD)/base/xmalloc
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
 
-$(RUNNER): $(RUNNER_OBJ) $(BUILD)/base/buf.o $(BUILD)/base/xmalloc.o $(BUILD)/base/utf8.o
-	$(call say,LD,$@)
-	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(OPT) $(LDEXTRA) -o $@ $^ $(PKG_LIBS)
-
 # $(call apt_need,PKGS): installs those of the Debian packages PKGS that are missing.
 apt_need = missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
@@ -141,8 +138,10 @@ lint-deps:
 check-unit: $(CHECKS) $(MCP_MOCK)
 	$(Q)$(CHECKS)
 
-scenarios: $(AGENT) $(RUNNER) $(MOCK) $(MCP_MOCK)
-	$(Q)$(RUNNER) --agent $(AGENT) --mock $(MOCK) --mock-mcp $(MCP_MOCK) --traces $(BUILD)/traces scenarios/*/
+# UPDATE_SNAPSHOTS=1 make scenarios rewrites every expected/ (review the diff like code).
+SCENARIO_UPDATE = $(if $(filter-out 0,$(UPDATE_SNAPSHOTS)),--update)
+scenarios: $(AGENT) $(MOCK) $(MCP_MOCK)
+	$(Q)$(RUNNER) $(SCENARIO_UPDATE) --mock $(MOCK) --mock-mcp $(MCP_MOCK) --traces $(BUILD)/traces scenarios/*/
 	$(Q)sh tests/parity.sh
 
 schema-check: scenarios
@@ -153,8 +152,9 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory bin/acp-agent
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory schema-check
-	$(Q)sh tests/mock_mcp.sh $(MCP_MOCK) $(RUNNER) $(AGENT)
+	$(Q)sh tests/mock_mcp.sh $(MCP_MOCK) $(AGENT)
 	$(Q)sh tests/cli.sh $(AGENT)
+	$(Q)sh tests/scenario_run.sh $(AGENT)
 	$(Q)sh tests/readme.sh bin/acp-agent
 	$(Q)sh tests/docs.sh bin/acp-agent
 	$(Q)sh tests/two_process.sh $(AGENT)
@@ -162,8 +162,8 @@ test: deps
 	$(Q)sh tests/readonly.sh $(AGENT)
 	$(Q)sh tests/load_race.sh $(AGENT)
 	$(Q)sh tests/load_replay.sh $(AGENT)
-	$(Q)sh tests/long_session.sh $(RUNNER) $(AGENT) $(MOCK)
-	$(Q)sh tests/record.sh $(RUNNER) $(AGENT) $(MOCK)
+	$(Q)sh tests/long_session.sh $(AGENT) $(MOCK)
+	$(Q)sh tests/record.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/list_index.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)
 	$(Q)sh tests/procgroups.sh $(AGENT)
@@ -191,18 +191,18 @@ check: deps lint-deps
 	@echo "check: ok (test, lint, asan)"
 
 valgrind:
-	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/scenario-runner build/valgrind/bin/mock-openai build/valgrind/bin/mock-mcp
+	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/mock-openai build/valgrind/bin/mock-mcp
 	$(Q)CK_FORK=no CK_DEFAULT_TIMEOUT=120 valgrind -q --error-exitcode=1 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect build/valgrind/bin/check_all
-	$(Q)SCENARIO_NO_RSS_LIMIT=1 VALGRIND=1 build/valgrind/bin/scenario-runner --agent build/valgrind/bin/acp-agent \
+	$(Q)SCENARIO_NO_RSS_LIMIT=1 VALGRIND=1 build/valgrind/bin/acp-agent scenario run \
 		--mock build/valgrind/bin/mock-openai --mock-mcp build/valgrind/bin/mock-mcp scenarios/*/
 
 lint: deps lint-deps
 	$(Q)sh tests/lint.sh
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory bin/acp-agent $(RUNNER)
-	$(Q)$(RUNNER) --agent $(AGENT) --pretty scenarios/demo/
+	$(Q)$(MAKE) --no-print-directory bin/acp-agent
+	$(Q)bin/acp-agent scenario run --pretty scenarios/demo/
 
 run: all
 	$(Q)./bin/acp-agent
@@ -215,9 +215,11 @@ docs: all
 bench: deps all $(BENCHES) $(MOCK) $(MCP_MOCK)
 	$(Q)sh bench/run.sh
 
+# One binary: the agent, `acp-agent scenario run` and the other subcommands; and the user docs.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/acp-agent
 	install -m 0755 bin/acp-agent $(DESTDIR)$(PREFIX)/bin/acp-agent
+	install -m 0644 README.md docs/scenarios.md $(DESTDIR)$(PREFIX)/share/doc/acp-agent/
 
 clean:
 	rm -rf build bin

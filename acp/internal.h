@@ -20,7 +20,7 @@ struct acp_replay_task {
 	struct acp_server *srv;
 	struct acp_session *as;		/* NULL once stopped */
 	json_t *id;			/* the session/load request's id: owned */
-	json_t *events;			/* a reference: the cursor reads it, even after a close */
+	struct sess_cursor *events;	/* owned: reads the log back, even after a close */
 	struct acp_replay cur;
 	int busy;			/* queued, or a slice is being sent: only that code frees it */
 	int paused;			/* waits for acp_on_low */

@@ -36,16 +36,22 @@ struct acp_load {
 };
 
 static void
+acp_load_fold(void *arg, const json_t *ev)
+{
+	agent_conv_fold(arg, ev);
+}
+
+static void
 acp_load_worker(void *arg, const atomic_int *cancel)
 {
 	struct acp_load *l = arg;
 
-	const json_t *events;
-
-	sess_loading_read(l->ld, cancel);
-	/* The conversation since the latest compaction: a log that never compacted folds whole. */
-	if ((events = sess_loading_events(l->ld)) != NULL && !atomic_load(cancel)) {
-		agent_conv_rebuild(&l->conv, events);
+	/* The conversation is folded as the events are read (a log that never compacted folds
+	 * whole), then with the closers the load appends. */
+	sess_loading_read_stream(l->ld, cancel, acp_load_fold, &l->conv);
+	if (sess_loading_ok(l->ld) && !atomic_load(cancel)) {
+		for (size_t k = 0; k < sess_loading_nclosers(l->ld); k++)
+			agent_conv_fold(&l->conv, sess_loading_closer(l->ld, k));
 		l->has_conv = 1;
 	}
 }
@@ -118,6 +124,7 @@ acp_load_offload(struct acp_server *srv, struct sess_loading *ld, const char *si
 	l->req_id = json_incref(m->id ? m->id : json_null());
 	l->params = json_incref(m->params);
 	l->replay = replay;
+	agent_conv_init(&l->conv);	/* the worker folds into it */
 	buf_init(&l->queued);
 	for (pp = &srv->loads; *pp; pp = &(*pp)->next)
 		;

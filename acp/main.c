@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/version.h"
 #include "base/xmalloc.h"
+#include "scenario/scenario.h"
 #include "tools/toolsets.h"
 
 #define MAIN_HEAP_KEEP (8 << 20)
@@ -52,6 +53,7 @@ static const char main_help_text[] =
     "                 [--max-active N] [--max-steps N] [--log-level error|warn|info|debug]\n"
     "                 [--tools none|workspace] [--permission-mode MODE]\n"
     "                 [--child-approvals ask|never] [--deterministic] [--version] [-h|--help]\n"
+    "       acp-agent scenario run [--update] [--junit FILE] DIR...\n"
     "Speaks ACP v1 (JSON-RPC 2.0, one object per line) on stdin/stdout; logs go to stderr.\n"
     "An option wins over its variable; a variable set to \"\" counts as unset.\n"
     "\n"
@@ -112,6 +114,13 @@ static const char main_help_text[] =
     "\n"
     "Tests only:\n"
     "ACP_AGENT_FAULTS               none (fault injection, e.g. log-sync-fail; see README)\n";
+
+/* The rest of --help (one string literal may hold only so much). */
+static const char main_help_subcommands[] =
+    "\n"
+    "Subcommands (the first argument; any other argument that is not an option exits 2):\n"
+    "scenario run           replay scenario directories keyless and compare them with their\n"
+    "                       expected/ (acp-agent scenario --help; docs/scenarios.md)\n";
 
 static int main_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -346,6 +355,7 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 		case 'h':
 		case OPT_HELP:
 			fputs(main_help_text, stdout);
+			fputs(main_help_subcommands, stdout);
 			return 0;
 		case OPT_TOOLS_MD: a->tools_md = 1; break;
 		case OPT_TOOLS: main_set_opt(&a->tools, "--tools", optarg); break;
@@ -593,6 +603,9 @@ main(int argc, char **argv)
 	sigset_t ignored;
 	int rc;
 
+	/* Subcommands (SPEC §20.1) before anything a server sets up. */
+	if (argc > 1 && strcmp(argv[1], "scenario") == 0)
+		return scenario_main(argc - 1, argv + 1);
 	main_catch_early(&ignored);
 	/* Orphans of the commands we run (a `sleep &` whose shell ended) become our children, so the
 	 * bash runner reaps them when it kills their group (workspace/proc.h), whatever init does. */

@@ -275,7 +275,7 @@ acp_replay_free_task(struct acp_replay_task *t)
 		}
 	ev_idle_stop(t->srv->loop, &t->idle);
 	acp_replay_free(&t->cur);
-	json_decref(t->events);
+	sess_cursor_free(t->events);
 	json_decref(t->id);
 	free(t);
 }
@@ -442,6 +442,12 @@ acp_replays_stop(struct acp_server *srv, struct acp_session *as)
 	}
 }
 
+static json_t *
+acp_replay_pull(void *arg)
+{
+	return sess_cursor_next(arg);
+}
+
 /* Starts the replay of a live session that answers the session/load request id (borrowed). */
 void
 acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
@@ -454,8 +460,8 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->as = as;
 	t->id = json_incref(id);
 	t->total0 = srv->wq.total;
-	t->events = json_incref(as->agent->sess->events);
-	acp_replay_init(&t->cur, t->events, &srv->tools);
+	t->events = sess_cursor_new(as->agent->sess, 0, as->agent->sess->nev);
+	acp_replay_init(&t->cur, acp_replay_pull, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
 		;

@@ -184,12 +184,13 @@ acp_update_live(const json_t *ev, const struct toolbox *tb)
 }
 
 void
-acp_replay_init(struct acp_replay *r, const json_t *events, const struct toolbox *tb)
+acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, void *arg, const struct toolbox *tb)
 {
-	r->events = events;
+	r->pull = pull;
+	r->arg = arg;
 	r->tb = tb;
-	r->end = json_array_size(events);
-	r->next = 0;
+	r->ev = NULL;
+	r->done = 0;
 	r->blk = 0;
 	r->calls = json_object();
 	r->titles = json_object();
@@ -217,10 +218,23 @@ acp_update_usage(long long used, long long size)
 	    "size", (json_int_t)size);
 }
 
-int
-acp_replay_done(const struct acp_replay *r)
+/* The event being replayed (borrowed), pulled when needed; NULL once the events are done. */
+static const json_t *
+acp_replay_current(struct acp_replay *r)
 {
-	return r->next >= r->end || r->next >= json_array_size(r->events);
+	if (r->ev == NULL && !r->done) {
+		r->ev = r->pull(r->arg);
+		r->blk = 0;
+		if (r->ev == NULL)
+			r->done = 1;
+	}
+	return r->ev;
+}
+
+int
+acp_replay_done(struct acp_replay *r)
+{
+	return acp_replay_current(r) == NULL;
 }
 
 /* The update for one block of a replayed user message (NULL when it cannot be made). */
@@ -260,6 +274,10 @@ acp_replay_tool_result(struct acp_replay *r, const json_t *data)
 	acp_logged_title(u, json_object_get(r->titles, cid));
 	acp_tool_result_fields(u, data);
 	acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
+	if (cid) {	/* a result ends its call: what the replay holds stays small */
+		json_object_del(r->calls, cid);
+		json_object_del(r->titles, cid);
+	}
 	return u;
 }
 
@@ -270,8 +288,9 @@ acp_replay_tool_result(struct acp_replay *r, const json_t *data)
 static json_t *
 acp_replay_step(struct acp_replay *r)
 {
-	while (!acp_replay_done(r)) {
-		const json_t *ev = json_array_get(r->events, r->next);
+	const json_t *ev;
+
+	while ((ev = acp_replay_current(r)) != NULL) {
 		const char *type = json_string_value(json_object_get(ev, "type"));
 		const json_t *data = json_object_get(ev, "data");
 		const json_t *content = json_object_get(data, "content");
@@ -304,8 +323,8 @@ acp_replay_step(struct acp_replay *r)
 			return acp_update_compaction(json_string_value(json_object_get(data, "id")), "completed",
 			    json_string_value(json_object_get(data, "summary")), NULL);
 		}
-		r->next++;
-		r->blk = 0;
+		json_decref(r->ev);
+		r->ev = NULL;
 	}
 	return NULL;
 }
@@ -326,18 +345,31 @@ acp_replay_next(struct acp_replay *r, size_t max, json_t *out)
 void
 acp_replay_free(struct acp_replay *r)
 {
+	json_decref(r->ev);
 	json_decref(r->calls);
 	json_decref(r->titles);
-	r->calls = r->titles = NULL;
+	r->ev = r->calls = r->titles = NULL;
+}
+
+json_t *
+acp_replay_array_pull(void *arg)
+{
+	struct acp_replay_array *a = arg;
+	json_t *ev = a->next < a->end ? json_array_get(a->events, a->next) : NULL;
+
+	if (ev)
+		a->next++;
+	return json_incref(ev);
 }
 
 json_t *
 acp_update_replay(const json_t *events, const struct toolbox *tb)
 {
 	struct acp_replay r;
+	struct acp_replay_array src = { events, 0, json_array_size(events) };
 	json_t *out = json_array();
 
-	acp_replay_init(&r, events, tb);
+	acp_replay_init(&r, acp_replay_array_pull, &src, tb);
 	while (acp_replay_next(&r, SIZE_MAX, out) > 0)
 		;
 	acp_replay_free(&r);

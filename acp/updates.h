@@ -23,29 +23,40 @@ json_t *acp_update_progress(const char *tool_call_id, const char *child_id, cons
 /* The live update for one appended event, or NULL (most events show nothing); new ref. */
 json_t *acp_update_live(const json_t *ev, const struct toolbox *tb);
 /*
- * The replay as a cursor, so a long log is sent in slices (session/load): it walks the events that
- * were there when it was made (later ones are live updates) and keeps the tool calls it has seen.
- * events and tb: borrowed, and must outlive the cursor (hold a reference to events).
+ * The replay as a cursor, so a long log is sent in slices (session/load): it walks the events pull
+ * gives (a session's file, read back as it goes: the events that were there when it was made;
+ * later ones are live updates) and keeps the tool calls whose results it has not seen yet.
+ * tb: borrowed, and must outlive the cursor.
  */
+typedef json_t *acp_replay_pull_fn(void *arg);	/* the next event (new ref), or NULL at the end */
+
 struct acp_replay {
-	const json_t *events;
+	acp_replay_pull_fn *pull;
+	void *arg;
 	const struct toolbox *tb;
-	size_t end;		/* events [0, end) are replayed */
-	size_t next;		/* the event being replayed */
+	json_t *ev;		/* the event being replayed: owned (NULL before the first and at the end) */
+	int done;
 	size_t blk;		/* its next content block */
 	json_t *calls;		/* callId -> the tool-call block: owned */
 	json_t *titles;		/* callId -> the title its tool/call logged (MCP tools): owned */
 	int compaction;		/* the client takes compaction_update: each compaction replays */
 };
 
-void acp_replay_init(struct acp_replay *r, const json_t *events, const struct toolbox *tb);
+void acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, void *arg, const struct toolbox *tb);
+/* A source over an array of events in memory (borrowed; it must outlive the replay): events
+ * [next, end), those there were when the replay was made. */
+struct acp_replay_array {
+	const json_t *events;
+	size_t next, end;
+};
+json_t *acp_replay_array_pull(void *arg);	/* arg: struct acp_replay_array * */
 /* A compaction_update {compactionId, status}, with the summary or error when given; new ref. */
 json_t *acp_update_compaction(const char *id, const char *status, const char *summary, const char *error);
 /* The usage_update of SPEC §19; new ref. */
 json_t *acp_update_usage(long long used, long long size);
 /* Appends at most max updates (new refs) to out; returns how many; 0 once done. */
 size_t acp_replay_next(struct acp_replay *r, size_t max, json_t *out);
-int acp_replay_done(const struct acp_replay *r);
+int acp_replay_done(struct acp_replay *r);	/* pulls the next event when needed */
 void acp_replay_free(struct acp_replay *r);
 /* The replay of a whole log as updates; returns a new array. */
 json_t *acp_update_replay(const json_t *events, const struct toolbox *tb);

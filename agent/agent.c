@@ -193,6 +193,40 @@ agent_corpus_observer(void *arg, struct sess *s, const json_t *ev)
 	sess_corpus_note_live(a->rt->corpus, s);
 }
 
+/* c (empty) from s's file: found by the type codes, the latest compaction, then the events from
+ * its through on, folded as they were appended (agent_conv_fold agrees with agent_conv_rebuild). */
+static void
+agent_conv_from_sess(struct agent_conv *c, struct sess *s)
+{
+	int compacted = sess_event_type_code("context/compacted");
+	int failed = sess_event_type_code("context/compaction_failed");
+	size_t n = s->nev, at = n, from = 0;
+	unsigned attempts = 0;
+	struct sess_cursor *cur;
+	json_t *ev;
+
+	for (size_t i = n; i-- > 0;) {
+		int t = sess_type_at(s, i);
+		if (t == compacted || t == failed) {
+			attempts++;
+			if (at == n && t == compacted)
+				at = i;
+		}
+	}
+	if (at < n && (ev = sess_event_get(s, at)) != NULL) {
+		int64_t through = agent_conv_through(json_object_get(ev, "data"), (int64_t)at);
+		from = through < 0 ? 0 : (size_t)through + 1;
+		json_decref(ev);
+	}
+	cur = sess_cursor_new(s, from, n);
+	while ((ev = sess_cursor_next(cur)) != NULL) {
+		agent_conv_fold(c, ev);
+		json_decref(ev);
+	}
+	sess_cursor_free(cur);
+	c->attempts = attempts;
+}
+
 /* conv: the conversation rebuilt from s's events already (moved in), or NULL: rebuilt here. */
 static struct agent *
 agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const struct toolbox *tools,
@@ -216,17 +250,18 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 		memset(conv, 0, sizeof(*conv));	/* the caller's is empty now */
 	} else {
 		agent_conv_init(&a->conv);
-		agent_conv_rebuild(&a->conv, s->events);	/* from the latest compaction on */
+		agent_conv_from_sess(&a->conv, s);	/* from the latest compaction on */
 	}
-	/* By the type codes: a loaded log's tree is not walked on the loop (issue 15). */
+	/* By the type codes: the log is read back only for the one event that tells (issue 15). */
 	int turn_start = sess_event_type_code("turn/start"), step_start = sess_event_type_code("step/start");
 	int found = 0;
-	for (i = json_array_size(s->events); i-- > 0;) {
+	for (i = s->nev; i-- > 0;) {
 		int t = sess_type_at(s, i);
 		if (t == turn_start && !found) {
 			found = 1;	/* the last one tells */
-			ev = json_array_get(s->events, i);
-			a->turn = (int)json_integer_value(json_object_get(json_object_get(ev, "data"), "turn"));
+			if ((ev = sess_event_get(s, i)) != NULL)
+				a->turn = (int)json_integer_value(json_object_get(json_object_get(ev, "data"), "turn"));
+			json_decref(ev);
 		} else if (t == step_start) {
 			a->requests++;
 		}
@@ -287,31 +322,61 @@ agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct to
 	return a;
 }
 
-char *
-agent_final_text(const struct agent *a)
+/* The text blocks of an assistant/message (borrowed), joined; NULL when it has none. */
+static char *
+agent_message_text(const json_t *ev)
 {
-	size_t n = json_array_size(a->sess->events);
+	struct buf b;
+	size_t k;
+	json_t *blk;
 
-	for (size_t i = n; i-- > 0;) {
-		json_t *ev = json_array_get(a->sess->events, i);
+	buf_init(&b);
+	json_array_foreach(json_object_get(json_object_get(ev, "data"), "content"), k, blk) {
+		if (strcmp(json_string_value(json_object_get(blk, "type")), "text") == 0)
+			buf_puts(&b, json_string_value(json_object_get(blk, "text")));
+	}
+	if (b.len)
+		return buf_steal(&b);
+	buf_free(&b);
+	return NULL;
+}
+
+char *
+agent_final_text_of(const json_t *events)
+{
+	char *text = NULL;
+
+	for (size_t i = json_array_size(events); i-- > 0 && text == NULL;) {
+		json_t *ev = json_array_get(events, i);
 		const char *t = json_string_value(json_object_get(ev, "type"));
 		if (strcmp(t, "turn/start") == 0)
 			break;
-		if (strcmp(t, "assistant/message") != 0)
-			continue;
-		struct buf b;
-		size_t k;
-		json_t *blk;
-		buf_init(&b);
-		json_array_foreach(json_object_get(json_object_get(ev, "data"), "content"), k, blk) {
-			if (strcmp(json_string_value(json_object_get(blk, "type")), "text") == 0)
-				buf_puts(&b, json_string_value(json_object_get(blk, "text")));
-		}
-		if (b.len)
-			return buf_steal(&b);
-		buf_free(&b);
+		if (strcmp(t, "assistant/message") == 0)
+			text = agent_message_text(ev);
 	}
-	return NULL;
+	return text;
+}
+
+char *
+agent_final_text(const struct agent *a)
+{
+	struct sess *s = a->sess;
+	int turn_start = sess_event_type_code("turn/start"), message = sess_event_type_code("assistant/message");
+	char *text = NULL;
+
+	/* By the type codes: only the turn's messages are read (from the window, as a rule). */
+	for (size_t i = s->nev; i-- > 0 && text == NULL;) {
+		int t = sess_type_at(s, i);
+		if (t == turn_start)
+			break;
+		if (t == message) {
+			json_t *ev = sess_event_get(s, i);
+			if (ev)
+				text = agent_message_text(ev);
+			json_decref(ev);
+		}
+	}
+	return text;
 }
 
 struct agent *
@@ -994,15 +1059,17 @@ agent_resolve_child(void *arg, const char *label)
 static const char *
 agent_label(struct agent *a)
 {
-	size_t n = json_array_size(a->sess->events);
+	int descriptor = sess_event_type_code("subagent/descriptor");
+	size_t n = a->sess->nev;
 
 	for (; a->label_scanned < n; a->label_scanned++) {
-		const json_t *ev = json_array_get(a->sess->events, a->label_scanned);
-		if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/descriptor") == 0) {
-			const char *label = json_string_value(json_object_get(json_object_get(ev, "data"), "label"));
-			free(a->label);
-			a->label = label ? xstrdup(label) : NULL;
-		}
+		if (sess_type_at(a->sess, a->label_scanned) != descriptor)
+			continue;
+		json_t *ev = sess_event_get(a->sess, a->label_scanned);
+		const char *label = json_string_value(json_object_get(json_object_get(ev, "data"), "label"));
+		free(a->label);
+		a->label = label ? xstrdup(label) : NULL;
+		json_decref(ev);
 	}
 	return a->label;
 }

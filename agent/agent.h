@@ -222,6 +222,8 @@ const char *agent_parent(const struct agent *a);
 const struct tool_inv *agent_find_call(const struct agent *a, const char *call_id);
 /* The final assistant text of the last turn (owned), or NULL when it left none. */
 char *agent_final_text(const struct agent *a);
+/* The same over a log's events (borrowed, in order): the latest turn's last text. Owned or NULL. */
+char *agent_final_text_of(const json_t *events);
 /* A new child agent (unpublished session with parentSession/origin); the caller sets it up. */
 struct agent *agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools);
 

@@ -50,13 +50,10 @@ ask_policy(struct agent *root)
 	permit_rules_init(&pol->rules);
 	/* Only the events that can tell, found by their type codes: a loaded log's tree is not walked
 	 * on the loop (issue 15). */
-	int created = sess_event_type_code("session/created"), mode = sess_event_type_code("session/mode"),
-	    model = sess_event_type_code("session/model"), rule = sess_event_type_code("permission/rule");
-	for (i = 0; i < json_array_size(root->sess->events); i++) {
-		int c = sess_type_at(root->sess, i);
-		if (c != created && c != mode && c != model && c != rule)
-			continue;
-		ev = json_array_get(root->sess->events, i);
+	static const char *const kinds[] = { "session/created", "session/mode", "session/model",
+		"permission/rule", NULL };
+	json_t *evs = sess_collect(root->sess, kinds);
+	json_array_foreach(evs, i, ev) {
 		const char *t = json_string_value(json_object_get(ev, "type"));
 		const json_t *d = json_object_get(ev, "data");
 		enum permit_mode m;
@@ -73,6 +70,7 @@ ask_policy(struct agent *root)
 			    json_is_true(json_object_get(d, "allow")));
 		}
 	}
+	json_decref(evs);
 	agent_state_set(root, &ask_key, pol, ask_policy_free);
 	return pol;
 }

@@ -39,6 +39,9 @@ void agent_conv_fold(struct agent_conv *c, const json_t *ev);
  * from the start. The incremental fold must always agree with it (tests/check_conv.c).
  */
 void agent_conv_rebuild(struct agent_conv *c, const json_t *events);
+/* The through of a compaction at seq (data borrowed), clamped below it (a lying log cannot point
+ * ahead): the messages after it stay verbatim. */
+int64_t agent_conv_through(const json_t *data, int64_t seq);
 /*
  * Estimated tokens of a request with this conversation (SPEC §20.1): the last reported usage
  * plus a token per 4 bytes appended since; with no usage since the latest compaction, a token

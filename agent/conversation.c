@@ -202,8 +202,7 @@ agent_conv_take(struct agent_conv *c, const char *type, const json_t *data, int6
 	}
 }
 
-/* The through of a compaction at seq, clamped below it (a lying log cannot point ahead). */
-static int64_t
+int64_t
 agent_conv_through(const json_t *data, int64_t seq)
 {
 	int64_t t = json_integer_value(json_object_get(data, "through"));

@@ -370,15 +370,19 @@ sub_post_notice(struct agent *parent, const char *child_id, long epoch, const ch
 
 /* The end kind of the last turn: "completed" before any, "error" for one that names none. */
 static const char *
-sub_last_end(const json_t *events)
+sub_last_end(struct sess *s, char *buf, size_t size)
 {
-	for (size_t i = json_array_size(events); i-- > 0;) {
-		json_t *ev = json_array_get(events, i);
-		if (strcmp(json_string_value(json_object_get(ev, "type")), "turn/end") == 0) {
-			const char *kind = json_string_value(json_object_get(json_object_get(json_object_get(ev,
-			    "data"), "reason"), "kind"));
-			return kind ? kind : "error";
-		}
+	int turn_end = sess_event_type_code("turn/end");
+
+	for (size_t i = s->nev; i-- > 0;) {
+		if (sess_type_at(s, i) != turn_end)
+			continue;
+		json_t *ev = sess_event_get(s, i);
+		const char *kind = json_string_value(json_object_get(json_object_get(json_object_get(ev,
+		    "data"), "reason"), "kind"));
+		snprintf(buf, size, "%s", kind ? kind : "error");
+		json_decref(ev);
+		return buf;
 	}
 	return "completed";
 }
@@ -391,7 +395,7 @@ sub_settle_check(void *arg)
 	struct agent_rt *rt = a->rt;
 	char child_id[SESS_ID_LEN + 1], parent_id[SESS_ID_LEN + 1];
 	const char *end;
-	char *final;
+	char *final, end_buf[32];
 	struct err e;
 	struct sub_state *st = agent_state(a, &subagent_ext);
 
@@ -403,7 +407,7 @@ sub_settle_check(void *arg)
 	long epoch = st->epoch;
 	snprintf(child_id, sizeof(child_id), "%s", agent_id(a));
 	snprintf(parent_id, sizeof(parent_id), "%s", agent_parent(a));
-	end = sub_last_end(a->sess->events);
+	end = sub_last_end(a->sess, end_buf, sizeof(end_buf));
 	err_clear(&e);
 	if (sess_append(a->sess, "subagent/settled", xjson_pack("{s:i, s:s}", "epoch", (json_int_t)epoch,
 		"end", end), &e) == NULL || sess_log_sync(a->sess->log, &e) < 0) {
@@ -535,13 +539,13 @@ sub_prompt(const struct agent *a, struct buf *b)
 	if (parent == NULL)
 		return;
 	depth = (int)json_integer_value(json_object_get(a->sess->header, "delegationDepth"));
-	json_array_foreach(a->sess->events, i, ev) {
-		const char *t = json_string_value(json_object_get(ev, "type"));
-		if (t && strcmp(t, "subagent/descriptor") == 0)
-			label = json_string_value(json_object_get(json_object_get(ev, "data"), "label"));
-	}
+	static const char *const kinds[] = { "subagent/descriptor", NULL };
+	json_t *evs = sess_collect(a->sess, kinds);
+	json_array_foreach(evs, i, ev)
+		label = json_string_value(json_object_get(json_object_get(ev, "data"), "label"));
 	buf_printf(b, "\n\nYou are a subagent of %s, working on: %s, at delegation depth %d. Finish your "
 	    "task and report back.", parent, label ? label : "a delegated task", depth);
+	json_decref(evs);
 }
 
 const struct agent_ext subagent_ext = {

@@ -83,7 +83,10 @@ sub_cold_resume(struct agent *sender, const char *target, struct err *e)
 		return NULL;
 	}
 	sub_adopt(child, SUBAGENT_CONTINUABLE);
-	sub_state(child)->epoch = (int)sub_settled_epochs(child->sess->events) + 1;
+	static const char *const settled[] = { "subagent/settled", NULL };
+	json_t *evs = sess_collect(child->sess, settled);
+	sub_state(child)->epoch = (int)sub_settled_epochs(evs) + 1;
+	json_decref(evs);
 	subagent_redeliver(child);
 	return child;
 }
@@ -155,19 +158,21 @@ subagent_interrupt(struct agent *caller, const char *target, struct err *e)
 /* ---- redelivery ---- */
 
 static int
-sub_notice_known(const struct agent *parent, const char *child, long epoch)
+sub_notice_known(struct agent *parent, const char *child, long epoch)
 {
+	static const char *const kinds[] = { "user/message", NULL };
+	json_t *evs = sess_collect(parent->sess, kinds), *ev;
 	size_t i;
-	json_t *ev;
 
-	json_array_foreach(parent->sess->events, i, ev) {
-		if (strcmp(json_string_value(json_object_get(ev, "type")), "user/message") != 0)
-			continue;
+	json_array_foreach(evs, i, ev) {
 		json_t *st = json_object_get(json_object_get(json_object_get(ev, "data"), "source"), "settlement");
 		if (st && strcmp(json_string_value(json_object_get(st, "childId")), child) == 0 &&
-		    json_integer_value(json_object_get(st, "epoch")) == epoch)
+		    json_integer_value(json_object_get(st, "epoch")) == epoch) {
+			json_decref(evs);
 			return 1;
+		}
 	}
+	json_decref(evs);
 	for (const struct agent_msg *m = parent->inbox; m; m = m->next) {
 		json_t *st = json_object_get(m->source, "settlement");
 		if (st && strcmp(json_string_value(json_object_get(st, "childId")), child) == 0 &&
@@ -223,11 +228,7 @@ subagent_redeliver(struct agent *parent)
 					break;
 				}
 			}
-			struct agent tmp = { 0 };
-			struct sess fake = { 0 };
-			fake.events = img.kept;
-			tmp.sess = &fake;
-			char *final = agent_final_text(&tmp);
+			char *final = agent_final_text_of(img.kept);
 			char end_copy[32];
 			snprintf(end_copy, sizeof(end_copy), "%s", end ? end : "completed");
 			log_info("subagent %s: redelivering the notice of epoch %ld", kids[i]->id, epoch);

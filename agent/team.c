@@ -350,7 +350,11 @@ team_of(struct agent *a)
 		struct team *t = agent_state(a, &team_key);
 		if (t == NULL) {
 			t = team_new();
-			team_fold(t, a->sess->events);
+			static const char *const kinds[] = { "team/member", "team/task", "team/message/queued",
+				"team/message/delivered", NULL };
+			json_t *evs = sess_collect(a->sess, kinds);
+			team_fold(t, evs);
+			json_decref(evs);
 			t->lead = a;
 			t->persist = team_persist_lead;
 			agent_state_set(a, &team_key, t, team_free_state);

@@ -475,10 +475,11 @@ sess_corpus_get(struct sess_corpus *c, const char *id)
 }
 
 void
-sess_corpus_note_live(struct sess_corpus *c, const struct sess *s)
+sess_corpus_note_live(struct sess_corpus *c, struct sess *s)
 {
 	struct sess_entry *en = sess_corpus_entry(c, s->id);
-	size_t n = json_array_size(s->events);
+	size_t n = s->nev;
+	json_t *ev;
 
 	if (!en->live) {
 		sess_entry_clear(en);
@@ -489,11 +490,14 @@ sess_corpus_note_live(struct sess_corpus *c, const struct sess *s)
 		/* only the events that can tell something, found by their type codes (issue 15) */
 		for (size_t i = 0; i < n; i++) {
 			int t = sess_type_at(s, i);
-			if ((t == user && en->title == NULL) || t == desc)
-				sess_entry_note_event(en, json_array_get(s->events, i));
+			if (((t == user && en->title == NULL) || t == desc) && (ev = sess_event_get(s, i)) != NULL) {
+				sess_entry_note_event(en, ev);
+				json_decref(ev);
+			}
 		}
-	} else if (n) {
-		sess_entry_note_event(en, json_array_get(s->events, n - 1));
+	} else if (n && (ev = sess_event_get(s, n - 1)) != NULL) {
+		sess_entry_note_event(en, ev);
+		json_decref(ev);
 	}
 	en->updated_at = sess_last_time(s);
 	sess_corpus_relist(c, en);

@@ -74,7 +74,7 @@ int sess_corpus_is_ready(const struct sess_corpus *c);
 /* The entry for id, re-read first when its file changed; NULL when unknown. */
 struct sess_entry *sess_corpus_get(struct sess_corpus *c, const char *id);
 /* Records a live session's current facts (header, title, activity). */
-void sess_corpus_note_live(struct sess_corpus *c, const struct sess *s);
+void sess_corpus_note_live(struct sess_corpus *c, struct sess *s);
 void sess_corpus_note_released(struct sess_corpus *c, const char *id);
 /* Snapshot of all entries (borrowed pointers, valid until the next change), revalidated. */
 struct sess_entry **sess_corpus_list(struct sess_corpus *c, size_t *n);

@@ -19,6 +19,7 @@ sess_image_free(struct sess_image *img)
 	json_decref(img->header);
 	json_decref(img->events);
 	free(img->types);
+	free(img->offs);
 	memset(img, 0, sizeof(*img));
 }
 
@@ -27,17 +28,20 @@ struct inspect_run {
 	struct sess_image *img;
 	int64_t seq;
 	int line_no;
-	size_t open_turn;	/* index in img->events of the open turn's first event (closers: only it) */
+	size_t open_turn;	/* index of the open turn's first event (closers: only it) */
 	off_t base;		/* file offset of the chunk's first byte */
 	int done;		/* a torn last line ended the file */
 	size_t ctypes;		/* room in img->types */
+	size_t coffs;		/* room in img->offs */
+	sess_sink_fn *sink;	/* streamed: sees each event; only the open turn is kept */
+	void *sink_arg;
 };
 
 static void
 inspect_note_type(struct inspect_run *run, const json_t *ev)
 {
 	struct sess_image *img = run->img;
-	size_t n = json_array_size(img->events);	/* ev is the next one */
+	size_t n = img->base + json_array_size(img->events);	/* ev is the next one */
 
 	if (n >= run->ctypes) {
 		run->ctypes = run->ctypes ? run->ctypes * 2 : 1024;
@@ -102,10 +106,24 @@ inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, 
 			}
 			/* Ignorable unknown events stay, so seq stays contiguous in memory. */
 			const char *t = json_string_value(json_object_get(j, "type"));
-			if (strcmp(t, "turn/start") == 0 || strcmp(t, "turn/end") == 0)
-				run->open_turn = json_array_size(img->events);
+			size_t idx = (size_t)run->seq;
+			if (strcmp(t, "turn/start") == 0 || strcmp(t, "turn/end") == 0) {
+				run->open_turn = idx;
+				if (run->sink) {	/* what came before the open turn is not kept */
+					json_array_clear(img->events);
+					img->base = idx;
+				}
+			}
 			run->seq++;
 			inspect_note_type(run, j);
+			if (run->sink) {
+				if (idx + 1 >= run->coffs) {
+					run->coffs = run->coffs ? run->coffs * 2 : 1024;
+					img->offs = xrealloc(img->offs, run->coffs * sizeof(*img->offs));
+				}
+				img->offs[idx] = run->base + (off_t)pos;
+				run->sink(run->sink_arg, j);
+			}
 			json_array_append_new(img->events, j);
 		}
 		pos = end + 1;
@@ -122,14 +140,20 @@ static int
 inspect_finish(struct inspect_run *run, struct err *e)
 {
 	struct sess_image *img = run->img;
-	size_t n = json_array_size(img->events);
+	size_t n = img->base + json_array_size(img->events);
 	json_t *tail;
 
 	if (img->header == NULL)
 		return err_set(e, ERR_SESSION_CORRUPT, "the session file is empty");
+	img->nevents = n;
+	if (run->sink) {
+		if (n + 1 > run->coffs)
+			img->offs = xrealloc(img->offs, (n + 1) * sizeof(*img->offs));
+		img->offs[n] = img->valid_len;
+	}
 	tail = json_array();
 	for (size_t i = run->open_turn; i < n; i++)
-		json_array_append(tail, json_array_get(img->events, i));
+		json_array_append(tail, json_array_get(img->events, i - img->base));
 	img->nclosers = sess_closers_append(tail);
 	for (size_t i = n - run->open_turn; i < json_array_size(tail); i++) {
 		inspect_note_type(run, json_array_get(tail, i));
@@ -161,6 +185,13 @@ sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct er
 int
 sess_inspect_fd(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e)
 {
+	return sess_inspect_stream(fd, path, cancel, NULL, NULL, img, e);
+}
+
+int
+sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, sess_sink_fn *sink, void *arg,
+    struct sess_image *img, struct err *e)
+{
 	struct inspect_run run;
 	struct stat st;
 	size_t cap = INSPECT_CHUNK, have = 0;
@@ -169,6 +200,8 @@ sess_inspect_fd(int fd, const char *path, const atomic_int *cancel, struct sess_
 	int rc = 0, eof = 0;
 
 	inspect_run_init(&run, img);
+	run.sink = sink;
+	run.sink_arg = arg;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		sess_image_free(img);
 		return err_set(e, ERR_SESSION_LOG_IO, "%s is not a regular file", path);

@@ -1,9 +1,11 @@
 /* Live sessions and appends. */
 #include "session/store.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/jenc.h"
 #include "base/log.h"
@@ -26,8 +28,11 @@ sess_free(struct sess *s)
 	sess_log_free(s->log);
 	free(s->obs);
 	json_decref(s->header);
-	json_decref(s->events);
+	for (size_t i = s->win_base; i < s->nev; i++)
+		json_decref(s->win[i - s->win_base]);
+	free(s->win);
 	free(s->types);
+	free(s->offs);
 	free(s);
 }
 
@@ -49,17 +54,18 @@ sess_store_get(struct sess_store *st, const char *id)
 	return map_get(&st->live, id);
 }
 
-/* Takes header, events, types (their codes, or NULL for no events) and lg. */
+/* Takes header and lg; the events, their codes and offsets come with sess_adopt_image. */
 static struct sess *
-sess_store_add(struct sess_store *st, json_t *header, json_t *events, unsigned char *types, struct sess_log *lg)
+sess_store_add(struct sess_store *st, json_t *header, struct sess_log *lg)
 {
 	struct sess *s = xcalloc(1, sizeof(*s));
 
 	snprintf(s->id, sizeof(s->id), "%s", json_string_value(json_object_get(header, "id")));
 	s->header = header;
-	s->events = events;
-	s->types = types;
-	s->ctypes = types ? json_array_size(events) : 0;
+	s->last_time = json_integer_value(json_object_get(header, "createdAt"));
+	s->offs = xmalloc(sizeof(*s->offs));
+	s->offs[0] = 0;
+	s->coffs = 1;
 	s->log = lg;
 	s->store = st;
 	map_put(&st->live, s->id, s);
@@ -71,12 +77,65 @@ sess_store_add(struct sess_store *st, json_t *header, json_t *events, unsigned c
 	return s;
 }
 
+/* Events kept in memory after they are written (the window): a turn's tail is read from here. */
+#define SESS_WINDOW 128
+
+/* Keeps ev (stolen) as event s->nev in the window, dropping the oldest written ones past it. */
+static void
+sess_window_push(struct sess *s, json_t *ev)
+{
+	size_t n = s->nev - s->win_base;
+
+	if (n >= 2 * SESS_WINDOW && s->win_base + n - SESS_WINDOW <= s->nfile) {
+		size_t drop = n - SESS_WINDOW;
+		for (size_t i = 0; i < drop; i++)
+			json_decref(s->win[i]);
+		memmove(s->win, s->win + drop, (n - drop) * sizeof(*s->win));
+		s->win_base += drop;
+		n -= drop;
+	}
+	if (n == s->cwin) {
+		s->cwin = s->cwin ? s->cwin * 2 : 16;
+		s->win = xrealloc(s->win, s->cwin * sizeof(*s->win));
+	}
+	s->win[n] = ev;
+	s->nev++;
+	s->last_time = json_integer_value(json_object_get(ev, "time"));
+}
+
+/* Takes what a streamed read of s's file found: codes, offsets and the open turn's events (the
+ * closers among them only when the log is read-only: they are never written). */
+static void
+sess_adopt_image(struct sess *s, struct sess_image *img, int with_closers)
+{
+	size_t total = img->nevents + (with_closers ? img->nclosers : 0);
+
+	free(s->offs);
+	s->offs = img->offs;
+	s->coffs = img->nevents + 1;
+	s->nfile = img->nevents;
+	img->offs = NULL;
+	free(s->types);
+	s->types = img->types;
+	s->ctypes = img->nevents + img->nclosers;
+	img->types = NULL;
+	s->nev = img->base;
+	s->win_base = img->base;
+	for (size_t i = img->base; i < total; i++)
+		sess_window_push(s, json_incref(json_array_get(img->events, i - img->base)));
+	if (s->offs == NULL) {	/* no event at all */
+		s->offs = xmalloc(sizeof(*s->offs));
+		s->offs[0] = img->valid_len;
+		s->coffs = 1;
+	}
+}
+
 struct sess *
 sess_store_create(struct sess_store *st, const struct sess_header_info *info)
 {
 	json_t *h = sess_header_new(info);
 
-	return sess_store_add(st, h, json_array(), NULL, sess_log_new(st->env, info->id, h));
+	return sess_store_add(st, h, sess_log_new(st->env, info->id, h));
 }
 
 static const json_t *sess_put(struct sess *s, json_t *ev, struct err *e);
@@ -87,20 +146,27 @@ static const json_t *sess_put(struct sess *s, json_t *ev, struct err *e);
 static int
 sess_store_close_tail(struct sess *s, struct err *e)
 {
-	size_t n = json_array_size(s->events), from = n, k;
+	int turn_start = sess_event_type_code("turn/start"), turn_end = sess_event_type_code("turn/end");
+	size_t n = s->nev, from = n, k;
 	json_t *tail = json_array();
 	int rc = 0;
 
 	while (from > 0) {
-		const char *t = json_string_value(json_object_get(json_array_get(s->events, from - 1), "type"));
-		if (strcmp(t, "turn/end") == 0)
+		int t = s->types[from - 1];
+		if (t == turn_end)
 			break;
 		from--;
-		if (strcmp(t, "turn/start") == 0)
+		if (t == turn_start)
 			break;
 	}
-	for (size_t i = from; i < n; i++)
-		json_array_append(tail, json_array_get(s->events, i));
+	for (size_t i = from; i < n; i++) {
+		json_t *ev = sess_event_get(s, i);
+		if (ev == NULL) {
+			json_decref(tail);
+			return err_set(e, ERR_SESSION_LOG_IO, "session %s: event %zu cannot be read back", s->id, i);
+		}
+		json_array_append_new(tail, ev);
+	}
 	k = sess_closers_append(tail);
 	for (size_t i = n - from; i < n - from + k && rc == 0; i++)
 		if (sess_put(s, json_incref(json_array_get(tail, i)), e) == NULL)
@@ -153,17 +219,45 @@ sess_loading_size(const struct sess_loading *ld)
 	return ld->size;
 }
 
+/* A read that needs nothing from the events: load rebuilds what it derives from the file. */
+static void
+sess_loading_ignore(void *arg, const json_t *ev)
+{
+	(void)arg;
+	(void)ev;
+}
+
 void
 sess_loading_read(struct sess_loading *ld, const atomic_int *cancel)
 {
+	sess_loading_read_stream(ld, cancel, sess_loading_ignore, NULL);
+}
+
+void
+sess_loading_read_stream(struct sess_loading *ld, const atomic_int *cancel, sess_sink_fn *sink, void *arg)
+{
 	err_clear(&ld->e);
-	ld->rc = sess_inspect_fd(ld->lg->fd, ld->lg->path, cancel, &ld->img, &ld->e);
+	ld->rc = sess_inspect_stream(ld->lg->fd, ld->lg->path, cancel, sink, arg, &ld->img, &ld->e);
+}
+
+int
+sess_loading_ok(const struct sess_loading *ld)
+{
+	return ld->rc == 0;
+}
+
+size_t
+sess_loading_nclosers(const struct sess_loading *ld)
+{
+	return ld->rc == 0 ? ld->img.nclosers : 0;
 }
 
 const json_t *
-sess_loading_events(const struct sess_loading *ld)
+sess_loading_closer(const struct sess_loading *ld, size_t k)
 {
-	return ld->rc < 0 ? NULL : ld->img.events;
+	const struct sess_image *img = &ld->img;
+
+	return json_array_get(img->events, img->nevents - img->base + k);
 }
 
 void
@@ -198,13 +292,10 @@ sess_store_load_finish(struct sess_store *st, struct sess_loading *ld, struct er
 		sess_loading_free(ld);
 		return NULL;
 	}
-	/* A log we may not write keeps its closers in memory only: it is read, never written. */
-	if (!lg->readonly)
-		for (size_t i = 0; i < img->nclosers; i++)
-			json_array_remove(img->events, json_array_size(img->events) - 1);
 	ld->lg = NULL;
-	s = sess_store_add(st, json_incref(img->header), json_incref(img->events), img->types, lg);
-	img->types = NULL;
+	s = sess_store_add(st, json_incref(img->header), lg);
+	/* A log we may not write keeps its closers in memory only: it is read, never written. */
+	sess_adopt_image(s, img, lg->readonly);
 	sess_loading_free(ld);
 	if (!lg->readonly && sess_store_close_tail(s, e) < 0) {
 		sess_store_release(st, s);
@@ -307,7 +398,7 @@ sess_append(struct sess *s, const char *type, json_t *data, struct err *e)
 {
 	int64_t now = clock_now_ms(&s->store->env->clock);
 
-	return sess_put(s, sess_event_new((int64_t)json_array_size(s->events), now, type, data), e);
+	return sess_put(s, sess_event_new((int64_t)s->nev, now, type, data), e);
 }
 
 /* Writes ev (stolen; its seq the next one), keeps it and tells the observers. */
@@ -326,7 +417,8 @@ sess_put(struct sess *s, json_t *ev, struct err *e)
 		return NULL;
 	}
 	buf_append(line, "\n", 1);
-	rc = sess_log_append(s->log, line->data, line->len, e);
+	size_t written = line->len;
+	rc = sess_log_append(s->log, line->data, written, e);
 	/* One huge event must not pin its buffer for the rest of the process. */
 	if (line->cap > (1u << 20))
 		buf_free(line);
@@ -334,13 +426,20 @@ sess_put(struct sess *s, json_t *ev, struct err *e)
 		json_decref(ev);
 		return NULL;
 	}
-	size_t n = json_array_size(s->events);
+	size_t n = s->nev;
 	if (n >= s->ctypes) {
 		s->ctypes = s->ctypes ? s->ctypes * 2 : 64;
 		s->types = xrealloc(s->types, s->ctypes);
 	}
 	s->types[n] = (unsigned char)sess_event_type_code(type);
-	json_array_append_new(s->events, ev);
+	if (n + 2 > s->coffs) {
+		s->coffs = s->coffs * 2 > n + 2 ? s->coffs * 2 : n + 2;
+		s->offs = xrealloc(s->offs, s->coffs * sizeof(*s->offs));
+	}
+	s->offs[n] = s->log->good - (off_t)written;	/* the line just written ends at good */
+	s->offs[n + 1] = s->log->good;
+	s->nfile = n + 1;
+	sess_window_push(s, ev);
 	if (env->faults.exit_n)
 		sess_faults_event_written(&env->faults, type);
 	for (int i = 0; i < s->nobs; i++)
@@ -363,11 +462,62 @@ sess_failed(const struct sess *s)
 int64_t
 sess_last_time(const struct sess *s)
 {
-	size_t n = json_array_size(s->events);
+	return s->last_time;
+}
 
-	if (n == 0)
-		return json_integer_value(json_object_get(s->header, "createdAt"));
-	return json_integer_value(json_object_get(json_array_get(s->events, n - 1), "time"));
+/* Reads event i < s->nfile back from the file: the line at its offset, parsed, its seq checked. */
+static json_t *
+sess_read_back(struct sess *s, size_t i)
+{
+	size_t len = (size_t)(s->offs[i + 1] - s->offs[i]);
+	char *line = xmalloc(len + 1);
+	size_t got = 0;
+	json_t *ev = NULL;
+
+	while (got < len) {
+		ssize_t r = pread(s->log->fd, line + got, len - got, s->offs[i] + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got == len && len > 0 && line[len - 1] == '\n')
+		ev = sess_json_parse_line(line, len - 1);
+	free(line);
+	if (ev == NULL || json_integer_value(json_object_get(ev, "seq")) != (json_int_t)i) {
+		log_error("sess: %s: event %zu is no longer in the file as it was written", s->id, i);
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+json_t *
+sess_event_get(struct sess *s, size_t i)
+{
+	if (i >= s->nev)
+		return NULL;
+	if (i >= s->win_base)
+		return json_incref(s->win[i - s->win_base]);
+	return sess_read_back(s, i);
+}
+
+json_t *
+sess_collect(struct sess *s, const char *const *types)
+{
+	unsigned char want[256] = { 0 };
+	json_t *out = json_array();
+
+	for (; *types; types++)
+		want[sess_event_type_code(*types)] = 1;
+	want[0] = 0;	/* an unknown type has no code to find it by */
+	for (size_t i = 0; i < s->nev; i++) {
+		json_t *ev;
+		if (want[s->types[i]] && (ev = sess_event_get(s, i)) != NULL)
+			json_array_append_new(out, ev);
+	}
+	return out;
 }
 
 int

@@ -17,6 +17,7 @@
 #include "base/map.h"
 #include "session/event.h"
 #include "session/log.h"
+#include "session/repair.h"
 
 struct sess;
 
@@ -28,12 +29,25 @@ struct sess_observer {
 	void *arg;
 };
 
+/*
+ * A live session keeps no tree per event (issue 15): each event's type code and file offset, and
+ * the latest events in a small window. Older events are read back from the file (sess_event_get,
+ * struct sess_cursor); what is derived from them (the conversation, team and turn state) is kept
+ * up to date by observers as events are appended.
+ */
 struct sess {
 	char id[SESS_ID_LEN + 1];
 	json_t *header;		/* owned, immutable */
-	json_t *events;		/* owned array of every event, seq == index */
+	size_t nev;		/* events; seq == index */
 	unsigned char *types;	/* owned: sess_event_type_code of each event (read without the tree) */
 	size_t ctypes;
+	off_t *offs;		/* owned: the line offset of each event in the file, then its end */
+	size_t nfile;		/* events [0, nfile) are in the file; the rest (a read-only log's
+				 * closers) only in the window */
+	size_t coffs;
+	json_t **win;		/* owned refs: events [win_base, nev) */
+	size_t win_base, cwin;
+	int64_t last_time;	/* the latest event's time (the header's createdAt before any) */
 	struct sess_log *log;	/* owned */
 	struct sess_store *store;
 	int checkpoint;		/* a sync is due at the next pass */
@@ -71,9 +85,14 @@ struct sess_loading;
 struct sess_loading *sess_store_load_start(struct sess_store *st, const char *id, struct err *e);
 off_t sess_loading_size(const struct sess_loading *ld);	/* the file's size at start */
 void sess_loading_read(struct sess_loading *ld, const atomic_int *cancel);
-/* After a good read: the events the session will have (closers included), borrowed; else NULL.
- * The reader's alone until sess_store_load_finish. */
-const json_t *sess_loading_events(const struct sess_loading *ld);
+/* After a read: whether it was good; the closers load will append (k < n; borrowed). */
+int sess_loading_ok(const struct sess_loading *ld);
+size_t sess_loading_nclosers(const struct sess_loading *ld);
+const json_t *sess_loading_closer(const struct sess_loading *ld, size_t k);
+/* The same read streamed: sink sees every valid event (not the closers) as it is read, on the
+ * reading thread. */
+void sess_loading_read_stream(struct sess_loading *ld, const atomic_int *cancel, sess_sink_fn *sink,
+    void *arg);
 struct sess *sess_store_load_finish(struct sess_store *st, struct sess_loading *ld, struct err *e);
 void sess_loading_free(struct sess_loading *ld);
 /* Syncs every session with a due checkpoint; returns the number that failed. */
@@ -93,7 +112,21 @@ const char *sess_failure(const struct sess *s);
  * would, and writes again. 0 (also when s had not failed), or -1 with session_log_io. */
 int sess_recover(struct sess *s, struct err *e);
 int64_t sess_last_time(const struct sess *s);
-/* The type code (sess_event_type_code) of event i < json_array_size(s->events): a walk that looks
+/* Event i < s->nev, a new ref: from the window, else read back from the file; NULL (logged) when the
+ * file no longer holds it as written. */
+json_t *sess_event_get(struct sess *s, size_t i);
+/* The events whose type is in types (a NULL-terminated list of known types), in order, found by
+ * their codes and read back one by one: for walks that want a few kinds of event. New array. */
+json_t *sess_collect(struct sess *s, const char *const *types);
+/* Events [from, to) read in order, independent of s once made (it reads through its own
+ * descriptor): a replay of a long log streams from the file. */
+struct sess_cursor;
+struct sess_cursor *sess_cursor_new(struct sess *s, size_t from, size_t to);
+json_t *sess_cursor_next(struct sess_cursor *c);	/* new ref, or NULL at the end (or on error) */
+void sess_cursor_free(struct sess_cursor *c);
+/* Every event of s read back, in a new array: for tests and checks, never the serving path. */
+json_t *sess_read_all(struct sess *s);
+/* The type code (sess_event_type_code) of event i < s->nev: a walk that looks
  * for a few types reads these bytes, not every event's tree (a loaded log's tree is hundreds of MB:
  * touching each event costs a cache miss or more). */
 int sess_type_at(const struct sess *s, size_t i);

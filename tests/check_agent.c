@@ -96,22 +96,32 @@ types(struct agent *a)
 	size_t i;
 	json_t *ev;
 
+	json_t *all = sess_read_all(a->sess);
+
 	out[0] = '\0';
-	json_array_foreach(a->sess->events, i, ev) {
+	json_array_foreach(all, i, ev) {
 		if (out[0])
 			strcat(out, " ");
 		strcat(out, json_string_value(json_object_get(ev, "type")));
 	}
+	json_decref(all);
 	return out;
 }
 
 static const json_t *
 find(struct agent *a, const char *type, int nth)
 {
+	static json_t *all;	/* what the answer borrows from: kept until the log grows */
+	static const struct agent *of;
 	size_t i;
 	json_t *ev;
 
-	json_array_foreach(a->sess->events, i, ev)
+	if (of != a || all == NULL || json_array_size(all) != a->sess->nev) {
+		json_decref(all);
+		all = sess_read_all(a->sess);
+		of = a;
+	}
+	json_array_foreach(all, i, ev)
 		if (strcmp(json_string_value(json_object_get(ev, "type")), type) == 0 && nth-- == 0)
 			return json_object_get(ev, "data");
 	return NULL;

@@ -337,9 +337,10 @@ START_TEST(interrupt_authority_matrix)
 	err_clear(&e);
 	ck_assert_int_eq(subagent_interrupt(root, agent_id(g), &e), 0);
 	ck_assert_int_eq(g->status, AGENT_IDLE);
-	const json_t *last = json_array_get(g->sess->events, json_array_size(g->sess->events) - 1);
+	json_t *last = sess_event_get(g->sess, g->sess->nev - 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(last, "data"), "reason"),
 	    "cause")), "parent");
+	json_decref(last);
 	/* Its parent keeps running. */
 	ck_assert_int_eq(a->status, AGENT_RUNNING);
 	/* Not resident: an accepted no-op. */

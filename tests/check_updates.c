@@ -173,7 +173,7 @@ START_TEST(updates_replay_cursor_batches_equal_the_whole_replay)
 		struct acp_replay r;
 		json_t *all = json_array(), *batch = json_array();
 		size_t n, calls = 0;
-		acp_replay_init(&r, events, &tb);
+		acp_replay_init(&r, acp_replay_array_pull, &(struct acp_replay_array){ events, 0, json_array_size(events) }, &tb);
 		while ((n = acp_replay_next(&r, max, batch)) > 0) {
 			ck_assert_uint_le(n, max);
 			ck_assert_uint_eq(json_array_size(batch), n);
@@ -204,7 +204,7 @@ START_TEST(updates_replay_cursor_stops_at_the_events_it_started_with)
 
 	toolbox_init(&tb);
 	whole = acp_update_replay(events, &tb);
-	acp_replay_init(&r, events, &tb);
+	acp_replay_init(&r, acp_replay_array_pull, &(struct acp_replay_array){ events, 0, json_array_size(events) }, &tb);
 	ck_assert_uint_eq(acp_replay_next(&r, 2, out), 2);
 	json_array_append_new(events, ev("assistant/message", "{\"turn\":2,\"step\":1,\"id\":\"a4\",\"content\":[{\"type\":\"text\",\"text\":\"late\"}]}"));
 	while (acp_replay_next(&r, 3, out) > 0)
@@ -226,13 +226,13 @@ START_TEST(updates_replay_cursor_empty)
 	struct acp_replay r;
 
 	toolbox_init(&tb);
-	acp_replay_init(&r, events, &tb);
+	acp_replay_init(&r, acp_replay_array_pull, &(struct acp_replay_array){ events, 0, json_array_size(events) }, &tb);
 	ck_assert(acp_replay_done(&r));
 	ck_assert_uint_eq(acp_replay_next(&r, 10, out), 0);
 	acp_replay_free(&r);
 	json_array_append_new(events, ev("turn/start", "{\"turn\":1}"));
 	json_array_append_new(events, ev("user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"n\"}],\"source\":{\"kind\":\"relay\"}}"));
-	acp_replay_init(&r, events, &tb);
+	acp_replay_init(&r, acp_replay_array_pull, &(struct acp_replay_array){ events, 0, json_array_size(events) }, &tb);
 	ck_assert(!acp_replay_done(&r));
 	ck_assert_uint_eq(acp_replay_next(&r, 10, out), 0);
 	ck_assert(acp_replay_done(&r));

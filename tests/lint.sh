@@ -4,17 +4,17 @@
 set -u
 cd "$(dirname "$0")/.."
 status=0
-floors="base session model workspace mcp record agent tools acp"
+floors="base session model workspace mcp scenario record agent tools acp"
 # The C files of the floors (a floor may have none yet).
 srcs=$(for d in $floors; do ls "$d"/*.c 2>/dev/null; done)
 
 # Layer order: base < session < agent < tools < acp, and model/ (the providers), workspace/
-# (files, search, processes), mcp/ and record/ (the recorder) beside session/: above base/,
-# below agent/, and none of them includes another. A file may include its
-# own folder and the layers below it.
+# (files, search, processes), mcp/, scenario/ (the scenario runner, a client of the agent
+# process) and record/ (the recorder) beside session/: above base/, below agent/, and none of
+# them includes another. A file may include its own folder and the layers below it.
 layer_of() {
 	case "$1" in
-	base/*) echo 0 ;; session/* | model/* | workspace/* | mcp/* | record/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
+	base/*) echo 0 ;; session/* | model/* | workspace/* | mcp/* | scenario/* | record/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
 	*) echo 9 ;;
 	esac
 }
@@ -26,7 +26,7 @@ for f in $(for d in $floors; do ls "$d"/*.[ch] 2>/dev/null; done); do
 			echo "lint: layering: $f includes $inc (a higher layer)"
 			status=1
 		elif [ "$theirs" -eq "$mine" ] && [ "${inc%%/*}" != "${f%%/*}" ]; then
-			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/, mcp/, record/ and session/ know only base/)"
+			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/, mcp/, scenario/, record/ and session/ know only base/)"
 			status=1
 		fi
 	done
@@ -50,10 +50,11 @@ if grep -nE 'toolbox_find\([^,]*, *"' $srcs; then
 	status=1
 fi
 
-# Only base/wq.c writes the protocol stream; nothing prints to stdout elsewhere.
+# Only base/wq.c writes the protocol stream; nothing prints to stdout elsewhere. scenario/ is
+# `acp-agent scenario run`, which serves no protocol: its stdout is the report.
 if grep -nE '\b(printf|puts|putchar)\(|\bstdout\b' $srcs |
-	grep -vE '^(base/wq|acp/main)\.c:' ; then
-	echo "lint: stdout is written outside base/wq.c (and acp/main.c's --help/--version)"
+	grep -vE '^(base/wq|acp/main)\.c:|^scenario/' ; then
+	echo "lint: stdout is written outside base/wq.c (and acp/main.c's --help/--version, scenario/'s report)"
 	status=1
 fi
 

@@ -59,6 +59,10 @@ n=$(head -n "$l2" "$tmp/out" | grep -c '"sessionUpdate":"\(user\|agent\)_message
 sed -n "$((l2 + 1))p" "$tmp/out" | grep -q '"available_commands_update"' || fail "the commands update does not follow the load's response"
 la=$(line_of 'after the replay')
 [ -n "$la" ] && [ "$la" -gt "$l2" ] || fail "the prompt's answer is missing or came before the load's response"
+# The load read off the loop carried the conversation over: its 30 MB are over the default window,
+# so the prompt tried to compact them first (the recording has no summary: the attempt fails).
+grep -q '"type":"context/compaction_failed"' "$tmp/state/sessions/$sid.jsonl" ||
+	fail "the prompt after the load did not see the loaded conversation (no compaction attempt)"
 exec 3>&-
 exited_within 50 || fail "no exit after stdin EOF"
 [ "$status" -eq 0 ] || fail "exit status $status"

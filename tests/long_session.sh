@@ -2,10 +2,10 @@
 # SPEC §19 end to end: a 200-turn conversation against a model with an 8k-token window never
 # fails, and no request outgrows the window. The model is tests/mock_openai.c's window mode: a
 # body over the window is HTTP 400 "maximum context length", a summary request gets a summary,
-# any other request a reply with usage. The conversation is driven by the scenario runner.
-# Usage: tests/long_session.sh RUNNER AGENT MOCK
+# any other request a reply with usage. The conversation is driven by the scenario runner
+# (`acp-agent scenario run`). Usage: tests/long_session.sh AGENT MOCK
 set -u
-runner=$1 agent=$2 mock=$3
+agent=$1 mock=$2
 tmp=$(mktemp -d /tmp/acp-long-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 turns=200
@@ -30,7 +30,7 @@ pad=$(printf '%0200d' 0 | sed 's/0/word /g')
 printf '{"window": {"maxBytes": %d, "text": "Noted; this reply stands for a long answer about the turn."}, "responses": []}\n' \
 	$((window * 4)) > "$d/mock.json"
 printf '{"version": 1, "scripts": []}\n' > "$d/recording.json"
-"$runner" --agent "$agent" --mock "$mock" --update "$d/" > "$tmp/run.out" 2>&1 || { tail -n 20 "$tmp/run.out"; fail "the runner failed"; }
+"$agent" scenario run --mock "$mock" --update "$d/" > "$tmp/run.out" 2>&1 || { tail -n 20 "$tmp/run.out"; fail "the runner failed"; }
 out=$d/expected/stdout.jsonl req=$d/expected/requests.jsonl
 ends=$(grep -c '"stopReason":"end_turn"' "$out")
 [ "$ends" -eq $turns ] || fail "$ends of $turns prompts ended end_turn; $(grep -m1 '"error"' "$out" | cut -c1-300)"

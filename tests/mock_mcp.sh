@@ -4,13 +4,13 @@
 # cancel drops, a hang, a crash with its exit code and stderr, list_changed, a request to the
 # client), the start misbehaviours, crashLaunches, SIGTERM, and the log of what it received.
 # Then the scenario runner's side: {{mcp:<name>}}, mcpLog steps, and a mock left running by
-# the agent failing the scenario.  Usage: tests/mock_mcp.sh MOCK_MCP RUNNER AGENT
+# the agent failing the scenario.  Usage: tests/mock_mcp.sh MOCK_MCP AGENT
+# (the runner is the agent's own `scenario run`)
 set -u
 . "$(dirname "$0")/lib.sh"
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 mock=$(abs "$1")
-runner=$(abs "$2")
-agent=$(abs "$3")
+agent=$(abs "$2")
 tmp=$(mktemp -d /tmp/acp-mock-mcp-XXXXXX)
 pid=
 # Leftovers (a broken runner): a mock-mcp of ours still running, its script under $tmp.
@@ -282,7 +282,7 @@ scenario log-lacks "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\"
 scenario orphan "{\"args\": [\"--permission-mode\", \"full-access\"], \"mcp\": {\"a\": \"mcp/stay.json\"}, \"steps\": [$launched]}" "$(bashrec orphan stay)"
 mkdir "$tmp/run"
 for n in subst unknown-ref no-script log-unknown log-empty log-timeout launched log-count log-lacks orphan; do
-	SCENARIO_TMPDIR=$tmp/run "$runner" --agent "$agent" --mock-mcp "$mock" --update --traces "$tmp/traces" "$sc/$n" \
+	SCENARIO_TMPDIR=$tmp/run "$agent" scenario run --mock-mcp "$mock" --update --traces "$tmp/traces" "$sc/$n" \
 		> "$tmp/runner.$n.out" 2> "$tmp/runner.$n.err"
 	echo $? > "$tmp/runner.$n.rc"
 done
@@ -313,10 +313,10 @@ left=$(sed -n 's/.*mock-mcp pid \([0-9]*\) outlived.*/\1/p' "$tmp/runner.orphan.
 # killed and gone (a zombie waiting for init has no cmdline)
 [ -n "$left" ] && ! { tr '\0' ' ' < "/proc/$left/cmdline"; } 2>/dev/null | grep -q mock-mcp ||
 	fail "runner: the orphan $left was not killed"
-# Without --mock-mcp: mock-mcp beside the runner.
-if [ -x "$(dirname "$runner")/mock-mcp" ]; then
-	SCENARIO_TMPDIR=$tmp/run "$runner" --agent "$agent" --update --traces "$tmp/traces2" "$sc/subst" > /dev/null 2>&1 &&
-		has "$tmp/traces2/subst.trace" "\"command\":\"$(cd "$(dirname "$runner")" && pwd -P)/mock-mcp\"" ||
+# Without --mock-mcp: mock-mcp beside the runner (the agent).
+if [ -x "$(dirname "$agent")/mock-mcp" ]; then
+	SCENARIO_TMPDIR=$tmp/run "$agent" scenario run --update --traces "$tmp/traces2" "$sc/subst" > /dev/null 2>&1 &&
+		has "$tmp/traces2/subst.trace" "\"command\":\"$(cd "$(dirname "$agent")" && pwd -P)/mock-mcp\"" ||
 		fail "runner: the default mock-mcp"
 fi
 

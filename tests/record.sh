@@ -6,12 +6,12 @@
 # same session is byte-identical, the key is in no recorded file, and a replay whose workspace
 # differs fails with a diff that shows where. Bad input: a DIR that is not empty, a DIR that
 # cannot be made. A SIGKILL leaves whole files.
-# Usage: tests/record.sh RUNNER AGENT MOCK
+# Usage: tests/record.sh AGENT MOCK
 set -u
-runner=$1 agent=$2 mock=$3
-# The one place that names the runner's command: `acp-agent scenario run` once it is merged.
-run_scenario() { "$runner" --agent "$agent" "$@"; }
-key=sk-test-not-a-real-key-42	# what the runner hands the agent with a mock (tests/scenario_runner.c)
+agent=$1 mock=$2
+# The one place that names the runner.
+run_scenario() { "$agent" scenario run "$@"; }
+key=sk-test-not-a-real-key-42	# what the runner hands the agent with a mock (scenario/)
 tmp=$(mktemp -d /tmp/acp-record-XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 fail() { echo "record: FAILED: $*"; exit 1; }

@@ -98,7 +98,9 @@ fuzz_file(const char *id, const unsigned char *data, size_t size)
 	if (a) {
 		free(agent_final_text(a));
 		free(agent_system_prompt(a));
-		fuzz_events(a->sess->events);
+		json_t *all = sess_read_all(a->sess);
+		fuzz_events(all);
+		json_decref(all);
 		/* And the next prompt after it: a turn on top of the loaded state (its number, the
 		 * conversation sent to the model, the answer). */
 		agent_post(a, xjson_pack("[{s:s, s:s}]", "type", "text", "text", "go on"),

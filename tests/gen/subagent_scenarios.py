@@ -173,7 +173,7 @@ sc("subagent-slash-commands", INIT+[P("Start a helper for the commands."), W,
    {"text":"A line."},
    {"expect":"Please add a footnote.","text":"A line with a footnote."}]}])
 
-PN=P("Start a helper; the process dies after it settles."); PN["noWait"]=True
+PN=P("Start a helper; the process dies after it settles."); PN["await"]=False
 sc("subagent-settlement-recovery", INIT+[PN,
     {"waitFor": "started subagent"}, {"eof": True, "expectExit": 3},
     {"restart": True, "env": {"ACP_AGENT_FAULTS": ""}}, INI, LOAD, W,

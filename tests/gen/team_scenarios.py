@@ -74,7 +74,7 @@ sc("team-errors", INIT + [P("Hit every team error once."), W, EOF_], [
    {"text": "Refused, as expected."}]}] +
  [{"agent": "label:m%d" % i, "replies": [{"text": "hi"}]} for i in range(2, 10)], args=["--max-active", "8"])
 
-sc("team-restart", INIT + [P("Start a keeper."), W, {"send": P("Mail the keeper.")["send"], "noWait": True}, {"eof": True, "expectExit": 3},
+sc("team-restart", INIT + [P("Start a keeper."), W, {"send": P("Mail the keeper.")["send"], "await": False}, {"eof": True, "expectExit": 3},
     {"restart": True, "env": {"ACP_AGENT_FAULTS": ""}}, INI, LOAD, W, {"restart": True}, INI, LOAD, W, EOF_], [
  {"agent": "root", "replies": [
    {"tool_calls": [call("spawn_teammate", name="keeper", description="keeps mail", prompt="Say ready.")]},

@@ -1,15 +1,15 @@
 /* Snapshot normalisation: UUIDs, times, paths and agentInfo.version become stable tokens. */
-#ifndef TESTS_CANON_H
-#define TESTS_CANON_H
+#ifndef SCENARIO_CANON_H
+#define SCENARIO_CANON_H
 
 #include <jansson.h>
 
-struct canon;
+struct scenario_canon;
 
 /* paths: replaced by names[i] wherever they appear in strings (borrowed, NULL-terminated). */
-struct canon *canon_new(const char *const *paths, const char *const *names);
-void canon_free(struct canon *c);
+struct scenario_canon *scenario_canon_new(const char *const *paths, const char *const *names);
+void scenario_canon_free(struct scenario_canon *c);
 /* Normalises one line; returns owned text (non-JSON lines get only string replacements). */
-char *canon_line(struct canon *c, const char *line);
+char *scenario_canon_line(struct scenario_canon *c, const char *line);
 
 #endif

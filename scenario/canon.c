@@ -1,5 +1,5 @@
 /* Normalisation for scenario snapshots (SPEC §10.4). */
-#include "tests/canon.h"
+#include "scenario/canon.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,17 +7,17 @@
 #include "base/buf.h"
 #include "base/xmalloc.h"
 
-struct canon {
+struct scenario_canon {
 	json_t *ids;		/* uuid -> token */
 	int next;
 	const char *const *paths;
 	const char *const *names;
 };
 
-struct canon *
-canon_new(const char *const *paths, const char *const *names)
+struct scenario_canon *
+scenario_canon_new(const char *const *paths, const char *const *names)
 {
-	struct canon *c = xcalloc(1, sizeof(*c));
+	struct scenario_canon *c = xcalloc(1, sizeof(*c));
 
 	c->ids = json_object();
 	c->paths = paths;
@@ -26,26 +26,26 @@ canon_new(const char *const *paths, const char *const *names)
 }
 
 void
-canon_free(struct canon *c)
+scenario_canon_free(struct scenario_canon *c)
 {
 	json_decref(c->ids);
 	free(c);
 }
 
 static int
-canon_hex(char ch)
+scenario_canon_hex(char ch)
 {
 	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
 }
 
 static int
-canon_is_uuid(const char *s)
+scenario_canon_is_uuid(const char *s)
 {
 	for (int i = 0; i < 36; i++) {
 		if (i == 8 || i == 13 || i == 18 || i == 23) {
 			if (s[i] != '-')
 				return 0;
-		} else if (!canon_hex(s[i])) {
+		} else if (!scenario_canon_hex(s[i])) {
 			return 0;
 		}
 	}
@@ -54,7 +54,7 @@ canon_is_uuid(const char *s)
 
 /* Replaces every UUID and known path inside s; returns owned. */
 static char *
-canon_text(struct canon *c, const char *s)
+scenario_canon_text(struct scenario_canon *c, const char *s)
 {
 	struct buf b;
 	size_t len = strlen(s);
@@ -73,8 +73,8 @@ canon_text(struct canon *c, const char *s)
 		}
 		if (done)
 			continue;
-		if (len - i >= 36 && canon_is_uuid(s + i) && (i == 0 || !canon_hex(s[i - 1])) &&
-		    (i + 36 == len || !canon_hex(s[i + 36]))) {
+		if (len - i >= 36 && scenario_canon_is_uuid(s + i) && (i == 0 || !scenario_canon_hex(s[i - 1])) &&
+		    (i + 36 == len || !scenario_canon_hex(s[i + 36]))) {
 			char id[37];
 			memcpy(id, s + i, 36);
 			id[36] = '\0';
@@ -96,13 +96,13 @@ canon_text(struct canon *c, const char *s)
 }
 
 static json_t *
-canon_json(struct canon *c, json_t *v, const char *key)
+scenario_canon_json(struct scenario_canon *c, json_t *v, const char *key)
 {
 	if (key && (strcmp(key, "time") == 0 || strcmp(key, "createdAt") == 0 ||
 		       strcmp(key, "updatedAt") == 0) && (json_is_integer(v) || json_is_string(v)))
 		return json_string("<time>");
 	if (json_is_string(v)) {
-		char *t = canon_text(c, json_string_value(v));
+		char *t = scenario_canon_text(c, json_string_value(v));
 		json_t *out = json_string(t);
 		free(t);
 		return out ? out : json_incref(v);
@@ -113,12 +113,12 @@ canon_json(struct canon *c, json_t *v, const char *key)
 		json_t *x;
 		int agent_info = key && strcmp(key, "agentInfo") == 0;
 		json_object_foreach(v, k, x) {
-			char *nk = canon_text(c, k);
+			char *nk = scenario_canon_text(c, k);
 			/* A version bump must not rewrite every snapshot. */
 			if (agent_info && strcmp(k, "version") == 0 && json_is_string(x))
 				json_object_set_new(o, nk, json_string("<version>"));
 			else
-				json_object_set_new(o, nk, canon_json(c, x, k));
+				json_object_set_new(o, nk, scenario_canon_json(c, x, k));
 			free(nk);
 		}
 		return o;
@@ -127,22 +127,22 @@ canon_json(struct canon *c, json_t *v, const char *key)
 		json_t *a = json_array();
 		size_t i;
 		json_t *x;
-		json_array_foreach(v, i, x) json_array_append_new(a, canon_json(c, x, NULL));
+		json_array_foreach(v, i, x) json_array_append_new(a, scenario_canon_json(c, x, NULL));
 		return a;
 	}
 	return json_incref(v);
 }
 
 char *
-canon_line(struct canon *c, const char *line)
+scenario_canon_line(struct scenario_canon *c, const char *line)
 {
 	json_t *j = json_loads(line, JSON_ALLOW_NUL, NULL);
 	json_t *n;
 	char *out;
 
 	if (j == NULL)
-		return canon_text(c, line);
-	n = canon_json(c, j, NULL);
+		return scenario_canon_text(c, line);
+	n = scenario_canon_json(c, j, NULL);
 	out = json_dumps(n, JSON_COMPACT | JSON_ENCODE_ANY);
 	json_decref(j);
 	json_decref(n);

@@ -1,0 +1,138 @@
+/* Reading a live session's events back in order, from its file (a replay never holds them all). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "session/store.h"
+
+#define CURSOR_CHUNK (256u << 10)
+
+struct sess_cursor {
+	char id[SESS_ID_LEN + 1];
+	int fd;			/* owned: a duplicate, so the session may go meanwhile */
+	off_t off, end;		/* the file's bytes still to read */
+	size_t seq;		/* the next event's index */
+	size_t to;
+	size_t fto;		/* events [seq, fto) come from the file, then the rest from mem */
+	char *buf;		/* owned: read ahead; [pos, have) not yet taken */
+	size_t pos, have, cap;
+	json_t *mem;		/* owned: the events past the file's (a read-only log's closers) */
+	size_t nmem_taken;
+};
+
+struct sess_cursor *
+sess_cursor_new(struct sess *s, size_t from, size_t to)
+{
+	struct sess_cursor *c = xcalloc(1, sizeof(*c));
+	size_t fend = to < s->nfile ? to : s->nfile;
+
+	snprintf(c->id, sizeof(c->id), "%s", s->id);
+	if (to > s->nev)
+		to = s->nev;
+	if (from > to)
+		from = to;
+	if (fend < from)
+		fend = from;
+	c->seq = from;
+	c->to = to;
+	c->fto = fend;
+	c->fd = -1;
+	if (from < fend) {
+		c->off = s->offs[from];
+		c->end = s->offs[fend];
+		if ((c->fd = fcntl(s->log->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+			log_error("sess: %s: cannot read events back: %s", s->id, strerror(errno));
+	}
+	c->mem = json_array();
+	for (size_t i = from > s->nfile ? from : s->nfile; i < to; i++)
+		json_array_append_new(c->mem, sess_event_get(s, i));
+	return c;
+}
+
+/* The next line of the file's range, parsed; NULL at its end or on a read error. */
+static json_t *
+sess_cursor_line(struct sess_cursor *c)
+{
+	for (;;) {
+		char *nl = c->have > c->pos ? memchr(c->buf + c->pos, '\n', c->have - c->pos) : NULL;
+		if (nl) {
+			size_t start = c->pos;
+			c->pos = (size_t)(nl - c->buf) + 1;
+			return sess_json_parse_line(c->buf + start, (size_t)(nl - c->buf) - start);
+		}
+		if (c->off >= c->end || c->fd < 0)
+			return NULL;
+		memmove(c->buf, c->buf + c->pos, c->have - c->pos);
+		c->have -= c->pos;
+		c->pos = 0;
+		if (c->cap - c->have < CURSOR_CHUNK / 2) {
+			c->cap = c->cap ? c->cap * 2 : CURSOR_CHUNK;
+			c->buf = xrealloc(c->buf, c->cap);
+		}
+		size_t want = c->cap - c->have;
+		if ((off_t)want > c->end - c->off)
+			want = (size_t)(c->end - c->off);
+		ssize_t r = pread(c->fd, c->buf + c->have, want, c->off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			log_error("sess: %s: cannot read events back: %s", c->id, r < 0 ? strerror(errno) : "the file is shorter");
+			return NULL;
+		}
+		c->have += (size_t)r;
+		c->off += r;
+	}
+}
+
+json_t *
+sess_cursor_next(struct sess_cursor *c)
+{
+	json_t *ev;
+
+	if (c->seq >= c->to)
+		return NULL;
+	if (c->seq < c->fto) {
+		ev = c->fd >= 0 ? sess_cursor_line(c) : NULL;
+		if (ev == NULL || json_integer_value(json_object_get(ev, "seq")) != (json_int_t)c->seq) {
+			log_error("sess: %s: event %zu is no longer in the file as it was written", c->id, c->seq);
+			json_decref(ev);
+			c->seq = c->to;
+			return NULL;
+		}
+	} else if (c->nmem_taken < json_array_size(c->mem)) {
+		ev = json_incref(json_array_get(c->mem, c->nmem_taken++));
+	} else {
+		c->seq = c->to;
+		return NULL;
+	}
+	c->seq++;
+	return ev;
+}
+
+void
+sess_cursor_free(struct sess_cursor *c)
+{
+	if (c == NULL)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->buf);
+	json_decref(c->mem);
+	free(c);
+}
+
+json_t *
+sess_read_all(struct sess *s)
+{
+	struct sess_cursor *c = sess_cursor_new(s, 0, s->nev);
+	json_t *all = json_array(), *ev;
+
+	while ((ev = sess_cursor_next(c)) != NULL)
+		json_array_append_new(all, ev);
+	sess_cursor_free(c);
+	return all;
+}
