@@ -110,6 +110,7 @@ acp_load_done(void *arg)
 	else
 		acp_resume_answer(srv, as, l->req_id);
 	acp_load_requeue_free(l);
+	xmalloc_trim();		/* the read's transient trees lived in the worker's arena */
 }
 
 void

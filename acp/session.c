@@ -26,6 +26,7 @@
  */
 #define ACP_REPLAY_UPDATES 256
 #define ACP_REPLAY_BYTES (256ull * 1024)
+#define ACP_REPLAY_SLICE_S 0.004
 
 static struct acp_session *
 acp_session_attach(struct acp_server *srv, struct agent *a)
@@ -84,6 +85,7 @@ acp_session_reap(void *arg)
 			break;
 		}
 	acp_session_free(as);
+	xmalloc_trim();		/* what the closed session held goes back to the system */
 }
 
 static void
@@ -308,6 +310,10 @@ acp_replay_slice(struct acp_replay_task *t)
 	unsigned long long start = srv->wq.total;
 	json_t *one = json_array();
 	size_t n = 0;
+	/* Each event is read back and parsed here: a slice also ends after ACP_REPLAY_SLICE_S, so
+	 * other sessions wait at most that long (not under --deterministic: its output must not
+	 * depend on timing). */
+	ev_tstamp until = ev_time() + ACP_REPLAY_SLICE_S;
 
 	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
 	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
@@ -315,6 +321,8 @@ acp_replay_slice(struct acp_replay_task *t)
 		acp_send(srv, acp_update_msg(t->as->id, json_incref(json_array_get(one, 0))));
 		json_array_clear(one);
 		n++;
+		if (!srv->opts.deterministic && n % 16 == 0 && ev_time() > until)
+			break;
 	}
 	json_decref(one);
 	return acp_replay_done(&t->cur);

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,4 +77,12 @@ xasprintf(const char *fmt, ...)
 	vsnprintf(p, (size_t)n + 1, fmt, aq);
 	va_end(aq);
 	return p;
+}
+
+void
+xmalloc_trim(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }
