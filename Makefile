@@ -41,7 +41,7 @@ Q :=
 say :=
 endif
 
-LIB_SRC := $(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c chat/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
+LIB_SRC := $(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c chat/*.c record/*.c) $(filter-out acp/main.c,$(wildcard acp/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/acp/main.o
 # `acp-agent scenario run` (scenario/): in the agent binary only.
@@ -59,7 +59,7 @@ CHECKS := $(BUILD)/bin/check_all
 RUNNER := $(AGENT) scenario run
 
 FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path mcp
-FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c agent/*.c tools/*.c acp/*.c))
+FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c record/*.c agent/*.c tools/*.c acp/*.c))
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)
 
@@ -164,6 +164,7 @@ test: deps
 	$(Q)sh tests/load_race.sh $(AGENT)
 	$(Q)sh tests/load_replay.sh $(AGENT)
 	$(Q)sh tests/long_session.sh $(AGENT) $(MOCK)
+	$(Q)sh tests/record.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/list_index.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)
 	$(Q)sh tests/procgroups.sh $(AGENT)

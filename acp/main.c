@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "acp/server.h"
+#include "record/record.h"
 #include "base/log.h"
 #include "base/version.h"
 #include "base/xmalloc.h"
@@ -49,7 +50,7 @@ static volatile sig_atomic_t main_early_signal;
 
 static const char main_help_text[] =
     "usage: acp-agent [--state-dir DIR] [--model builtin|replay|openai] [--recording FILE]\n"
-    "                 [--profile default|team] [--sync none|turn|always] [--max-depth N]\n"
+    "                 [--record DIR] [--profile default|team] [--sync none|turn|always] [--max-depth N]\n"
     "                 [--max-active N] [--max-steps N] [--log-level error|warn|info|debug]\n"
     "                 [--tools none|workspace] [--permission-mode MODE]\n"
     "                 [--child-approvals ask|never] [--deterministic] [--version] [-h|--help]\n"
@@ -64,6 +65,8 @@ static const char main_help_text[] =
     "--model NAME           ACP_AGENT_MODEL_PROVIDER  openai if ACP_AGENT_API_KEY is set,\n"
     "                                                 else builtin; or replay\n"
     "--recording FILE       ACP_AGENT_RECORDING       none; --model replay needs one\n"
+    "--record DIR           ACP_AGENT_RECORD          none; write the session as a keyless\n"
+    "                                                 scenario into DIR (new or empty)\n"
     "--profile NAME         ACP_AGENT_PROFILE         default; or team\n"
     "--sync POLICY          ACP_AGENT_SYNC            turn; or none, always\n"
     "--tools SET                                      workspace (read, write, edit, glob, grep,\n"
@@ -282,7 +285,7 @@ main_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 /* What the command line and the environment say, before it is checked. */
 struct main_args {
-	struct main_setting state, model, rec, prof, sync, loglevel, tools, perm, child;
+	struct main_setting state, model, rec, prof, sync, loglevel, tools, perm, child, record;
 	int tools_md;
 };
 
@@ -291,7 +294,7 @@ static int
 main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 {
 	enum { OPT_STATE = 256, OPT_MODEL, OPT_REC, OPT_PROFILE, OPT_SYNC, OPT_DEPTH, OPT_ACTIVE, OPT_STEPS, OPT_LOG,
-		OPT_DET, OPT_VERSION, OPT_HELP, OPT_TOOLS_MD, OPT_TOOLS, OPT_PERM, OPT_CHILD };
+		OPT_DET, OPT_VERSION, OPT_HELP, OPT_TOOLS_MD, OPT_TOOLS, OPT_PERM, OPT_CHILD, OPT_RECORD };
 	static const struct option longopts[] = {
 		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "model", required_argument, NULL, OPT_MODEL },
@@ -309,6 +312,7 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 		{ "tools", required_argument, NULL, OPT_TOOLS },
 		{ "permission-mode", required_argument, NULL, OPT_PERM },
 		{ "child-approvals", required_argument, NULL, OPT_CHILD },
+		{ "record", required_argument, NULL, OPT_RECORD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *det = main_env("ACP_AGENT_DETERMINISTIC");
@@ -321,6 +325,7 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 	a->perm = main_env_setting("ACP_AGENT_PERMISSION_MODE");
 	a->sync = main_env_setting("ACP_AGENT_SYNC");
 	a->loglevel = main_env_setting("ACP_AGENT_LOG");
+	a->record = main_env_setting("ACP_AGENT_RECORD");
 	o->max_depth = MAIN_MAX_DEPTH;
 	o->max_active = MAIN_MAX_ACTIVE;
 	o->max_steps = MAIN_MAX_STEPS;
@@ -360,6 +365,7 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 		case OPT_TOOLS: main_set_opt(&a->tools, "--tools", optarg); break;
 		case OPT_PERM: main_set_opt(&a->perm, "--permission-mode", optarg); break;
 		case OPT_CHILD: main_set_opt(&a->child, "--child-approvals", optarg); break;
+		case OPT_RECORD: main_set_opt(&a->record, "--record", optarg); break;
 		default:
 			return main_usage("unknown or incomplete option \"%s\"", argv[optind - 1]);
 		}
@@ -448,7 +454,71 @@ main_settle(const struct main_args *a, struct acp_options *o, char **state_defau
 	if (strcmp(o->model, "openai") == 0 && o->openai.api_key == NULL)
 		return main_usage("%s%copenai needs ACP_AGENT_API_KEY", a->model.from, a->model.sep);
 	o->state_dir = a->state.value ? a->state.value : (*state_default = main_default_state_dir());
+	if (a->record.value) {
+		struct err e;
+		err_clear(&e);
+		if (record_check_dir(a->record.value, &e) < 0)
+			return main_usage("%s%c%s", a->record.from, a->record.sep, e.msg);
+		o->record_dir = a->record.value;
+	}
 	return -1;
+}
+
+static void
+main_record_arg(json_t *args, const char *opt, const char *value)
+{
+	json_array_append_new(args, json_string(opt));
+	json_array_append_new(args, json_string(value));
+}
+
+/* Adds "NAME": value to env when the variable is set (the replay needs it to behave alike). */
+static void
+main_record_env(json_t *env, const char *name)
+{
+	const char *v = main_env(name);
+
+	if (v)
+		json_object_set_new(env, name, json_string(v));
+}
+
+/*
+ * What a replay of a --record session runs with (SPEC §21): the options that shape the session,
+ * not the provider's (the runner gives --model replay --recording --deterministic and a state
+ * directory), nor the key or the server. args, env: owned, new.
+ */
+static void
+main_record_setup(const struct acp_options *o, json_t **args, json_t **env)
+{
+	static const char *const vars[] = { "ACP_AGENT_CONTEXT_WINDOW", "ACP_AGENT_COMPACT_AT",
+		"ACP_AGENT_MODELS", "ACP_AGENT_MCP_STARTUP_MS", "ACP_AGENT_MCP_TOOL_TIMEOUT_MS" };
+	char n[32];
+
+	*args = json_array();
+	*env = json_object();
+	if (strcmp(o->profile, "default") != 0)
+		main_record_arg(*args, "--profile", o->profile);
+	if (!o->workspace)
+		main_record_arg(*args, "--tools", "none");
+	if (o->start_mode != PERMIT_DEFAULT)
+		main_record_arg(*args, "--permission-mode", permit_mode_id(o->start_mode));
+	if (o->child_approvals_never)
+		main_record_arg(*args, "--child-approvals", "never");
+	if (o->sync != SESS_SYNC_TURN)
+		main_record_arg(*args, "--sync", o->sync == SESS_SYNC_NONE ? "none" : "always");
+	if (o->max_depth != MAIN_MAX_DEPTH) {
+		snprintf(n, sizeof(n), "%d", o->max_depth);
+		main_record_arg(*args, "--max-depth", n);
+	}
+	if (o->max_active != MAIN_MAX_ACTIVE) {
+		snprintf(n, sizeof(n), "%d", o->max_active);
+		main_record_arg(*args, "--max-active", n);
+	}
+	if (o->max_steps != MAIN_MAX_STEPS) {
+		snprintf(n, sizeof(n), "%d", o->max_steps);
+		main_record_arg(*args, "--max-steps", n);
+	}
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		main_record_env(*env, vars[i]);
 }
 
 /* Serves ACP on stdin/stdout until EOF or a stop signal; returns the exit code. */
@@ -555,7 +625,11 @@ main(int argc, char **argv)
 		free(state_default);
 		return rc;
 	}
+	if (o.record_dir)
+		main_record_setup(&o, &o.record_args, &o.record_env);
 	rc = main_serve(&o, &ignored);
+	json_decref(o.record_args);
+	json_decref(o.record_env);
 	free(state_default);
 	return rc;
 }

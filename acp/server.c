@@ -48,6 +48,8 @@ struct acp_held_line {
 void
 acp_send(struct acp_server *srv, json_t *msg)
 {
+	if (srv->rec)
+		record_agent_msg(srv->rec, msg);
 	wq_push(&srv->wq, msg);
 	json_decref(msg);
 }
@@ -357,6 +359,8 @@ acp_server_line(void *arg, const char *line, size_t len)
 
 	if (srv->shutting_down)
 		return;
+	if (srv->rec)
+		record_client_line(srv->rec, line, len);
 	if (!acp_line_hold(srv, line, len))
 		acp_server_line_now(srv, line, len);
 	/* After the first answer (initialize's) is written: the index is built from now on. */
@@ -483,6 +487,8 @@ acp_on_eof(void *arg)
 {
 	struct acp_server *srv = arg;
 
+	if (srv->rec)
+		record_eof(srv->rec, srv->held == NULL && agent_rt_idle(&srv->rt));
 	if (srv->held) {
 		srv->eof_pending = 1;	/* the held requests are answered first */
 		return;
@@ -499,6 +505,30 @@ acp_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	log_info("acp: signal %d: shutting down", w->signum);
 	acp_server_shutdown(srv);
+}
+
+/* model/'s tap to the recorder. */
+static void
+acp_record_reply(void *arg, const struct model_tap_reply *rep)
+{
+	struct record_reply rr = { rep->ref->key, rep->ref->ordinal, rep->ref->position, rep->summary,
+		rep->agent_id, rep->parent_id, rep->reply };
+
+	record_reply(arg, &rr);
+}
+
+/* --record DIR (SPEC §21): the recorder sees the model's replies, the client's lines and our
+ * messages (acp_server_line, acp_send), and the files the tools touch (rt.touch). */
+static int
+acp_record_start(struct acp_server *srv, const struct acp_options *opts, struct err *e)
+{
+	struct record_config rc = { opts->record_dir, srv->env.state_dir, opts->openai.api_key,
+		model_id(srv->model), opts->record_args, opts->record_env };
+
+	if ((srv->rec = record_open(&rc, e)) == NULL)
+		return -1;
+	srv->model = model_tap_new(srv->model, acp_record_reply, srv->rec);
+	return 0;
 }
 
 static void
@@ -556,6 +586,8 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 		if (srv->model == NULL)
 			return -1;
 	}
+	if (opts->record_dir && acp_record_start(srv, opts, e) < 0)
+		return -1;
 	srv->profile = toolsets_profile(opts->profile, opts->workspace);
 	if (srv->profile == NULL)
 		return err_set(e, ERR_USAGE, "\"%s\" is not default or team", opts->profile);
@@ -574,6 +606,10 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	agent_rt_set_exts(&srv->rt, srv->profile->exts);
 	srv->rt.start_mode = opts->start_mode;
 	srv->rt.child_approvals_never = opts->child_approvals_never;
+	if (srv->rec) {
+		srv->rt.touch = record_touch;
+		srv->rt.touch_arg = srv->rec;
+	}
 	acp_outbound_init(&srv->out, loop, &srv->runq, acp_out_send, srv);
 	srv->client.request = acp_client_request;
 	srv->client.cancel = acp_client_cancel;
@@ -637,6 +673,7 @@ acp_server_free(struct acp_server *srv)
 	acp_outbound_free(&srv->out);	/* after the queue: a queued delivery still points at its entry */
 	agent_rt_free(&srv->rt);
 	model_free(srv->model);
+	record_free(srv->rec);	/* after the model: its tap writes here */
 	toolbox_free(&srv->tools);
 	sess_store_free(&srv->store);
 	sess_corpus_free(&srv->corpus);

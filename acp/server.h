@@ -16,6 +16,7 @@
 #include "tools/toolsets.h"
 #include "base/map.h"
 #include "base/runq.h"
+#include "record/record.h"
 #include "session/corpus.h"
 #include "session/log.h"
 #include "session/store.h"
@@ -36,6 +37,8 @@ struct acp_options {
 	int deterministic;
 	const char *faults;
 	struct openai_config openai;
+	const char *record_dir;		/* --record: the scenario directory, or NULL */
+	json_t *record_args, *record_env;	/* borrowed: what the replay runs with */
 };
 
 /*
@@ -73,6 +76,7 @@ struct acp_server {
 	struct sess_corpus corpus;
 	struct agent_rt rt;
 	struct model *model;
+	struct record *rec;		/* --record, or NULL */
 	struct toolbox tools;
 	struct map sessions;		/* id -> struct acp_session * */
 	struct acp_session **all;	/* every session not yet reaped, in creation order */

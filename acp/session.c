@@ -295,7 +295,7 @@ acp_replay_detach(struct acp_replay_task *t)
 		json_t *held = as->held, *msg;
 		size_t i;
 		as->held = NULL;
-		json_array_foreach(held, i, msg) wq_push(&t->srv->wq, msg);
+		json_array_foreach(held, i, msg) acp_send(t->srv, json_incref(msg));
 		json_decref(held);
 	}
 	if (!t->busy)

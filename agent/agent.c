@@ -1215,6 +1215,7 @@ agent_call_init(struct agent *a, struct model_call *call)
 	call->script.key = script;
 	call->script.ordinal = agent_replay_ordinal(a, label);
 	call->model = agent_model(a);
+	call->cwd = sess_header_str(a->sess, "cwd");
 	call->script.resolve_child = agent_resolve_child;
 	call->script.resolve_arg = a;
 	return script;

@@ -70,6 +70,10 @@ struct agent_rt {
 	const struct agent_client *client;	/* the editor (acp/), or NULL: nothing to ask */
 	enum permit_mode start_mode;		/* --permission-mode: a new root's mode */
 	int child_approvals_never;		/* --child-approvals never */
+	/* A workspace tool is about to touch abs, a path under root (the recorder's fixture,
+	 * SPEC §21), or NULL. */
+	void (*touch)(void *arg, const char *root, const char *abs);
+	void *touch_arg;
 	int lingering;			/* work that outlives its agents (agent_rt_linger) */
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent not yet reaped, in creation order */

@@ -51,6 +51,7 @@ struct model_call {
 	const json_t *messages;		/* [{role, content, ...}] chat messages */
 	const json_t *tools;		/* [{name, description, parameters}] */
 	const char *model;		/* the session's model (session/model), NULL: the provider's */
+	const char *cwd;		/* the session's workspace: replay fills {{cwd}} with it */
 	/* A summary request (SPEC §19): messages end with the summary instruction; no tools. The
 	 * replay provider answers it from the script's "compactions", builtin summarises itself. */
 	int summary;
@@ -94,6 +95,23 @@ struct openai_config {
 	int max_tries;			/* requests in all for 429 / 5xx */
 	long backoff_ms;		/* first retry delay; doubles, plus jitter */
 };
+
+/*
+ * A reply as the recorder sees it (SPEC §21): the reply of one request in §7.2's form (text,
+ * reasoning, tool_calls with the provider's ids, finish when not the default, usage, or error;
+ * a request cancelled before its end is {"hang": true} with what streamed). Everything is
+ * borrowed for the call.
+ */
+struct model_tap_reply {
+	const struct model_script_ref *ref;	/* the agent's script, ordinal and position */
+	const char *agent_id, *parent_id;	/* who asked; parent_id NULL for a root */
+	int summary;				/* a compaction's summary request */
+	const json_t *reply;
+};
+typedef void model_tap_fn(void *arg, const struct model_tap_reply *rep);
+
+/* Wraps inner (steals it): every request goes to inner, and each reply also goes to fn once. */
+struct model *model_tap_new(struct model *inner, model_tap_fn *fn, void *arg);
 
 /* Returns an owned model or NULL with e (a malformed recording, ...). */
 struct model *model_replay_new(struct runq *q, const char *path, struct err *e);

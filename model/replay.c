@@ -33,12 +33,13 @@ struct replay_script {
 struct replay {
 	struct replay_script *scripts;
 	size_t n;
+	char *model;		/* owned: the recording's "model" (the provider's id), or NULL */
 };
 
 struct model_req {
 	struct model_sink sink;
 	json_t *reply;		/* owned */
-	json_t *calls;		/* owned: [{name, arguments text}] after placeholders */
+	json_t *calls;		/* owned: [{id?, name, arguments text}] after placeholders */
 	int cancelled;
 	int hang;		/* never finishes; freed by its cancel */
 	int streaming;		/* a hang whose text is still queued: the task frees it if cancelled */
@@ -115,7 +116,10 @@ replay_check_reply(const json_t *r, const char *where, struct err *e)
 			if (replay_has_nul(json_object_get(c, "name")))
 				return err_set(e, ERR_INVALID_RECORDING,
 				    "%s: tool_calls[%zu].name must not contain \\u0000", where, i);
-			json_t *a = json_object_get(c, "arguments");
+			json_t *a = json_object_get(c, "arguments"), *id = json_object_get(c, "id");
+			if (id && (!json_is_string(id) || replay_has_nul(id)))
+				return err_set(e, ERR_INVALID_RECORDING,
+				    "%s: tool_calls[%zu].id must be a string without \\u0000", where, i);
 			if (a && !json_is_object(a) && !json_is_string(a))
 				return err_set(e, ERR_INVALID_RECORDING,
 				    "%s: tool_calls[%zu].arguments must be an object or a string", where, i);
@@ -137,6 +141,12 @@ replay_parse(struct replay *rp, const json_t *root, struct err *e)
 		return err_set(e, ERR_INVALID_RECORDING, "the recording needs \"version\": 1");
 	if (!json_is_array(scripts))
 		return err_set(e, ERR_INVALID_RECORDING, "the recording needs a \"scripts\" array");
+	if (json_object_get(root, "model")) {
+		const json_t *model = json_object_get(root, "model");
+		if (!json_is_string(model) || json_string_length(model) == 0 || replay_has_nul(model))
+			return err_set(e, ERR_INVALID_RECORDING, "\"model\" must be a non-empty string");
+		rp->model = xstrdup(json_string_value(model));
+	}
 	rp->scripts = xcalloc(json_array_size(scripts) + 1, sizeof(*rp->scripts));
 	json_array_foreach(scripts, i, s) {
 		const char *agent = json_string_value(json_object_get(s, "agent"));
@@ -238,7 +248,8 @@ replay_deliver(void *arg)
 	if (json_is_string(json_object_get(reply, "text")))
 		replay_chunks(r->sink.text, r->sink.arg, json_object_get(reply, "text"));
 	json_array_foreach(r->calls, i, c)
-		r->sink.tool_call(r->sink.arg, NULL, json_string_value(json_object_get(c, "name")),
+		r->sink.tool_call(r->sink.arg, json_string_value(json_object_get(c, "id")),
+		    json_string_value(json_object_get(c, "name")),
 		    json_string_value(json_object_get(c, "arguments")));
 	if (finish == NULL)
 		finish = json_array_size(r->calls) ? "tool_calls" : "stop";
@@ -265,6 +276,8 @@ replay_fill(struct buf *b, const char *s, size_t len, const struct model_call *c
 		char *val = NULL;
 		if (strcmp(name, "self") == 0)
 			val = xstrdup(call->agent_id);
+		else if (strcmp(name, "cwd") == 0 && call->cwd)
+			val = xstrdup(call->cwd);
 		else if (strcmp(name, "parent") == 0 && call->parent_id)
 			val = xstrdup(call->parent_id);
 		else if (strncmp(name, "agent:", 6) == 0 && call->script.resolve_child)
@@ -305,6 +318,42 @@ replay_fill_json(const json_t *v, const struct model_call *call)
 		return a;
 	}
 	return json_incref((json_t *)v);
+}
+
+/*
+ * A recorded session's text names its workspace {{cwd}} (SPEC §21): text and reasoning get the
+ * session's. Returns reply with them filled (new reference).
+ */
+static json_t *
+replay_fill_cwd(const json_t *reply, const struct model_call *call)
+{
+	static const char *const keys[] = { "text", "reasoning" };
+	json_t *out = NULL;
+
+	for (size_t i = 0; i < 2; i++) {
+		const json_t *v = json_object_get(reply, keys[i]);
+		const char *s = json_string_value(v), *p;
+		struct buf b;
+		if (s == NULL || call->cwd == NULL ||
+		    memmem(s, json_string_length(v), "{{cwd}}", 7) == NULL)
+			continue;
+		if (out == NULL)
+			out = json_copy((json_t *)reply);
+		buf_init(&b);
+		for (size_t off = 0, len = json_string_length(v); off < len;) {
+			p = memmem(s + off, len - off, "{{cwd}}", 7);
+			if (p == NULL) {
+				buf_append(&b, s + off, len - off);
+				break;
+			}
+			buf_append(&b, s + off, (size_t)(p - (s + off)));
+			buf_puts(&b, call->cwd);
+			off = (size_t)(p - s) + 7;
+		}
+		json_object_set_new(out, keys[i], json_stringn(b.data ? b.data : "", b.len));
+		buf_free(&b);
+	}
+	return out ? out : json_incref((json_t *)reply);
 }
 
 /* Whether the text of the last message holds the string needle (NUL bytes included). */
@@ -388,7 +437,7 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 		    "(REPLAY_MISMATCH)", ref->position + 1, ref->key, json_string_value(expect));
 	r = xcalloc(1, sizeof(*r));
 	r->sink = *sink;
-	r->reply = json_incref((json_t *)reply);
+	r->reply = replay_fill_cwd(reply, call);
 	r->calls = json_array();
 	calls = json_object_get(reply, "tool_calls");
 	json_array_foreach(calls, i, c) {
@@ -406,6 +455,8 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 		}
 		json_array_append_new(r->calls, xjson_pack("{s:O, s:s}", "name", json_object_get(c, "name"),
 		    "arguments", text));
+		if (json_object_get(c, "id"))
+			json_object_set(json_array_get(r->calls, i), "id", json_object_get(c, "id"));
 		free(text);
 	}
 	if (json_is_true(json_object_get(reply, "hang"))) {
@@ -461,6 +512,7 @@ replay_free(struct model *m)
 		json_decref(rp->scripts[i].compactions);
 	}
 	free(rp->scripts);
+	free(rp->model);
 	free(rp);
 	free(m);
 }
@@ -486,6 +538,7 @@ model_replay_from_json(struct runq *q, const json_t *root, const char *name, str
 	}
 	m->ops = &replay_ops;
 	m->runq = q;
+	m->id = rp->model;	/* a recorded session names the model it ran on (SPEC §21) */
 	return m;
 }
 

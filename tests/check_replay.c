@@ -412,6 +412,11 @@ START_TEST(replay_rejects_malformed_recordings)
 	    "\"agent\"");
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"tool_calls\":"
 	    "[{\"name\":\"a\\u0000b\"}]}]}]}", "must not contain");
+	/* What a --record recording adds (SPEC §21): a provider call id, the model's name. */
+	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"tool_calls\":"
+	    "[{\"id\":7,\"name\":\"a\"}]}]}]}", "tool_calls[0].id must be a string");
+	assert_bad("{\"version\":1,\"model\":\"\",\"scripts\":[]}", "\"model\" must be a non-empty string");
+	assert_bad("{\"version\":1,\"model\":1,\"scripts\":[]}", "\"model\" must be a non-empty string");
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":"
 	    "[{\"finish\":\"stop\\u0000\"}]}]}", "finish");
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"error\":"

@@ -67,5 +67,6 @@ Suite *proc_suite(void);
 Suite *mcp_text_suite(void);
 Suite *mcp_http_suite(void);
 Suite *chat_suite(void);
+Suite *record_suite(void);
 
 #endif

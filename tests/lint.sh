@@ -4,18 +4,18 @@
 set -u
 cd "$(dirname "$0")/.."
 status=0
-floors="base session model workspace mcp scenario chat agent tools acp"
+floors="base session model workspace mcp scenario chat record agent tools acp"
 # The C files of the floors (a floor may have none yet).
 srcs=$(for d in $floors; do ls "$d"/*.c 2>/dev/null; done)
 
 # Layer order: base < session < agent < tools < acp, and model/ (the providers), workspace/
 # (files, search, processes), mcp/, scenario/ (the scenario runner, a client of the agent
-# process) and chat/ (the terminal client, which speaks ACP to a child agent and knows nothing of
+# process), record/ (the recorder) and chat/ (the terminal client, which speaks ACP to a child agent and knows nothing of
 # its insides) beside session/: above base/, below agent/, and none of them includes another. A
 # file may include its own folder and the layers below it.
 layer_of() {
 	case "$1" in
-	base/*) echo 0 ;; session/* | model/* | workspace/* | mcp/* | scenario/* | chat/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
+	base/*) echo 0 ;; session/* | model/* | workspace/* | mcp/* | scenario/* | chat/* | record/*) echo 1 ;; agent/*) echo 2 ;; tools/*) echo 3 ;; acp/*) echo 4 ;;
 	*) echo 9 ;;
 	esac
 }
@@ -27,7 +27,7 @@ for f in $(for d in $floors; do ls "$d"/*.[ch] 2>/dev/null; done); do
 			echo "lint: layering: $f includes $inc (a higher layer)"
 			status=1
 		elif [ "$theirs" -eq "$mine" ] && [ "${inc%%/*}" != "${f%%/*}" ]; then
-			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/, mcp/, scenario/, chat/ and session/ know only base/)"
+			echo "lint: layering: $f includes $inc (a side layer: model/, workspace/, mcp/, scenario/, chat/, record/ and session/ know only base/)"
 			status=1
 		fi
 	done

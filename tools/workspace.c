@@ -67,7 +67,15 @@ ws_state_path(struct agent *a, const char *path, int for_write, struct ws_path *
 
 	if (st == NULL || ws_path_resolve(&st->roots, path, for_write, where, e) < 0)
 		return NULL;
+	ws_state_touch(a, st, where);
 	return st;
+}
+
+void
+ws_state_touch(struct agent *a, const struct ws_state *st, const struct ws_path *where)
+{
+	if (a->rt->touch && where->abs && !where->read_only && where->rel != where->abs)
+		a->rt->touch(a->rt->touch_arg, st->roots.root, where->abs);
 }
 
 int

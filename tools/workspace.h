@@ -33,6 +33,8 @@ struct ws_state *ws_state(struct agent *a, struct err *e);
 /* The state of a's tree with path resolved into *where (the caller frees it); NULL with e. */
 struct ws_state *ws_state_path(struct agent *a, const char *path, int for_write, struct ws_path *where,
     struct err *e);
+/* Every path a tool resolves passes here before the tool touches it (rt->touch, SPEC §21). */
+void ws_state_touch(struct agent *a, const struct ws_state *st, const struct ws_path *where);
 /* Creates the spill directory (0700); 0, or -1 with e (PROC_SPILL_IO). */
 int ws_state_spill(struct ws_state *st, struct err *e);
 /* The write flags of --sync (always: WS_WRITE_SYNC). */

@@ -365,6 +365,7 @@ ws_change_make(struct tool_inv *inv, const json_t *args, int edit, const struct 
 		if (ws_path_resolve(&st->roots, p, 1, &c->where, &e) < 0)	/* the spill dir: FS_OUTSIDE_WORKSPACE */
 			goto fail;
 	}
+	ws_state_touch(inv->agent, st, &c->where);
 	if (inv->plan.verdict == PERMIT_REFUSE) {
 		tool_result_read_only(out, inv->tool);
 		return -1;
