@@ -315,7 +315,7 @@ main(int argc, char **argv)
 	printf("load: peak RSS %ld kB during the load, %ld kB idle after it\n", a->peak_kb, a->after_kb);
 	/* The same kind of log written by a session that compacts (every 400 kB of log, about what a
 	 * 128k-token window holds): what a live session holds past its conversation. */
-	long cbytes = write_log(path, 400 * 1000);
+	long cbytes = write_log(path, 400000L);
 	struct run comp;
 	one_run(argv[1], dir, 1, 0, 0, &comp);
 	printf("load: a %ld-byte log that compacted every 400 kB: %.0f ms; peak RSS %ld kB during the load, %ld kB idle after it\n",

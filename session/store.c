@@ -78,7 +78,7 @@ sess_store_add(struct sess_store *st, json_t *header, struct sess_log *lg)
 }
 
 /* Events kept in memory after they are written (the window): a turn's tail is read from here. */
-#define SESS_WINDOW 128
+#define SESS_WINDOW ((size_t)128)
 
 /* Keeps ev (stolen) as event s->nev in the window, dropping the oldest written ones past it. */
 static void
