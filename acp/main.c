@@ -87,7 +87,10 @@ static const char main_help_text[] =
     "--print-tools-markdown                           off (print the profile's tools as\n"
     "                                                 Markdown, then exit)\n"
     "--version                                        print the version, then exit\n"
-    "-h, --help                                       print this help, then exit\n"
+    "-h, --help                                       print this help, then exit\n";
+
+/* The variables of --help (one string literal may hold only so much). */
+static const char main_help_vars[] =
     "\n"
     "The openai model (an OpenAI-compatible chat completions server):\n"
     "variable                       default\n"
@@ -359,6 +362,7 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 		case 'h':
 		case OPT_HELP:
 			fputs(main_help_text, stdout);
+			fputs(main_help_vars, stdout);
 			fputs(main_help_subcommands, stdout);
 			return 0;
 		case OPT_TOOLS_MD: a->tools_md = 1; break;
