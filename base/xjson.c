@@ -39,3 +39,25 @@ xjson_text(const char *s, size_t n)
 	free(fixed);
 	return t;
 }
+
+json_t *
+xjson_map_strings(const json_t *v, xjson_string_fn *fn, void *arg)
+{
+	const char *k;
+	size_t i;
+	json_t *x, *out;
+
+	if (json_is_string(v))
+		return fn(arg, v);
+	if (json_is_object(v)) {
+		out = json_object();
+		json_object_foreach((json_t *)v, k, x) json_object_set_new(out, k, xjson_map_strings(x, fn, arg));
+		return out;
+	}
+	if (json_is_array(v)) {
+		out = json_array();
+		json_array_foreach(v, i, x) json_array_append_new(out, xjson_map_strings(x, fn, arg));
+		return out;
+	}
+	return json_incref((json_t *)v);
+}

@@ -14,4 +14,10 @@ json_t *xjson_pack(const char *fmt, ...);
 /* A JSON string of any bytes s[0..n): invalid UTF-8 becomes U+FFFD (SPEC §3.2). New reference. */
 json_t *xjson_text(const char *s, size_t n);
 
+/* fn: a string (borrowed) -> its replacement (new ref). */
+typedef json_t *xjson_string_fn(void *arg, const json_t *str);
+/* A copy of v (borrowed) with every string, at any depth, replaced by fn's; numbers, booleans and
+ * null are shared. Returns new ref. */
+json_t *xjson_map_strings(const json_t *v, xjson_string_fn *fn, void *arg);
+
 #endif

@@ -293,31 +293,22 @@ replay_fill(struct buf *b, const char *s, size_t len, const struct model_call *c
 }
 
 static json_t *
+replay_fill_string(void *arg, const json_t *v)
+{
+	const struct model_call *call = arg;
+	struct buf b;
+
+	buf_init(&b);
+	replay_fill(&b, json_string_value(v), json_string_length(v), call);
+	json_t *out = json_stringn(b.data ? b.data : "", b.len);
+	buf_free(&b);
+	return out ? out : json_incref((json_t *)v);
+}
+
+static json_t *
 replay_fill_json(const json_t *v, const struct model_call *call)
 {
-	if (json_is_string(v)) {
-		struct buf b;
-		buf_init(&b);
-		replay_fill(&b, json_string_value(v), json_string_length(v), call);
-		json_t *out = json_stringn(b.data ? b.data : "", b.len);
-		buf_free(&b);
-		return out ? out : json_incref((json_t *)v);
-	}
-	if (json_is_object(v)) {
-		json_t *o = json_object();
-		const char *k;
-		json_t *x;
-		json_object_foreach((json_t *)v, k, x) json_object_set_new(o, k, replay_fill_json(x, call));
-		return o;
-	}
-	if (json_is_array(v)) {
-		json_t *a = json_array();
-		size_t i;
-		json_t *x;
-		json_array_foreach(v, i, x) json_array_append_new(a, replay_fill_json(x, call));
-		return a;
-	}
-	return json_incref((json_t *)v);
+	return xjson_map_strings(v, replay_fill_string, (void *)call);
 }
 
 /*

@@ -79,31 +79,21 @@ record_templ_str(const struct record *r, const char *s, size_t len, size_t *out_
 	return buf_steal(&b);
 }
 
+static json_t *
+record_templ_string(void *arg, const json_t *v)
+{
+	size_t n;
+	char *s = record_templ_str(arg, json_string_value(v), json_string_length(v), &n);
+	json_t *out = xjson_text(s, n);
+
+	free(s);
+	return out;
+}
+
 json_t *
 record_templ(const struct record *r, const json_t *v)
 {
-	if (json_is_string(v)) {
-		size_t n;
-		char *s = record_templ_str(r, json_string_value(v), json_string_length(v), &n);
-		json_t *out = xjson_text(s, n);
-		free(s);
-		return out;
-	}
-	if (json_is_object(v)) {
-		json_t *o = json_object();
-		const char *k;
-		json_t *x;
-		json_object_foreach((json_t *)v, k, x) json_object_set_new(o, k, record_templ(r, x));
-		return o;
-	}
-	if (json_is_array(v)) {
-		json_t *a = json_array();
-		size_t i;
-		json_t *x;
-		json_array_foreach(v, i, x) json_array_append_new(a, record_templ(r, x));
-		return a;
-	}
-	return json_incref((json_t *)v);
+	return xjson_map_strings(v, record_templ_string, (void *)r);
 }
 
 int

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "scenario/internal.h"
 
@@ -43,35 +44,28 @@ scenario_subst(struct scenario_run *r, const char *s)
 	return buf_steal(&b);
 }
 
-/* v with every template replaced; a new reference. */
 static json_t *
-scenario_step_subst_json(struct scenario_run *r, json_t *v)
+scenario_step_subst_string(void *arg, const json_t *v)
 {
+	struct scenario_run *r = arg;
 	json_t *srv;
 
-	if (json_is_string(v) && (srv = scenario_mcp_subst(r, json_string_value(v))))
+	if ((srv = scenario_mcp_subst(r, json_string_value(v))))
 		return srv;
-	if (json_is_string(v) && json_string_length(v) == strlen(json_string_value(v))) {
+	if (json_string_length(v) == strlen(json_string_value(v))) {
 		char *s = scenario_subst(r, json_string_value(v));
 		json_t *o = json_string(s);
 		free(s);
 		return o;
 	}
-	if (json_is_object(v)) {
-		json_t *o = json_object();
-		const char *k;
-		json_t *x;
-		json_object_foreach(v, k, x) json_object_set_new(o, k, scenario_step_subst_json(r, x));
-		return o;
-	}
-	if (json_is_array(v)) {
-		json_t *a = json_array();
-		size_t i;
-		json_t *x;
-		json_array_foreach(v, i, x) json_array_append_new(a, scenario_step_subst_json(r, x));
-		return a;
-	}
-	return json_incref(v);
+	return json_incref((json_t *)v);
+}
+
+/* v with every template replaced; a new reference. */
+static json_t *
+scenario_step_subst_json(struct scenario_run *r, json_t *v)
+{
+	return xjson_map_strings(v, scenario_step_subst_string, r);
 }
 
 /* Waits for the response with this id (any response when NULL) among the lines from index
