@@ -91,18 +91,24 @@ static void chat_printf(struct chat_render *r, struct buf *out, const char *colo
     ...) __attribute__((format(printf, 4, 5)));
 
 static void
+chat_vprintf(struct chat_render *r, struct buf *out, const char *color, const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return;
+	chat_puts(r, out, color, s);
+	free(s);
+}
+
+static void
 chat_printf(struct chat_render *r, struct buf *out, const char *color, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	chat_vprintf(r, out, color, fmt, ap);
 	va_end(ap);
-	if (s)
-		chat_puts(r, out, color, s);
-	free(s);
 }
 
 void
@@ -475,16 +481,11 @@ void
 chat_render_note(struct chat_render *r, struct buf *out, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
 	chat_end_run(r, out);
-	if (s)
-		chat_puts(r, out, CHAT_DIM, s);
-	free(s);
+	va_start(ap, fmt);
+	chat_vprintf(r, out, CHAT_DIM, fmt, ap);
+	va_end(ap);
 }
 
 void
