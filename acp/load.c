@@ -36,22 +36,15 @@ struct acp_load {
 };
 
 static void
-acp_load_fold(void *arg, const json_t *ev)
-{
-	agent_conv_fold(arg, ev);
-}
-
-static void
 acp_load_worker(void *arg, const atomic_int *cancel)
 {
 	struct acp_load *l = arg;
 
-	/* The conversation is folded as the events are read (a log that never compacted folds
-	 * whole), then with the closers the load appends. */
-	sess_loading_read_stream(l->ld, cancel, acp_load_fold, &l->conv);
+	/* The file is checked without a tree per line, then the conversation is rebuilt from the
+	 * latest compaction on (closers included), reading back only those events. */
+	sess_loading_read(l->ld, cancel);
 	if (sess_loading_ok(l->ld) && !atomic_load(cancel)) {
-		for (size_t k = 0; k < sess_loading_nclosers(l->ld); k++)
-			agent_conv_fold(&l->conv, sess_loading_closer(l->ld, k));
+		agent_conv_from_loading(&l->conv, l->ld);
 		l->has_conv = 1;
 	}
 }

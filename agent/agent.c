@@ -193,40 +193,6 @@ agent_corpus_observer(void *arg, struct sess *s, const json_t *ev)
 	sess_corpus_note_live(a->rt->corpus, s);
 }
 
-/* c (empty) from s's file: found by the type codes, the latest compaction, then the events from
- * its through on, folded as they were appended (agent_conv_fold agrees with agent_conv_rebuild). */
-static void
-agent_conv_from_sess(struct agent_conv *c, struct sess *s)
-{
-	int compacted = sess_event_type_code("context/compacted");
-	int failed = sess_event_type_code("context/compaction_failed");
-	size_t n = s->nev, at = n, from = 0;
-	unsigned attempts = 0;
-	struct sess_cursor *cur;
-	json_t *ev;
-
-	for (size_t i = n; i-- > 0;) {
-		int t = sess_type_at(s, i);
-		if (t == compacted || t == failed) {
-			attempts++;
-			if (at == n && t == compacted)
-				at = i;
-		}
-	}
-	if (at < n && (ev = sess_event_get(s, at)) != NULL) {
-		int64_t through = agent_conv_through(json_object_get(ev, "data"), (int64_t)at);
-		from = through < 0 ? 0 : (size_t)through + 1;
-		json_decref(ev);
-	}
-	cur = sess_cursor_new(s, from, n);
-	while ((ev = sess_cursor_next(cur)) != NULL) {
-		agent_conv_fold(c, ev);
-		json_decref(ev);
-	}
-	sess_cursor_free(cur);
-	c->attempts = attempts;
-}
-
 /* conv: the conversation rebuilt from s's events already (moved in), or NULL: rebuilt here. */
 static struct agent *
 agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const struct toolbox *tools,

@@ -39,6 +39,13 @@ void agent_conv_fold(struct agent_conv *c, const json_t *ev);
  * from the start. The incremental fold must always agree with it (tests/check_conv.c).
  */
 void agent_conv_rebuild(struct agent_conv *c, const json_t *events);
+/* c (empty) rebuilt from a session's file the same way, reading back only the events from the
+ * latest compaction's through on: from a live session (on the loop), or from one being loaded
+ * (sess_loading_read done; on the reading thread). */
+struct sess;
+struct sess_loading;
+void agent_conv_from_sess(struct agent_conv *c, struct sess *s);
+void agent_conv_from_loading(struct agent_conv *c, const struct sess_loading *ld);
 /* The through of a compaction at seq (data borrowed), clamped below it (a lying log cannot point
  * ahead): the messages after it stay verbatim. */
 int64_t agent_conv_through(const json_t *data, int64_t seq);

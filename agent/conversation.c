@@ -5,8 +5,11 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/jenc.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
+#include "session/event.h"
+#include "session/store.h"
 
 
 static const char *
@@ -117,9 +120,14 @@ agent_conv_free(struct agent_conv *c)
 static void
 agent_conv_push(struct agent_conv *c, json_t *msg, int64_t seq)
 {
-	size_t n = json_array_size(c->msgs);
-	size_t len = json_dumpb(msg, NULL, 0, JSON_COMPACT) + 1;
+	size_t n = json_array_size(c->msgs), len;
 	struct agent_conv_meta *m;
+	struct buf b;
+
+	/* Its size as the request encodes it (base/jenc.h: json_dumps' bytes, much faster). */
+	buf_init(&b);
+	len = (jenc_append(&b, msg) == 0 ? b.len : json_dumpb(msg, NULL, 0, JSON_COMPACT)) + 1;
+	buf_free(&b);
 
 	if (n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 64;
@@ -308,4 +316,100 @@ agent_conv_estimate(const struct agent_conv *c, size_t fixed)
 	if (c->usage >= 0)
 		return c->usage + (long long)(c->bytes_since / 4);
 	return (long long)((fixed + c->bytes + 3) / 4);
+}
+
+/* Where a conversation is rebuilt from: a live session, or one a worker is loading. */
+struct agent_conv_src {
+	size_t n;
+	int (*type_at)(const void *src, size_t i);
+	json_t *(*event)(const void *src, size_t i);			/* new ref, or NULL */
+	struct sess_cursor *(*cursor)(const void *src, size_t from, size_t to);
+	const void *src;
+};
+
+/* c (empty) from src: the latest compaction found by the type codes, then the events from its
+ * through on, folded as they were appended (agent_conv_fold agrees with agent_conv_rebuild). */
+static void
+agent_conv_from(struct agent_conv *c, const struct agent_conv_src *src)
+{
+	int compacted = sess_event_type_code("context/compacted");
+	int failed = sess_event_type_code("context/compaction_failed");
+	size_t n = src->n, at = n, from = 0;
+	unsigned attempts = 0;
+	struct sess_cursor *cur;
+	json_t *ev;
+
+	for (size_t i = n; i-- > 0;) {
+		int t = src->type_at(src->src, i);
+		if (t == compacted || t == failed) {
+			attempts++;
+			if (at == n && t == compacted)
+				at = i;
+		}
+	}
+	if (at < n && (ev = src->event(src->src, at)) != NULL) {
+		int64_t through = agent_conv_through(json_object_get(ev, "data"), (int64_t)at);
+		from = through < 0 ? 0 : (size_t)through + 1;
+		json_decref(ev);
+	}
+	cur = src->cursor(src->src, from, n);
+	while ((ev = sess_cursor_next(cur)) != NULL) {
+		agent_conv_fold(c, ev);
+		json_decref(ev);
+	}
+	sess_cursor_free(cur);
+	c->attempts = attempts;
+}
+
+static int
+agent_sess_type_at(const void *s, size_t i)
+{
+	return sess_type_at(s, i);
+}
+
+static json_t *
+agent_sess_event(const void *s, size_t i)
+{
+	return sess_event_get((struct sess *)s, i);	/* reads, never changes it */
+}
+
+static struct sess_cursor *
+agent_sess_cursor(const void *s, size_t from, size_t to)
+{
+	return sess_cursor_new((struct sess *)s, from, to);
+}
+
+void
+agent_conv_from_sess(struct agent_conv *c, struct sess *s)
+{
+	struct agent_conv_src src = { s->nev, agent_sess_type_at, agent_sess_event, agent_sess_cursor, s };
+
+	agent_conv_from(c, &src);
+}
+
+static int
+agent_loading_type_at(const void *ld, size_t i)
+{
+	return sess_loading_type_at(ld, i);
+}
+
+static json_t *
+agent_loading_event(const void *ld, size_t i)
+{
+	return sess_loading_event(ld, i);
+}
+
+static struct sess_cursor *
+agent_loading_cursor(const void *ld, size_t from, size_t to)
+{
+	return sess_loading_cursor(ld, from, to);
+}
+
+void
+agent_conv_from_loading(struct agent_conv *c, const struct sess_loading *ld)
+{
+	struct agent_conv_src src = { sess_loading_nevents(ld), agent_loading_type_at, agent_loading_event,
+		agent_loading_cursor, ld };
+
+	agent_conv_from(c, &src);
 }

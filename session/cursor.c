@@ -25,32 +25,40 @@ struct sess_cursor {
 };
 
 struct sess_cursor *
-sess_cursor_new(struct sess *s, size_t from, size_t to)
+sess_cursor_open(const char *id, int fd, const off_t *offs, size_t from, size_t fto, size_t to, json_t *mem)
 {
 	struct sess_cursor *c = xcalloc(1, sizeof(*c));
-	size_t fend = to < s->nfile ? to : s->nfile;
 
-	snprintf(c->id, sizeof(c->id), "%s", s->id);
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	c->seq = from;
+	c->to = to;
+	c->fto = fto;
+	c->fd = -1;
+	if (from < fto) {
+		c->off = offs[from];
+		c->end = offs[fto];
+		if ((c->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+			log_error("sess: %s: cannot read events back: %s", id, strerror(errno));
+	}
+	c->mem = mem;
+	return c;
+}
+
+struct sess_cursor *
+sess_cursor_new(struct sess *s, size_t from, size_t to)
+{
+	size_t fend = to < s->nfile ? to : s->nfile;
+	json_t *mem = json_array();
+
 	if (to > s->nev)
 		to = s->nev;
 	if (from > to)
 		from = to;
 	if (fend < from)
 		fend = from;
-	c->seq = from;
-	c->to = to;
-	c->fto = fend;
-	c->fd = -1;
-	if (from < fend) {
-		c->off = s->offs[from];
-		c->end = s->offs[fend];
-		if ((c->fd = fcntl(s->log->fd, F_DUPFD_CLOEXEC, 0)) < 0)
-			log_error("sess: %s: cannot read events back: %s", s->id, strerror(errno));
-	}
-	c->mem = json_array();
 	for (size_t i = from > s->nfile ? from : s->nfile; i < to; i++)
-		json_array_append_new(c->mem, sess_event_get(s, i));
-	return c;
+		json_array_append_new(mem, sess_event_get(s, i));
+	return sess_cursor_open(s->id, s->log->fd, s->offs, from, fend, to, mem);
 }
 
 /* The next line of the file's range, parsed; NULL at its end or on a read error. */

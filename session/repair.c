@@ -11,6 +11,7 @@
 
 #include "base/jsonscan.h"
 #include "base/xmalloc.h"
+#include "session/checked.h"
 #include "session/event.h"
 
 void
@@ -33,21 +34,49 @@ struct inspect_run {
 	int done;		/* a torn last line ended the file */
 	size_t ctypes;		/* room in img->types */
 	size_t coffs;		/* room in img->offs */
-	sess_sink_fn *sink;	/* streamed: sees each event; only the open turn is kept */
-	void *sink_arg;
+	int stream;		/* streamed: offsets, no tree kept; the open turn is read back at the end */
+	int fd;			/* streamed: the file, for that */
+	struct sess_checked checked;	/* streamed: the shapes the full check accepted */
+	int turn_start, turn_end;	/* their type codes */
 };
 
+/* Event n's type code (n: the next one). */
 static void
-inspect_note_type(struct inspect_run *run, const json_t *ev)
+inspect_note_code(struct inspect_run *run, size_t n, int code)
 {
 	struct sess_image *img = run->img;
-	size_t n = img->base + json_array_size(img->events);	/* ev is the next one */
 
 	if (n >= run->ctypes) {
 		run->ctypes = run->ctypes ? run->ctypes * 2 : 1024;
 		img->types = xrealloc(img->types, run->ctypes);
 	}
-	img->types[n] = (unsigned char)sess_event_type_code(json_string_value(json_object_get(ev, "type")));
+	img->types[n] = (unsigned char)code;
+}
+
+static void
+inspect_note_type(struct inspect_run *run, const json_t *ev)
+{
+	struct sess_image *img = run->img;
+
+	inspect_note_code(run, img->base + json_array_size(img->events),
+	    sess_event_type_code(json_string_value(json_object_get(ev, "type"))));
+}
+
+/* Streamed: event idx at file offset off, of type code, taken. */
+static void
+inspect_note_streamed(struct inspect_run *run, size_t idx, off_t off, int code)
+{
+	struct sess_image *img = run->img;
+
+	if (code == run->turn_start || code == run->turn_end)
+		run->open_turn = idx;
+	inspect_note_code(run, idx, code);
+	if (idx + 1 >= run->coffs) {
+		run->coffs = run->coffs ? run->coffs * 2 : 1024;
+		img->offs = xrealloc(img->offs, run->coffs * sizeof(*img->offs));
+	}
+	img->offs[idx] = off;
+	run->seq++;
 }
 
 static void
@@ -56,6 +85,10 @@ inspect_run_init(struct inspect_run *run, struct sess_image *img)
 	memset(run, 0, sizeof(*run));
 	memset(img, 0, sizeof(*img));
 	run->img = img;
+	run->fd = -1;
+	run->turn_start = sess_event_type_code("turn/start");
+	run->turn_end = sess_event_type_code("turn/end");
+	sess_checked_init(&run->checked);
 	img->events = json_array();
 }
 
@@ -80,6 +113,16 @@ inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, 
 			break;		/* whether this line is the last is not known yet */
 		int last = (nl == NULL || end + 1 == len);
 		run->line_no++;
+		if (run->stream && nl && run->line_no > 1) {
+			/* A line of a shape the full check accepted needs no tree (checked.h). */
+			int code = sess_checked_match(&run->checked, data + pos, end - pos, run->seq);
+			if (code) {
+				inspect_note_streamed(run, (size_t)run->seq, run->base + (off_t)pos, code);
+				pos = end + 1;
+				img->valid_len = run->base + (off_t)pos;
+				continue;
+			}
+		}
 		j = nl ? sess_json_parse_line(data + pos, end - pos) : NULL;
 		if (j == NULL) {
 			if (last && run->line_no > 1) {
@@ -107,24 +150,18 @@ inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, 
 			/* Ignorable unknown events stay, so seq stays contiguous in memory. */
 			const char *t = json_string_value(json_object_get(j, "type"));
 			size_t idx = (size_t)run->seq;
-			if (strcmp(t, "turn/start") == 0 || strcmp(t, "turn/end") == 0) {
-				run->open_turn = idx;
-				if (run->sink) {	/* what came before the open turn is not kept */
-					json_array_clear(img->events);
-					img->base = idx;
-				}
+			if (run->stream) {
+				int code = sess_event_type_code(t);
+				sess_checked_learn(&run->checked, data + pos, end - pos, code);
+				inspect_note_streamed(run, idx, run->base + (off_t)pos, code);
+				json_decref(j);
+			} else {
+				if (strcmp(t, "turn/start") == 0 || strcmp(t, "turn/end") == 0)
+					run->open_turn = idx;
+				run->seq++;
+				inspect_note_type(run, j);
+				json_array_append_new(img->events, j);
 			}
-			run->seq++;
-			inspect_note_type(run, j);
-			if (run->sink) {
-				if (idx + 1 >= run->coffs) {
-					run->coffs = run->coffs ? run->coffs * 2 : 1024;
-					img->offs = xrealloc(img->offs, run->coffs * sizeof(*img->offs));
-				}
-				img->offs[idx] = run->base + (off_t)pos;
-				run->sink(run->sink_arg, j);
-			}
-			json_array_append_new(img->events, j);
 		}
 		pos = end + 1;
 		img->valid_len = run->base + (off_t)pos;
@@ -134,22 +171,60 @@ inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, 
 	return 0;
 }
 
+/* Streamed, after the last chunk: the open turn's events, read back from the file (the read kept
+ * no tree), from index img->base on. They were checked as they were read. */
+static int
+inspect_read_back(struct inspect_run *run, struct err *e)
+{
+	struct sess_image *img = run->img;
+	size_t from = run->open_turn, n = (size_t)run->seq;
+	off_t off = n > from ? img->offs[from] : img->valid_len;
+	size_t len = (size_t)(img->valid_len - off), have = 0;
+	char *buf = xmalloc(len + 1);
+	int rc = 0;
+
+	img->base = from;
+	while (have < len) {
+		ssize_t r = pread(run->fd, buf + have, len - have, off + (off_t)have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(buf);
+			return err_set(e, ERR_SESSION_LOG_IO, "cannot read the open turn back: %s",
+			    r < 0 ? strerror(errno) : "the file is shorter");
+		}
+		have += (size_t)r;
+	}
+	for (size_t i = from, pos = 0; i < n && rc == 0; i++) {
+		size_t end = (size_t)(img->offs[i + 1] - off) - 1;	/* its newline */
+		json_t *ev = sess_json_parse_line(buf + pos, end - pos);
+		if (ev == NULL || json_integer_value(json_object_get(ev, "seq")) != (json_int_t)i)
+			rc = err_set(e, ERR_SESSION_LOG_IO, "event %zu changed while the file was read", i);
+		json_array_append_new(img->events, ev);
+		pos = end + 1;
+	}
+	free(buf);
+	return rc;
+}
+
 /* After the last chunk: the verdict on an empty file, and the closers, computed from the open
  * turn alone (what sess_closers_append reads of the whole history depends on nothing before). */
 static int
 inspect_finish(struct inspect_run *run, struct err *e)
 {
 	struct sess_image *img = run->img;
-	size_t n = img->base + json_array_size(img->events);
+	size_t n = run->stream ? (size_t)run->seq : img->base + json_array_size(img->events);
 	json_t *tail;
 
 	if (img->header == NULL)
 		return err_set(e, ERR_SESSION_CORRUPT, "the session file is empty");
 	img->nevents = n;
-	if (run->sink) {
+	if (run->stream) {
 		if (n + 1 > run->coffs)
 			img->offs = xrealloc(img->offs, (n + 1) * sizeof(*img->offs));
 		img->offs[n] = img->valid_len;
+		if (inspect_read_back(run, e) < 0)
+			return -1;
 	}
 	tail = json_array();
 	for (size_t i = run->open_turn; i < n; i++)
@@ -182,15 +257,23 @@ sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct er
 /* The file is read a chunk at a time: a load keeps the events, never the whole file's bytes too. */
 #define INSPECT_CHUNK (1u << 20)
 
+static int inspect_fd(int fd, const char *path, const atomic_int *cancel, int stream, struct sess_image *img,
+    struct err *e);
+
 int
 sess_inspect_fd(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e)
 {
-	return sess_inspect_stream(fd, path, cancel, NULL, NULL, img, e);
+	return inspect_fd(fd, path, cancel, 0, img, e);
 }
 
 int
-sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, sess_sink_fn *sink, void *arg,
-    struct sess_image *img, struct err *e)
+sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e)
+{
+	return inspect_fd(fd, path, cancel, 1, img, e);
+}
+
+static int
+inspect_fd(int fd, const char *path, const atomic_int *cancel, int stream, struct sess_image *img, struct err *e)
 {
 	struct inspect_run run;
 	struct stat st;
@@ -200,8 +283,8 @@ sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, sess_sin
 	int rc = 0, eof = 0;
 
 	inspect_run_init(&run, img);
-	run.sink = sink;
-	run.sink_arg = arg;
+	run.stream = stream;
+	run.fd = fd;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		sess_image_free(img);
 		return err_set(e, ERR_SESSION_LOG_IO, "%s is not a regular file", path);
@@ -243,6 +326,7 @@ sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, sess_sin
 	free(buf);
 	if (rc == 0)
 		rc = inspect_finish(&run, e);
+	sess_checked_free(&run.checked);
 	if (rc < 0)
 		sess_image_free(img);
 	return rc;

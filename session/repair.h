@@ -19,13 +19,11 @@
 #define SESS_TEXT_NOT_STARTED                                                                      \
 	"Error: the tool call was interrupted before it started. Retry it if it is still needed."
 
-/* Each valid event of a streamed read, in order (ev: borrowed for the call). */
-typedef void sess_sink_fn(void *arg, const json_t *ev);
-
 /*
  * The readable image of a session file. Owns its references. A whole read keeps every event
- * (base 0); a streamed one (sess_inspect_fd with a sink) keeps only the open turn's events, from
- * index base on, and each valid event's file offset: a load holds no tree per event (issue 15).
+ * (base 0); a streamed one (sess_inspect_stream) keeps each valid event's type code and file
+ * offset, and only the open turn's events as trees, from index base on: a load holds no tree per
+ * event, and builds none for a line of a shape already checked (session/checked.h; issue 15).
  */
 struct sess_image {
 	json_t *header;
@@ -51,9 +49,8 @@ int sess_inspect_file(const char *path, struct sess_image *img, struct err *e);
  * NULL), when another thread sets it, stops the read between chunks (-1, internal).
  */
 int sess_inspect_fd(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e);
-/* The same, streamed: sink (not NULL) sees every valid event as it is read; img keeps offsets. */
-int sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, sess_sink_fn *sink, void *arg,
-    struct sess_image *img, struct err *e);
+/* The same, streamed: img keeps offsets and the open turn (above). */
+int sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e);
 /*
  * The read-only inspect at scan speed: inspect's verdict and counts without a JSON tree per
  * event. Events whose type is in keep (a NULL-terminated list, or NULL) are parsed, their payloads

@@ -219,45 +219,56 @@ sess_loading_size(const struct sess_loading *ld)
 	return ld->size;
 }
 
-/* A read that needs nothing from the events: load rebuilds what it derives from the file. */
-static void
-sess_loading_ignore(void *arg, const json_t *ev)
-{
-	(void)arg;
-	(void)ev;
-}
-
 void
 sess_loading_read(struct sess_loading *ld, const atomic_int *cancel)
 {
-	sess_loading_read_stream(ld, cancel, sess_loading_ignore, NULL);
+	err_clear(&ld->e);
+	ld->rc = sess_inspect_stream(ld->lg->fd, ld->lg->path, cancel, &ld->img, &ld->e);
 }
 
-void
-sess_loading_read_stream(struct sess_loading *ld, const atomic_int *cancel, sess_sink_fn *sink, void *arg)
+size_t
+sess_loading_nevents(const struct sess_loading *ld)
 {
-	err_clear(&ld->e);
-	ld->rc = sess_inspect_stream(ld->lg->fd, ld->lg->path, cancel, sink, arg, &ld->img, &ld->e);
+	return ld->rc == 0 ? ld->img.nevents + ld->img.nclosers : 0;
+}
+
+int
+sess_loading_type_at(const struct sess_loading *ld, size_t i)
+{
+	return i < sess_loading_nevents(ld) ? ld->img.types[i] : 0;
+}
+
+struct sess_cursor *
+sess_loading_cursor(const struct sess_loading *ld, size_t from, size_t to)
+{
+	size_t n = sess_loading_nevents(ld), fend = to < ld->img.base ? to : ld->img.base;
+	json_t *mem = json_array();
+
+	if (to > n)
+		to = n;
+	if (from > to)
+		from = to;
+	if (fend < from)
+		fend = from;
+	for (size_t i = fend; i < to; i++)
+		json_array_append(mem, json_array_get(ld->img.events, i - ld->img.base));
+	return sess_cursor_open(ld->id, ld->lg->fd, ld->img.offs, from, fend, to, mem);
+}
+
+json_t *
+sess_loading_event(const struct sess_loading *ld, size_t i)
+{
+	struct sess_cursor *c = sess_loading_cursor(ld, i, i + 1);
+	json_t *ev = sess_cursor_next(c);
+
+	sess_cursor_free(c);
+	return ev;
 }
 
 int
 sess_loading_ok(const struct sess_loading *ld)
 {
 	return ld->rc == 0;
-}
-
-size_t
-sess_loading_nclosers(const struct sess_loading *ld)
-{
-	return ld->rc == 0 ? ld->img.nclosers : 0;
-}
-
-const json_t *
-sess_loading_closer(const struct sess_loading *ld, size_t k)
-{
-	const struct sess_image *img = &ld->img;
-
-	return json_array_get(img->events, img->nevents - img->base + k);
 }
 
 void

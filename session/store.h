@@ -82,17 +82,20 @@ struct sess *sess_store_load(struct sess_store *st, const char *id, struct err *
  * is session_busy (the lease is per open file): the caller makes such a load wait.
  */
 struct sess_loading;
+struct sess_cursor;
 struct sess_loading *sess_store_load_start(struct sess_store *st, const char *id, struct err *e);
 off_t sess_loading_size(const struct sess_loading *ld);	/* the file's size at start */
+/* Reads and checks the file (any thread; cancel may be NULL): offsets and type codes, the open
+ * turn's events only. */
 void sess_loading_read(struct sess_loading *ld, const atomic_int *cancel);
-/* After a read: whether it was good; the closers load will append (k < n; borrowed). */
+/* After a read: whether it was good. */
 int sess_loading_ok(const struct sess_loading *ld);
-size_t sess_loading_nclosers(const struct sess_loading *ld);
-const json_t *sess_loading_closer(const struct sess_loading *ld, size_t k);
-/* The same read streamed: sink sees every valid event (not the closers) as it is read, on the
- * reading thread. */
-void sess_loading_read_stream(struct sess_loading *ld, const atomic_int *cancel, sess_sink_fn *sink,
-    void *arg);
+/* After a good read, on the reading thread: the events, closers included (0 after a bad read),
+ * their type codes, one of them read back (new ref, or NULL), and a cursor over [from, to). */
+size_t sess_loading_nevents(const struct sess_loading *ld);
+int sess_loading_type_at(const struct sess_loading *ld, size_t i);
+json_t *sess_loading_event(const struct sess_loading *ld, size_t i);
+struct sess_cursor *sess_loading_cursor(const struct sess_loading *ld, size_t from, size_t to);
 struct sess *sess_store_load_finish(struct sess_store *st, struct sess_loading *ld, struct err *e);
 void sess_loading_free(struct sess_loading *ld);
 /* Syncs every session with a due checkpoint; returns the number that failed. */
@@ -122,6 +125,10 @@ json_t *sess_collect(struct sess *s, const char *const *types);
  * descriptor): a replay of a long log streams from the file. */
 struct sess_cursor;
 struct sess_cursor *sess_cursor_new(struct sess *s, size_t from, size_t to);
+/* For session/ only: events [from, to), [from, fto) read from fd (duplicated) at offs, then
+ * those of mem (stolen: the events [fto, to)). */
+struct sess_cursor *sess_cursor_open(const char *id, int fd, const off_t *offs, size_t from, size_t fto, size_t to,
+    json_t *mem);
 json_t *sess_cursor_next(struct sess_cursor *c);	/* new ref, or NULL at the end (or on error) */
 void sess_cursor_free(struct sess_cursor *c);
 /* Every event of s read back, in a new array: for tests and checks, never the serving path. */

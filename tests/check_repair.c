@@ -1,13 +1,17 @@
 /* inspect and load (SPEC §5.5). */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/jenc.h"
 #include "base/jsonbuild.h"
 #include "base/jsonscan.h"
 #include "base/xmalloc.h"
+#include "session/checked.h"
+#include "session/event.h"
 #include "session/repair.h"
 #include "session/store.h"
 #include "tests/helpers.h"
@@ -587,6 +591,130 @@ START_TEST(scan_file_in_chunks_agrees_with_the_buffer_scan)
 }
 END_TEST
 
+/* What inspect says of a file's bytes, streamed from a file (the load's way) and whole. */
+static int
+inspect_both(const char *data, struct err *stream_e, struct err *whole_e)
+{
+	char dir[64], path[128];
+	struct sess_image a, b;
+	int fd, rs, rw;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/s.jsonl", dir);
+	test_write_file(path, data, strlen(data));
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	err_clear(stream_e);
+	err_clear(whole_e);
+	rs = sess_inspect_stream(fd, path, NULL, &a, stream_e);
+	rw = sess_inspect_buf(data, strlen(data), &b, whole_e);
+	ck_assert_int_eq(rs, rw);
+	if (rs == 0) {
+		ck_assert_uint_eq(a.nevents, b.nevents);
+		ck_assert_uint_eq(a.nclosers, b.nclosers);
+		ck_assert_int_eq(a.valid_len, b.valid_len);
+		ck_assert_mem_eq(a.types, b.types, a.nevents + a.nclosers);
+		for (size_t i = a.base; i < a.nevents + a.nclosers; i++)
+			ck_assert(json_equal(json_array_get(a.events, i - a.base), json_array_get(b.events, i)));
+		sess_image_free(&a);
+		sess_image_free(&b);
+	} else {
+		ck_assert_str_eq(stream_e->msg, whole_e->msg);
+	}
+	close(fd);
+	test_rmtree(dir);
+	return rs;
+}
+
+/*
+ * A streamed inspect checks a line of a shape it has seen by its bytes (session/checked.c); a
+ * line that differs only where the full check looks (a "type" value, a count out of range, the
+ * seq) must still be refused, with the full check's message.
+ */
+START_TEST(streamed_inspect_refuses_what_the_full_check_refuses_after_lines_of_its_shape)
+{
+	static const struct {
+		const char *good, *bad, *msg;	/* bad: the same shape as good, one value apart */
+	} cases[] = {
+		{ "\"turn/start\",\"data\":{\"turn\":1}", "\"turn/start\",\"data\":{\"turn\":2147483647}",
+		    "turn must be an integer from 0 to 2147483646" },
+		{ "\"step/start\",\"data\":{\"turn\":1,\"step\":1}", "\"step/start\",\"data\":{\"turn\":1,\"step\":-1}",
+		    "step must be an integer from 0 to 2147483646" },
+		{ "\"turn/start\",\"data\":{\"turn\":1}", "\"step/start\",\"data\":{\"turn\":1}", "step is missing" },
+		{ "\"turn/start\",\"data\":{\"turn\":1}", "\"turn/startx\",\"data\":{\"turn\":1}", "unknown type" },
+		{ "\"turn/start\",\"data\":{\"turn\":1}", "\"turn\\/start\",\"data\":{\"turn\":-1}",
+		    "turn must be an integer" },
+		{ "\"assistant/message\",\"data\":{\"turn\":1,\"step\":1,\"id\":\"a\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"finish\":\"stop\"}",
+		    "\"assistant/message\",\"data\":{\"turn\":1,\"step\":1,\"id\":\"a\",\"content\":[{\"type\":\"image\",\"text\":\"x\"}],\"finish\":\"stop\"}",
+		    "content[0].type names no known block" },
+		{ "\"assistant/message\",\"data\":{\"turn\":1,\"step\":1,\"id\":\"a\",\"content\":[{\"type\":\"reasoning\",\"text\":\"x\"}],\"finish\":\"stop\"}",
+		    "\"assistant/message\",\"data\":{\"turn\":1,\"step\":1,\"id\":\"a\",\"content\":[{\"type\":\"tool-call\",\"text\":\"x\"}],\"finish\":\"stop\"}",
+		    "content[0].callId is missing" },
+		{ "\"assistant/message\",\"data\":{\"turn\":1,\"step\":1,\"id\":\"a\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"finish\":\"stop\"}",
+		    "\"assistant/message\",\"data\":{\"turn\":1,\"step\":1,\"id\":\"a\",\"content\":[{\"typ\\u0065\":\"image\",\"text\":\"x\"}],\"finish\":\"stop\"}",
+		    "content[0].type names no known block" },
+		{ "\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"source\":{\"kind\":\"user\"}}",
+		    "\"user/message\",\"data\":{\"id\":\"m\",\"content\":[{\"type\":\"resource\",\"text\":\"x\"}],\"source\":{\"kind\":\"user\"}}",
+		    "content[0].resource is missing" },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct buf b;
+		struct err se, we;
+		buf_init(&b);
+		buf_puts(&b, HDR);
+		for (int i = 0; i < 6; i++) {
+			char line[512];
+			snprintf(line, sizeof(line), "{\"seq\":%d,\"time\":%d,\"type\":%s}\n", i, 100 + i,
+			    i == 4 ? cases[k].bad : cases[k].good);
+			buf_puts(&b, line);
+		}
+		buf_append(&b, "", 1);
+		ck_assert_int_eq(inspect_both(b.data, &se, &we), -1);
+		ck_assert_msg(strstr(se.msg, cases[k].msg) != NULL, "case %zu: %s", k, se.msg);
+		ck_assert_msg(strstr(se.msg, "event 4") != NULL, "case %zu: %s", k, se.msg);
+		buf_free(&b);
+	}
+	/* A seq out of step in a line of a known shape: the gap, as the full check words it. */
+	struct err se, we;
+	ck_assert_int_eq(inspect_both(HDR EV(0, "turn/start", "{\"turn\":1}") EV(1, "turn/start", "{\"turn\":1}")
+	    EV(3, "turn/start", "{\"turn\":1}"), &se, &we), -1);
+	ck_assert_str_eq(se.msg, "event seq gap: expected 2");
+	/* The same lines in order are taken, and the image is the whole inspect's. */
+	ck_assert_int_eq(inspect_both(open_turn, &se, &we), 0);
+}
+END_TEST
+
+/* The fast path is there: a learnt shape takes a line with other text and numbers in range. */
+START_TEST(checked_shapes_take_lines_of_a_learnt_shape)
+{
+	static const char l0[] = "{\"seq\":9,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":false}}";
+	static const char l1[] = "{\"seq\":10,\"time\":1764000000000,\"type\":\"tool/result\",\"data\":{\"turn\":77,\"step\":3,\"callId\":\"call_\\u00e9\\n\",\"name\":\"read\",\"content\":[{\"type\":\"text\",\"text\":\"long \\\"text\\\" \\u2603\"}],\"isError\":false}}";
+	static const char l2[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":true}}";
+	static const char l3[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1.5,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":false}}";
+	static const char l4[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"bad \xff\"}],\"isError\":false}}";
+	struct sess_checked c;
+	int code = sess_event_type_code("tool/result");
+	char line[1024];
+
+	sess_checked_init(&c);
+	ck_assert_int_eq(sess_checked_match(&c, l0, sizeof(l0) - 1, 9), 0);	/* nothing learnt yet */
+	sess_checked_learn(&c, l0, sizeof(l0) - 1, code);
+	ck_assert_int_eq(sess_checked_match(&c, l0, sizeof(l0) - 1, 9), code);
+	ck_assert_int_eq(sess_checked_match(&c, l1, sizeof(l1) - 1, 10), code);	/* a large time: it is no count */
+	ck_assert_int_eq(sess_checked_match(&c, l1, sizeof(l1) - 1, 11), 0);	/* not the expected seq */
+	ck_assert_int_eq(sess_checked_match(&c, l2, sizeof(l2) - 1, 11), 0);	/* another shape (true) */
+	ck_assert_int_eq(sess_checked_match(&c, l3, sizeof(l3) - 1, 11), 0);	/* a real where a count was */
+	ck_assert_int_eq(sess_checked_match(&c, l4, sizeof(l4) - 1, 11), 0);	/* not UTF-8 */
+	/* The expected seq counts up through a carry, as the text the writer writes. */
+	for (int seq = 95; seq <= 1001; seq++) {
+		int n = snprintf(line, sizeof(line), "{\"seq\":%d%s", seq, strchr(l0, ','));
+		ck_assert_int_eq(sess_checked_match(&c, line, (size_t)n, seq), code);
+	}
+	sess_checked_free(&c);
+}
+END_TEST
+
 Suite *
 repair_suite(void)
 {
@@ -604,6 +732,8 @@ repair_suite(void)
 	tcase_add_test(tc, scan_file_in_chunks_agrees_with_the_buffer_scan);
 	tcase_add_test(tc, json_scan_says_yes_only_where_jansson_does);
 	tcase_add_test(tc, json_shape_match_implies_the_validator);
+	tcase_add_test(tc, streamed_inspect_refuses_what_the_full_check_refuses_after_lines_of_its_shape);
+	tcase_add_test(tc, checked_shapes_take_lines_of_a_learnt_shape);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,153 @@
+/* The shapes of lines the full check accepted (checked.h). */
+#include "session/checked.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+void
+sess_checked_init(struct sess_checked *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->seq = -1;
+}
+
+void
+sess_checked_free(struct sess_checked *c)
+{
+	for (int i = 0; i < c->n; i++)
+		json_shape_free(&c->s[i].sh);
+	sess_checked_init(c);
+}
+
+/* A plain number's value, or INT64_MAX past 18 digits (jsonscan's plain has at most 18). */
+static int64_t
+checked_plain_value(const char *s, size_t n)
+{
+	int64_t x = 0;
+
+	if (n > 18)
+		return INT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		x = x * 10 + (s[i] - '0');
+	return x;
+}
+
+/* Whether the value at off is that of a key whose bytes end with `type` (white space allowed
+ * around the colon). Keys hold no escapes here: the learner refuses shapes whose keys do. */
+static int
+checked_after_type_key(const char *b, size_t off)
+{
+	size_t k = off;
+
+	while (k > 0 && (b[k - 1] == ' ' || b[k - 1] == '\t' || b[k - 1] == '\r' || b[k - 1] == '\n'))
+		k--;
+	if (k == 0 || b[--k] != ':')
+		return 0;
+	while (k > 0 && (b[k - 1] == ' ' || b[k - 1] == '\t' || b[k - 1] == '\r' || b[k - 1] == '\n'))
+		k--;
+	return k >= 5 && memcmp(b + k - 5, "type\"", 5) == 0;
+}
+
+void
+sess_checked_learn(struct sess_checked *c, const char *line, size_t n, int code)
+{
+	struct sess_checked_shape cs;
+	size_t lp = 0;
+
+	memset(&cs, 0, sizeof(cs));
+	if (code <= 0 || !json_shape_learn(&cs.sh, line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL) ||
+	    cs.sh.bytes == NULL)
+		return;
+	/* The writer's envelope: the seq first, so value 0 is it. */
+	if (cs.sh.nvar < 3 || cs.sh.len < 7 || memcmp(cs.sh.bytes, "{\"seq\":", 7) != 0 || cs.sh.var[0].off != 7 ||
+	    cs.sh.var[0].kind != JSON_SHAPE_NUMBER)
+		goto refuse;
+	for (unsigned i = 0; i <= cs.sh.nvar; i++) {
+		size_t off = i < cs.sh.nvar ? cs.sh.var[i].off : cs.sh.len;
+		/* Between values there are only keys and punctuation: an escape there is in a key,
+		 * which a byte compare would not see through. */
+		if (memchr(cs.sh.bytes + lp, '\\', off - lp) != NULL)
+			goto refuse;
+		if (i == cs.sh.nvar)
+			break;
+		const char *v = cs.sh.bytes + off;
+		if (cs.sh.var[i].kind == JSON_SHAPE_STRING && checked_after_type_key(cs.sh.bytes, off))
+			cs.same |= 1ull << i;
+		else if (cs.sh.var[i].kind == JSON_SHAPE_NUMBER &&
+		    (!cs.sh.var[i].plain || checked_plain_value(v, cs.sh.var[i].len) >= INT_MAX))
+			cs.unbounded |= 1ull << i;
+		lp = off + cs.sh.var[i].len;
+	}
+	/* The envelope's time is any integer (the writer's: milliseconds since 1970). */
+	if (cs.sh.var[1].kind == JSON_SHAPE_NUMBER && cs.sh.var[1].off == cs.sh.var[0].len + 7 + 8 &&
+	    memcmp(cs.sh.bytes + 7 + cs.sh.var[0].len, ",\"time\":", 8) == 0)
+		cs.unbounded |= 1ull << 1;
+	cs.code = code;
+	int i = c->n < SESS_CHECKED_SHAPES ? c->n++ : c->victim++ % SESS_CHECKED_SHAPES;
+	json_shape_free(&c->s[i].sh);
+	c->s[i] = cs;
+	c->last = i;
+	return;
+refuse:
+	json_shape_free(&cs.sh);
+}
+
+/* The values of line as shape cs has them, checked as checked.h says. */
+static int
+checked_values_ok(const struct sess_checked_shape *cs, const struct json_span *v, const struct sess_checked *c)
+{
+	const struct json_shape *sh = &cs->sh;
+
+	if (v[0].n != c->textlen || memcmp(v[0].s, c->text, c->textlen) != 0)
+		return 0;
+	for (unsigned i = 1; i < sh->nvar; i++) {
+		if (cs->same & (1ull << i)) {
+			if (v[i].n != sh->var[i].len || memcmp(v[i].s, sh->bytes + sh->var[i].off, v[i].n) != 0)
+				return 0;
+		} else if (sh->var[i].kind == JSON_SHAPE_NUMBER) {
+			if (!v[i].plain)
+				return 0;
+			if (!(cs->unbounded & (1ull << i)) && checked_plain_value(v[i].s, v[i].n) >= INT_MAX)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+int
+sess_checked_match(struct sess_checked *c, const char *line, size_t n, int64_t seq)
+{
+	struct json_span v[JSON_SHAPE_MAX_VARS];
+
+	if (c->n == 0)
+		return 0;
+	if (seq == c->seq + 1 && c->seq >= 0) {
+		size_t i = c->textlen;	/* the usual case: one more than the last line's */
+		while (i > 0 && c->text[i - 1] == '9')
+			c->text[--i] = '0';
+		if (i > 0) {
+			c->text[i - 1]++;
+		} else {
+			memmove(c->text + 1, c->text, c->textlen);
+			c->text[0] = '1';
+			c->text[++c->textlen] = '\0';
+		}
+		c->seq = seq;
+	} else if (seq != c->seq) {
+		c->textlen = (size_t)snprintf(c->text, sizeof(c->text), "%lld", (long long)seq);
+		c->seq = seq;
+	}
+	for (int k = 0; k < c->n; k++) {
+		int i = k == 0 ? c->last : (k <= c->last ? k - 1 : k);	/* the last one, then the others */
+		const struct sess_checked_shape *cs = &c->s[i];
+		const char *end = json_shape_match(&cs->sh, line, line + n + 1, v, cs->sh.nvar);
+		if (end != line + n || !checked_values_ok(cs, v, c))
+			continue;
+		c->last = i;
+		return cs->code;
+	}
+	return 0;
+}
