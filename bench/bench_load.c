@@ -229,8 +229,10 @@ one_run(const char *agent, const char *state, int load, int other, double window
 				snprintf(sidb, sizeof(sidb), "%.36s", p + 13);	/* a fresh B */
 			else
 				out->prompts++;
-			if (!load && now - t0 >= window_ms)
+			if (!load && now - t0 >= window_ms) {
+				waiting = -1;	/* answered: nothing is in flight */
 				break;
+			}
 			/* A prompt's cost grows with its session's history (the runtime rebuilds the
 			 * conversation): a fresh B every 20 prompts keeps B's own cost flat. */
 			if (out->prompts % 20 == 19 && strstr(line, "stopReason")) {
