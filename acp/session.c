@@ -20,13 +20,17 @@
  * The session/load replay is sent in slices (at most ACP_REPLAY_UPDATES updates or about
  * ACP_REPLAY_BYTES each), one per loop iteration: stdin is read between slices, so other requests
  * are answered, and EOF, a signal or a session/close stop it. The first slice goes out at once, so a
- * short replay is whole before the next request is read. It pauses while the write queue is above
- * its high mark and goes on from acp_on_low. While it runs, everything else about the session
+ * short replay is whole before the next request is read. A slice corks the write queue (its updates
+ * go out in a few big writes), and the replay pauses while more than ACP_REPLAY_AHEAD bytes wait
+ * for the client, going on from acp_on_low. While it runs, everything else about the session
  * (live updates, a turn's answer) is held and follows the load's response; a prompt waits for it.
  */
 #define ACP_REPLAY_UPDATES 256
 #define ACP_REPLAY_BYTES (256ull * 1024)
 #define ACP_REPLAY_SLICE_S 0.004
+/* A replay waits while this much is queued for the client: what other sessions' updates queue
+ * behind stays a few milliseconds of reading. */
+#define ACP_REPLAY_AHEAD (512u * 1024)
 
 static struct acp_session *
 acp_session_attach(struct acp_server *srv, struct agent *a)
@@ -315,9 +319,11 @@ acp_replay_slice(struct acp_replay_task *t)
 	 * depend on timing). */
 	ev_tstamp until = ev_time() + ACP_REPLAY_SLICE_S;
 
+	/* The slice's updates go out in a few big writes (at the uncork below), not one each. */
+	wq_cork(&srv->wq);
 	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
 	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
-	    && !wq_full(&srv->wq) && acp_replay_next(&t->cur, 1, one) == 1) {
+	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD) && acp_replay_next(&t->cur, 1, one) == 1) {
 		acp_send(srv, acp_update_msg(t->as->id, json_incref(json_array_get(one, 0))));
 		json_array_clear(one);
 		n++;
@@ -325,7 +331,8 @@ acp_replay_slice(struct acp_replay_task *t)
 			break;
 	}
 	json_decref(one);
-	return acp_replay_done(&t->cur);
+	wq_uncork(&srv->wq);	/* a write error here stops the replay too (t->as goes NULL) */
+	return t->as ? acp_replay_done(&t->cur) : 0;
 }
 
 /* A prompt that came during the replay (or was queued behind a cancelled one) runs now. */
@@ -390,8 +397,8 @@ acp_replay_finish(struct acp_replay_task *t)
 static void
 acp_replay_continue(struct acp_replay_task *t)
 {
-	if (wq_full(&t->srv->wq))
-		t->paused = 1;
+	if (wq_ahead(&t->srv->wq, ACP_REPLAY_AHEAD))
+		t->paused = 1;	/* acp_on_low goes on once the client has read most of it */
 	else
 		ev_idle_start(t->srv->loop, &t->idle);
 }
@@ -468,7 +475,7 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->as = as;
 	t->id = json_incref(id);
 	t->total0 = srv->wq.total;
-	t->events = sess_cursor_new(as->agent->sess, 0, as->agent->sess->nev);
+	t->events = sess_cursor_new_only(as->agent->sess, 0, as->agent->sess->nev, acp_replay_types);
 	acp_replay_init(&t->cur, acp_replay_pull, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)

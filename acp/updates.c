@@ -183,6 +183,10 @@ acp_update_live(const json_t *ev, const struct toolbox *tb)
 	return NULL;
 }
 
+/* What acp_replay_step below looks at. */
+const char *const acp_replay_types[] = { "user/message", "assistant/message", "tool/call", "tool/result",
+	"context/compacted", NULL };
+
 void
 acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, void *arg, const struct toolbox *tb)
 {

@@ -42,6 +42,8 @@ struct acp_replay {
 	int compaction;		/* the client takes compaction_update: each compaction replays */
 };
 
+/* The event types a replay reads (the others show nothing): NULL-terminated. */
+extern const char *const acp_replay_types[];
 void acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, void *arg, const struct toolbox *tb);
 /* A source over an array of events in memory (borrowed; it must outlive the replay): events
  * [next, end), those there were when the replay was made. */

@@ -56,8 +56,9 @@ wq_after_write(struct wq *q)
 	}
 	if (wq_pending(q) == 0)
 		ev_io_stop(q->loop, &q->io);
-	if (q->above_high && wq_pending(q) < WQ_LOW) {
-		q->above_high = 0;
+	if ((q->above_high && wq_pending(q) < WQ_LOW) || (q->wait_below && wq_pending(q) <= q->wait_below)) {
+		q->above_high = 0;	/* below both marks (wait_below is under WQ_LOW) */
+		q->wait_below = 0;
 		if (q->on_low)
 			q->on_low(q->arg);
 	}
@@ -112,9 +113,11 @@ wq_push(struct wq *q, const json_t *msg)
 	if (q->trace)
 		fwrite(q->out.data + start, 1, q->out.len - start, q->trace);
 	/* Skip the watcher when the pipe takes it at once (the common case). */
-	if (wq_write(q) < 0)
-		ev_io_start(q->loop, &q->io);
-	wq_after_write(q);
+	if (!q->corked) {
+		if (wq_write(q) < 0)
+			ev_io_start(q->loop, &q->io);
+		wq_after_write(q);
+	}
 	if (wq_pending(q) > q->peak)
 		q->peak = wq_pending(q);
 	if (!q->above_high && wq_pending(q) > WQ_HIGH) {
@@ -122,6 +125,32 @@ wq_push(struct wq *q, const json_t *msg)
 		if (q->on_high)
 			q->on_high(q->arg);
 	}
+}
+
+int
+wq_ahead(struct wq *q, size_t mark)
+{
+	if (wq_pending(q) <= mark)
+		return 0;
+	q->wait_below = mark / 2;
+	return 1;
+}
+
+void
+wq_cork(struct wq *q)
+{
+	q->corked = 1;
+}
+
+void
+wq_uncork(struct wq *q)
+{
+	q->corked = 0;
+	if (q->failed || wq_pending(q) == 0)
+		return;
+	if (wq_write(q) < 0)
+		ev_io_start(q->loop, &q->io);
+	wq_after_write(q);
 }
 
 void

@@ -30,11 +30,20 @@ struct wq {
 	void (*on_error)(void *arg);
 	void *arg;
 	FILE *trace;		/* when set, every frame is copied here (tests) */
+	int corked;		/* frames are queued, not written, until wq_uncork */
+	size_t wait_below;	/* a producer waits for the queue to drain to this (0: none) */
 };
 
 void wq_init(struct wq *q, struct ev_loop *loop, int fd);
 /* Queues msg as one compact line; msg: borrowed. */
 void wq_push(struct wq *q, const json_t *msg);
+/* A producer of many frames at once (a replay slice) corks the queue: they go out in a few big
+ * writes at wq_uncork instead of one write each. The marks still count them. */
+void wq_cork(struct wq *q);
+void wq_uncork(struct wq *q);
+/* A producer that should not run far ahead of the reader: whether more than mark bytes wait;
+ * when they do, on_low is called once they have drained to mark / 2. */
+int wq_ahead(struct wq *q, size_t mark);
 size_t wq_pending(const struct wq *q);
 /* Whether a producer should wait for on_low before it queues more (above the high mark). */
 int wq_full(const struct wq *q);

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "session/event.h"
 #include "session/store.h"
 
 #define CURSOR_CHUNK (256u << 10)
@@ -22,6 +23,9 @@ struct sess_cursor {
 	size_t pos, have, cap;
 	json_t *mem;		/* owned: the events past the file's (a read-only log's closers) */
 	size_t nmem_taken;
+	size_t from;
+	unsigned char *types;	/* owned, or NULL: the type codes of [from, fto), with want */
+	unsigned char want[256];	/* the codes read: the others are passed over unparsed */
 };
 
 struct sess_cursor *
@@ -30,7 +34,7 @@ sess_cursor_open(const char *id, int fd, const off_t *offs, size_t from, size_t 
 	struct sess_cursor *c = xcalloc(1, sizeof(*c));
 
 	snprintf(c->id, sizeof(c->id), "%s", id);
-	c->seq = from;
+	c->seq = c->from = from;
 	c->to = to;
 	c->fto = fto;
 	c->fd = -1;
@@ -41,6 +45,20 @@ sess_cursor_open(const char *id, int fd, const off_t *offs, size_t from, size_t 
 			log_error("sess: %s: cannot read events back: %s", id, strerror(errno));
 	}
 	c->mem = mem;
+	return c;
+}
+
+struct sess_cursor *
+sess_cursor_new_only(struct sess *s, size_t from, size_t to, const char *const *types)
+{
+	struct sess_cursor *c = sess_cursor_new(s, from, to);
+
+	if (c->seq < c->fto) {
+		c->types = xmalloc(c->fto - c->seq);
+		memcpy(c->types, s->types + c->seq, c->fto - c->seq);
+		for (size_t k = 0; types[k]; k++)
+			c->want[(unsigned char)sess_event_type_code(types[k])] = 1;
+	}
 	return c;
 }
 
@@ -61,16 +79,18 @@ sess_cursor_new(struct sess *s, size_t from, size_t to)
 	return sess_cursor_open(s->id, s->log->fd, s->offs, from, fend, to, mem);
 }
 
-/* The next line of the file's range, parsed; NULL at its end or on a read error. */
-static json_t *
-sess_cursor_line(struct sess_cursor *c)
+/* The next line of the file's range (its bytes up to the newline, valid until the next call);
+ * NULL at its end or on a read error. */
+static const char *
+sess_cursor_raw(struct sess_cursor *c, size_t *len)
 {
 	for (;;) {
 		char *nl = c->have > c->pos ? memchr(c->buf + c->pos, '\n', c->have - c->pos) : NULL;
 		if (nl) {
 			size_t start = c->pos;
 			c->pos = (size_t)(nl - c->buf) + 1;
-			return sess_json_parse_line(c->buf + start, (size_t)(nl - c->buf) - start);
+			*len = (size_t)(nl - c->buf) - start;
+			return c->buf + start;
 		}
 		if (c->off >= c->end || c->fd < 0)
 			return NULL;
@@ -98,11 +118,37 @@ sess_cursor_line(struct sess_cursor *c)
 	}
 }
 
+static json_t *
+sess_cursor_line(struct sess_cursor *c)
+{
+	size_t len;
+	const char *line = sess_cursor_raw(c, &len);
+
+	return line ? sess_json_parse_line(line, len) : NULL;
+}
+
+/* Passes over the file's events of the types not wanted: their lines are not parsed. */
+static void
+sess_cursor_skip(struct sess_cursor *c)
+{
+	size_t len;
+
+	while (c->types && c->seq < c->fto && !c->want[c->types[c->seq - c->from]]) {
+		if (c->fd < 0 || sess_cursor_raw(c, &len) == NULL) {
+			log_error("sess: %s: event %zu is no longer in the file as it was written", c->id, c->seq);
+			c->seq = c->to;		/* the read failed: the cursor ends here */
+			return;
+		}
+		c->seq++;
+	}
+}
+
 json_t *
 sess_cursor_next(struct sess_cursor *c)
 {
 	json_t *ev;
 
+	sess_cursor_skip(c);
 	if (c->seq >= c->to)
 		return NULL;
 	if (c->seq < c->fto) {
@@ -131,6 +177,7 @@ sess_cursor_free(struct sess_cursor *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->buf);
+	free(c->types);
 	json_decref(c->mem);
 	free(c);
 }

@@ -129,6 +129,9 @@ struct sess_cursor *sess_cursor_new(struct sess *s, size_t from, size_t to);
  * those of mem (stolen: the events [fto, to)). */
 struct sess_cursor *sess_cursor_open(const char *id, int fd, const off_t *offs, size_t from, size_t fto, size_t to,
     json_t *mem);
+/* The same, reading only the events whose type is in types (NULL-terminated; the closers past
+ * the file are all read): the other lines are passed over, not parsed. */
+struct sess_cursor *sess_cursor_new_only(struct sess *s, size_t from, size_t to, const char *const *types);
 json_t *sess_cursor_next(struct sess_cursor *c);	/* new ref, or NULL at the end (or on error) */
 void sess_cursor_free(struct sess_cursor *c);
 /* Every event of s read back, in a new array: for tests and checks, never the serving path. */

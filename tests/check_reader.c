@@ -1,4 +1,5 @@
 /* Line framing (SPEC §3.1). */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,65 @@ START_TEST(wq_drops_an_unencodable_message_and_keeps_the_stream_whole)
 }
 END_TEST
 
+static void
+wq_test_low(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/* A corked queue writes nothing until uncorked, then all of it in order; a producer ahead of the
+ * reader is told so, and on_low comes once the reader has taken it down to half the mark. */
+START_TEST(wq_cork_batches_and_ahead_waits_for_the_reader)
+{
+	struct ev_loop *loop = ev_loop_new(0);
+	struct wq q;
+	int p[2], lows = 0;
+	static char got[1 << 20];
+	json_t *msg = json_pack("{s:s}", "text", "0123456789012345678901234567890123456789012345678901234567890123456789");
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
+	wq_init(&q, loop, p[1]);
+	q.on_low = wq_test_low;
+	q.arg = &lows;
+	wq_cork(&q);
+	for (int i = 0; i < 3; i++)
+		wq_push(&q, msg);
+	ck_assert_uint_eq(wq_pending(&q), 3 * 82);	/* queued, not written */
+	ck_assert_int_eq(wq_ahead(&q, 1000), 0);
+	wq_uncork(&q);
+	ck_assert_uint_eq(wq_pending(&q), 0);
+	ck_assert_int_eq(read(p[0], got, sizeof(got)), 3 * 82);
+	/* More than the pipe holds: the rest waits, and the producer is ahead of a 4 KiB mark. */
+	wq_cork(&q);
+	for (int i = 0; i < 2000; i++)
+		wq_push(&q, msg);
+	wq_uncork(&q);
+	ck_assert_uint_gt(wq_pending(&q), 4096);
+	ck_assert_int_eq(wq_ahead(&q, 4096), 1);
+	ck_assert_int_eq(lows, 0);
+	size_t total = 0;
+	while (wq_pending(&q) > 0) {
+		ssize_t n = read(p[0], got, sizeof(got));
+		ck_assert_int_gt(n, 0);
+		total += (size_t)n;
+		ev_run(loop, EVRUN_NOWAIT);	/* the writable watcher writes more */
+	}
+	while (total < 2000 * 82) {
+		ssize_t n = read(p[0], got, sizeof(got));
+		ck_assert_int_gt(n, 0);
+		total += (size_t)n;
+	}
+	ck_assert_uint_eq(total, 2000 * 82);
+	ck_assert_int_eq(lows, 1);	/* once, when it drained to 2 KiB or less */
+	json_decref(msg);
+	wq_free(&q);
+	close(p[0]);
+	close(p[1]);
+	ev_loop_destroy(loop);
+}
+END_TEST
+
 Suite *
 reader_suite(void)
 {
@@ -181,6 +241,7 @@ reader_suite(void)
 	tcase_add_test(tc, frame_eof_without_newline_is_a_last_line);
 	tcase_add_test(tc, frame_eof_while_skipping_drops_the_tail);
 	tcase_add_test(tc, wq_drops_an_unencodable_message_and_keeps_the_stream_whole);
+	tcase_add_test(tc, wq_cork_batches_and_ahead_waits_for_the_reader);
 	tcase_add_test(tc, frame_real_limit_is_64_mib);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
