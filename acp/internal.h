@@ -60,7 +60,10 @@ void acp_session_drop_wait(struct acp_session *as);
 void acp_replays_stop(struct acp_server *srv, struct acp_session *as);
 void acp_replay_free_task(struct acp_replay_task *t);
 /* A stored session read under its lease goes live for the request id (borrowed) with its params
- * (borrowed); frees ld. The ACP session, or NULL with *reply. */
+ * (borrowed); frees ld. The ACP session, or NULL with *reply. conv: its conversation, moved in
+ * (NULL: rebuilt here). The caller then calls agent_rt_recover once the conversation is whole:
+ * children that settled while it was not live deliver their notices, the Team's roster, tasks
+ * and mail come back (SPEC §6.6), and any of them may start a turn. */
 struct acp_session *acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, struct agent_conv *conv,
     const char *sid,
     const json_t *id, const json_t *params, json_t **reply);
@@ -80,16 +83,17 @@ json_t *acp_m_session_close(struct acp_server *srv, struct acp_msg *m);
 #define ACP_LOAD_OFFLOAD_MIN ((off_t)512 * 1024)
 
 /* Reads ld on a worker for the request m (load when replay, else resume); the answer comes when
- * the session is live. Takes ld. */
+ * the session is live. Takes ld. The conversation is rebuilt on the worker after that, while the
+ * replay runs: until it is in, a prompt about the session (and whatever follows it, a close too)
+ * waits in the load's queue. */
 void acp_load_offload(struct acp_server *srv, struct sess_loading *ld, const char *sid, struct acp_msg *m,
     int replay);
 /* The load of sid in flight, or NULL. */
 struct acp_load *acp_load_find(struct acp_server *srv, const char *sid);
-/* A line naming l's session waits for it (copied). */
-void acp_load_queue(struct acp_load *l, const char *line, size_t len);
-/* session/close of a session being loaded: the load is cancelled and answered -32002; the close's
- * reply (new ref). */
-json_t *acp_load_close(struct acp_load *l, struct acp_msg *m);
+/* A line naming l's session (m): 0 when it goes through now; else 1: it waits in l's queue (it
+ * is copied), or it is a session/close while the file is read, which cancels the load (answered
+ * -32002) and is answered here. */
+int acp_load_hold(struct acp_load *l, struct acp_msg *m, const char *line, size_t len);
 /* Shutdown: every load stops, unanswered. */
 void acp_loads_stop(struct acp_server *srv);
 

@@ -1,14 +1,20 @@
 /*
- * session/load and session/resume of a big stored session (issue 15): the lease is taken on the
- * loop, the file is read, parsed and checked on a worker thread (base/offload), and the session
- * becomes live on the loop when the worker is done; only then is the request answered (load: its
- * replay first). Nothing of the agent or the session is touched off the loop: the worker owns the
- * sess_loading alone.
+ * session/load and session/resume of a big stored session (issue 15), in two steps off the loop
+ * (base/offload):
+ *   1. the lease is taken on the loop; the file is read and checked on a worker; the session goes
+ *      live on the loop when that is done, and the request is answered (load: its replay first);
+ *   2. meanwhile a second job rebuilds the conversation from the latest compaction on (a log that
+ *      never compacted: the whole of it); when it is in, the session's children and Team come
+ *      back (agent_rt_recover) and what waited is dispatched.
+ * Nothing of the agent or the session is touched off the loop: a worker owns the sess_loading, then
+ * the cursor and conversation, alone.
  *
- * While a load runs, every line that names its session (a prompt, a second load, a cancel...) waits
- * in the load's queue and is dispatched, in order, once the session is live: the client sees what
- * it saw when the load ran inline. A session/close cancels the load instead (the load is answered
- * -32002, the close {}); shutdown cancels every load without an answer, as it stops replays.
+ * While the file is read, every line that names its session (a prompt, a second load, a cancel...)
+ * waits in the load's queue and is dispatched, in order, once the session is live: the client sees
+ * what it saw when the load ran inline. A session/close cancels the load instead (the load is
+ * answered -32002, the close {}). Once the session is live, only a prompt waits for the
+ * conversation, with whatever comes after it (a close too: it comes in its turn); the rest goes
+ * through. Shutdown cancels every load without an answer, as it stops replays.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,29 +30,50 @@
 struct acp_load {
 	struct acp_server *srv;
 	char id[SESS_ID_LEN + 1];
-	struct sess_loading *ld;	/* owned; the worker's alone while job runs */
+	struct sess_loading *ld;	/* owned; the worker's alone while step 1 runs */
 	struct offload *job;		/* the worker, until done runs or it is cancelled */
 	json_t *req_id;			/* the request that started it: owned */
 	json_t *params;			/* its params: owned */
-	struct agent_conv conv;		/* the conversation, rebuilt by the worker too (empty otherwise) */
-	int has_conv;
+	struct sess_cursor *fold;	/* step 2's events: owned; the worker's alone while it runs */
+	struct agent_conv conv;		/* the conversation step 2 rebuilds */
+	size_t nfold;			/* of the session's first nfold events */
+	struct agent *agent;		/* step 2: the live session's agent (NULL before) */
 	int replay;			/* session/load (else session/resume) */
 	struct buf queued;		/* lines about this session meanwhile: [size_t len][bytes]... */
 	struct acp_load *next;
 };
 
+/* Step 1: the file is checked without a tree per line (session/checked.c); the events step 2
+ * folds are found from the type codes. */
 static void
-acp_load_worker(void *arg, const atomic_int *cancel)
+acp_load_read(void *arg, const atomic_int *cancel)
 {
 	struct acp_load *l = arg;
 
-	/* The file is checked without a tree per line, then the conversation is rebuilt from the
-	 * latest compaction on (closers included), reading back only those events. */
 	sess_loading_read(l->ld, cancel);
-	if (sess_loading_ok(l->ld) && !atomic_load(cancel)) {
-		agent_conv_from_loading(&l->conv, l->ld);
-		l->has_conv = 1;
-	}
+	if (sess_loading_ok(l->ld) && !atomic_load(cancel))
+		l->fold = agent_conv_begin_loading(&l->conv, l->ld, &l->nfold);
+}
+
+/* Step 2. */
+static void
+acp_load_fold(void *arg, const atomic_int *cancel)
+{
+	struct acp_load *l = arg;
+
+	agent_conv_fold_cursor(&l->conv, l->fold, cancel);
+}
+
+/* Puts l at the end of the server's list. */
+static void
+acp_load_link(struct acp_load *l)
+{
+	struct acp_load **pp;
+
+	for (pp = &l->srv->loads; *pp; pp = &(*pp)->next)
+		;
+	l->next = NULL;
+	*pp = l;
 }
 
 /* Takes l off the server's list. */
@@ -78,31 +105,61 @@ acp_load_requeue_free(struct acp_load *l)
 	buf_free(&l->queued);
 	json_decref(l->req_id);
 	json_decref(l->params);
+	sess_cursor_free(l->fold);
 	agent_conv_free(&l->conv);
 	sess_loading_free(l->ld);
 	free(l);
 }
 
-/* The worker is done (on the loop): the session goes live and the request is answered. */
+/* Step 2 is done (on the loop): the conversation goes in, the children and Team come back, and
+ * what waited is dispatched. */
+static void
+acp_load_folded(void *arg)
+{
+	struct acp_load *l = arg;
+
+	l->job = NULL;
+	acp_load_unlink(l);
+	/* Only a close releases the agent, and a close cancels step 2 (acp_load_hold) first. */
+	agent_set_conv(l->agent, &l->conv, l->nfold);
+	agent_rt_recover(l->agent);
+	acp_load_requeue_free(l);
+	xmalloc_trim();
+}
+
+/* Step 1 is done (on the loop): the session goes live and the request is answered (load: by
+ * its replay); step 2 starts. */
 static void
 acp_load_done(void *arg)
 {
 	struct acp_load *l = arg;
 	struct acp_server *srv = l->srv;
 	struct acp_session *as;
+	struct agent_conv none;
 	json_t *reply = NULL;
 
 	l->job = NULL;
-	acp_load_unlink(l);
-	as = acp_open_loaded(srv, l->ld, l->has_conv ? &l->conv : NULL, l->id, l->req_id, l->params, &reply);
+	acp_load_unlink(l);	/* a write error while answering stops the loads: not this one */
+	agent_conv_init(&none);		/* the agent's until step 2's is in */
+	as = acp_open_loaded(srv, l->ld, &none, l->id, l->req_id, l->params, &reply);
+	agent_conv_free(&none);
 	l->ld = NULL;		/* freed by acp_open_loaded */
-	if (as == NULL)
+	if (as == NULL) {
 		acp_send(srv, reply);
-	else if (l->replay)
+		acp_load_requeue_free(l);
+		return;
+	}
+	l->agent = as->agent;
+	if (l->replay)
 		acp_replay_start(srv, as, l->req_id);
 	else
 		acp_resume_answer(srv, as, l->req_id);
-	acp_load_requeue_free(l);
+	if (srv->shutting_down) {	/* a write error above */
+		acp_load_requeue_free(l);
+		return;
+	}
+	acp_load_link(l);	/* lines about the session find it again */
+	l->job = offload_start(srv->loop, &srv->runq, acp_load_fold, acp_load_folded, l);
 	xmalloc_trim();		/* the read's transient trees lived in the worker's arena */
 }
 
@@ -110,7 +167,7 @@ void
 acp_load_offload(struct acp_server *srv, struct sess_loading *ld, const char *sid, struct acp_msg *m,
     int replay)
 {
-	struct acp_load *l = xcalloc(1, sizeof(*l)), **pp;
+	struct acp_load *l = xcalloc(1, sizeof(*l));
 
 	l->srv = srv;
 	snprintf(l->id, sizeof(l->id), "%s", sid);
@@ -118,13 +175,11 @@ acp_load_offload(struct acp_server *srv, struct sess_loading *ld, const char *si
 	l->req_id = json_incref(m->id ? m->id : json_null());
 	l->params = json_incref(m->params);
 	l->replay = replay;
-	agent_conv_init(&l->conv);	/* the worker folds into it */
+	agent_conv_init(&l->conv);	/* step 2 folds into it */
 	buf_init(&l->queued);
-	for (pp = &srv->loads; *pp; pp = &(*pp)->next)
-		;
-	*pp = l;
+	acp_load_link(l);
 	log_debug("acp: %s: reading %lld bytes off the loop", sid, (long long)sess_loading_size(ld));
-	l->job = offload_start(srv->loop, &srv->runq, acp_load_worker, acp_load_done, l);
+	l->job = offload_start(srv->loop, &srv->runq, acp_load_read, acp_load_done, l);
 }
 
 struct acp_load *
@@ -136,7 +191,7 @@ acp_load_find(struct acp_server *srv, const char *sid)
 	return NULL;
 }
 
-void
+static void
 acp_load_queue(struct acp_load *l, const char *line, size_t len)
 {
 	buf_append(&l->queued, &len, sizeof(len));
@@ -153,7 +208,7 @@ acp_load_cancel(struct acp_load *l)
 	acp_load_unlink(l);
 }
 
-json_t *
+static json_t *
 acp_load_close(struct acp_load *l, struct acp_msg *m)
 {
 	struct acp_server *srv = l->srv;
@@ -167,7 +222,7 @@ acp_load_close(struct acp_load *l, struct acp_msg *m)
 		acp_send(srv, acp_error_new(l->req_id, ERR_UNKNOWN_SESSION,
 		    "the session was closed while it was being loaded", xjson_pack("{s:s}", "sessionId", sid)));
 		acp_load_requeue_free(l);
-	} while ((l = acp_load_find(srv, sid)) != NULL);
+	} while ((l = acp_load_find(srv, sid)) != NULL && l->agent == NULL);
 	/* A line before the close may have made it live (a load that read inline): it closes now. */
 	if (map_get(&srv->sessions, sid) && ((struct acp_session *)map_get(&srv->sessions, sid))->agent)
 		return acp_m_session_close(srv, m);
@@ -187,4 +242,28 @@ acp_loads_stop(struct acp_server *srv)
 		buf_free(&l->queued);	/* nothing is dispatched any more: the process is ending */
 		acp_load_requeue_free(l);
 	}
+}
+
+int
+acp_load_hold(struct acp_load *l, struct acp_msg *m, const char *line, size_t len)
+{
+	int close = m->kind == ACP_MSG_REQUEST && m->method && strcmp(m->method, "session/close") == 0;
+
+	if (l->agent && l->queued.len == 0 && close) {
+		/* Live, nothing waits: the close goes through (stopping the replay); the conversation
+		 * will not be needed. */
+		acp_load_cancel(l);
+		acp_load_requeue_free(l);
+		return 0;
+	}
+	if (l->agent) {		/* live: only a prompt waits for the conversation, and what follows it */
+		if (l->queued.len == 0 && !(m->method && strcmp(m->method, "session/prompt") == 0))
+			return 0;
+	} else if (close) {
+		struct acp_server *srv = l->srv;	/* l is freed by the close */
+		acp_send(srv, acp_load_close(l, m));
+		return 1;
+	}
+	acp_load_queue(l, line, len);
+	return 1;
 }

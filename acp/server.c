@@ -345,11 +345,7 @@ acp_server_held(struct acp_server *srv, struct acp_msg *m, const char *line, siz
 
 	if (!json_is_string(jsid) || acp_has_nul(jsid) || (l = acp_load_find(srv, json_string_value(jsid))) == NULL)
 		return 0;
-	if (m->kind == ACP_MSG_REQUEST && m->method && strcmp(m->method, "session/close") == 0)
-		acp_send(srv, acp_load_close(l, m));
-	else
-		acp_load_queue(l, line, len);
-	return 1;
+	return acp_load_hold(l, m, line, len);
 }
 
 void

@@ -222,8 +222,6 @@ acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, struct agent_co
 	}
 	as = acp_session_attach(srv, a);
 	agent_rt_session_params(&srv->rt, a, params, &e);	/* checked before: starts the MCP servers */
-	/* Children that settled while it was not live: their notices arrive now (SPEC §6.6). */
-	agent_rt_recover(a);	/* undelivered notices, the Team's roster, tasks and mail come back */
 	return as;
 }
 
@@ -266,7 +264,9 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, json_t **
 		return NULL;
 	}
 	sess_loading_read(ld, NULL);	/* small: a few milliseconds on the loop */
-	return acp_open_loaded(srv, ld, NULL, sid, m->id, m->params, reply);
+	if ((as = acp_open_loaded(srv, ld, NULL, sid, m->id, m->params, reply)) != NULL)
+		agent_rt_recover(as->agent);	/* SPEC §6.6: see acp_open_loaded */
+	return as;
 }
 
 void

@@ -363,6 +363,19 @@ agent_adopt(struct agent_rt *rt, struct sess *s, const struct toolbox *tools,
 	return agent_adopt_conv(rt, s, NULL, tools, hooks);
 }
 
+void
+agent_set_conv(struct agent *a, struct agent_conv *conv, size_t n)
+{
+	agent_conv_free(&a->conv);
+	a->conv = *conv;
+	memset(conv, 0, sizeof(*conv));
+	if (n < a->sess->nev) {
+		struct sess_cursor *cur = sess_cursor_new(a->sess, n, a->sess->nev);
+		agent_conv_fold_cursor(&a->conv, cur, NULL);
+		sess_cursor_free(cur);
+	}
+}
+
 struct agent *
 agent_adopt_conv(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const struct toolbox *tools,
     const struct agent_hooks *hooks)

@@ -187,6 +187,9 @@ struct agent *agent_adopt(struct agent_rt *rt, struct sess *s, const struct tool
 struct agent *agent_adopt_conv(struct agent_rt *rt, struct sess *s, struct agent_conv *conv,
     const struct toolbox *tools,
     const struct agent_hooks *hooks);
+/* The conversation of a's first n events, rebuilt off the loop while the session was already
+ * live: moved in (conv is left empty), with the events appended since folded on top. */
+void agent_set_conv(struct agent *a, struct agent_conv *conv, size_t n);
 /* Queues a message; steals content and source; writes its id to out_id (may be NULL). */
 void agent_post(struct agent *a, json_t *content, json_t *source, char *out_id);
 /* Removes a queued, not yet started message; returns 1 when it was there. */

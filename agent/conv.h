@@ -8,6 +8,7 @@
 #ifndef AGENT_CONV_H
 #define AGENT_CONV_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,13 +40,19 @@ void agent_conv_fold(struct agent_conv *c, const json_t *ev);
  * from the start. The incremental fold must always agree with it (tests/check_conv.c).
  */
 void agent_conv_rebuild(struct agent_conv *c, const json_t *events);
-/* c (empty) rebuilt from a session's file the same way, reading back only the events from the
- * latest compaction's through on: from a live session (on the loop), or from one being loaded
- * (sess_loading_read done; on the reading thread). */
+/*
+ * c (empty) rebuilt from a session's file the same way, reading back only the events from the
+ * latest compaction's through on: from a live session (on the loop); or, from a session being
+ * loaded (sess_loading_read done), begun on the reading thread: the cursor it returns (owned,
+ * free with sess_cursor_free) holds what the fold needs, events [.., *n), so the fold may run on a
+ * worker while the session is already live. fold_cursor returns 0, or -1 when cancel was set.
+ */
 struct sess;
 struct sess_loading;
+struct sess_cursor;
 void agent_conv_from_sess(struct agent_conv *c, struct sess *s);
-void agent_conv_from_loading(struct agent_conv *c, const struct sess_loading *ld);
+struct sess_cursor *agent_conv_begin_loading(struct agent_conv *c, const struct sess_loading *ld, size_t *n);
+int agent_conv_fold_cursor(struct agent_conv *c, struct sess_cursor *cur, const atomic_int *cancel);
 /* The through of a compaction at seq (data borrowed), clamped below it (a lying log cannot point
  * ahead): the messages after it stay verbatim. */
 int64_t agent_conv_through(const json_t *data, int64_t seq);

@@ -327,16 +327,16 @@ struct agent_conv_src {
 	const void *src;
 };
 
-/* c (empty) from src: the latest compaction found by the type codes, then the events from its
- * through on, folded as they were appended (agent_conv_fold agrees with agent_conv_rebuild). */
-static void
-agent_conv_from(struct agent_conv *c, const struct agent_conv_src *src)
+/* c (empty) from src: the latest compaction found by the type codes; returns the cursor over the
+ * events from its through on, which agent_conv_fold_cursor folds as they were appended
+ * (agent_conv_fold agrees with agent_conv_rebuild). */
+static struct sess_cursor *
+agent_conv_begin(struct agent_conv *c, const struct agent_conv_src *src)
 {
 	int compacted = sess_event_type_code("context/compacted");
 	int failed = sess_event_type_code("context/compaction_failed");
 	size_t n = src->n, at = n, from = 0;
 	unsigned attempts = 0;
-	struct sess_cursor *cur;
 	json_t *ev;
 
 	for (size_t i = n; i-- > 0;) {
@@ -352,13 +352,32 @@ agent_conv_from(struct agent_conv *c, const struct agent_conv_src *src)
 		from = through < 0 ? 0 : (size_t)through + 1;
 		json_decref(ev);
 	}
-	cur = src->cursor(src->src, from, n);
+	/* The fold counts the attempts from on itself (agent_conv_fold). */
+	for (size_t i = from; i < n; i++) {
+		int t = src->type_at(src->src, i);
+		if (t == compacted || t == failed)
+			attempts--;
+	}
+	c->attempts = attempts;
+	return src->cursor(src->src, from, n);
+}
+
+/* The events a fold checks cancel between. */
+#define AGENT_CONV_SLICE 256
+
+int
+agent_conv_fold_cursor(struct agent_conv *c, struct sess_cursor *cur, const atomic_int *cancel)
+{
+	json_t *ev;
+	unsigned k = 0;
+
 	while ((ev = sess_cursor_next(cur)) != NULL) {
 		agent_conv_fold(c, ev);
 		json_decref(ev);
+		if (cancel && ++k % AGENT_CONV_SLICE == 0 && atomic_load_explicit(cancel, memory_order_relaxed))
+			return -1;
 	}
-	sess_cursor_free(cur);
-	c->attempts = attempts;
+	return 0;
 }
 
 static int
@@ -383,8 +402,10 @@ void
 agent_conv_from_sess(struct agent_conv *c, struct sess *s)
 {
 	struct agent_conv_src src = { s->nev, agent_sess_type_at, agent_sess_event, agent_sess_cursor, s };
+	struct sess_cursor *cur = agent_conv_begin(c, &src);
 
-	agent_conv_from(c, &src);
+	agent_conv_fold_cursor(c, cur, NULL);
+	sess_cursor_free(cur);
 }
 
 static int
@@ -405,11 +426,12 @@ agent_loading_cursor(const void *ld, size_t from, size_t to)
 	return sess_loading_cursor(ld, from, to);
 }
 
-void
-agent_conv_from_loading(struct agent_conv *c, const struct sess_loading *ld)
+struct sess_cursor *
+agent_conv_begin_loading(struct agent_conv *c, const struct sess_loading *ld, size_t *n)
 {
 	struct agent_conv_src src = { sess_loading_nevents(ld), agent_loading_type_at, agent_loading_event,
 		agent_loading_cursor, ld };
 
-	agent_conv_from(c, &src);
+	*n = src.n;
+	return agent_conv_begin(c, &src);
 }

@@ -6,6 +6,8 @@
 
 #include "agent/conv.h"
 #include "session/event.h"
+#include "session/repair.h"
+#include "session/store.h"
 #include "tests/helpers.h"
 
 static json_t *
@@ -62,6 +64,63 @@ agree(const json_t *events, const char *where)
 	}
 	agent_conv_free(&inc);
 	agent_conv_free(&whole);
+}
+
+#define LOAD_ID "00000000-0000-4000-8000-0000000000c0"
+
+/* Fails unless the conversation a load rebuilds off the loop (from the file's latest compaction
+ * on, agent_conv_begin_loading) equals the rebuild of the whole log with the load's closers. */
+static void
+agree_loaded(const json_t *events, const char *where)
+{
+	char dir[64], state[128], path[256];
+	struct sess_env env;
+	struct sess_store store;
+	struct sess_loading *ld;
+	struct sess_cursor *cur;
+	struct agent_conv loaded, whole;
+	struct err e;
+	json_t *closed = json_array(), *ev;
+	size_t i, n;
+	FILE *f;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e), 0);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, LOAD_ID);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fprintf(f, "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n", LOAD_ID);
+	json_array_foreach(events, i, ev) {
+		char *line = json_dumps(ev, JSON_COMPACT);
+		fprintf(f, "%s\n", line);
+		free(line);
+		json_array_append(closed, ev);
+	}
+	fclose(f);
+	sess_closers_append(closed);
+	sess_store_init(&store, &env);
+	ck_assert_ptr_nonnull(ld = sess_store_load_start(&store, LOAD_ID, &e));
+	sess_loading_read(ld, NULL);
+	ck_assert_msg(sess_loading_ok(ld), "%s: the load refused the log", where);
+	agent_conv_init(&loaded);
+	cur = agent_conv_begin_loading(&loaded, ld, &n);
+	ck_assert_uint_eq(n, json_array_size(closed));
+	ck_assert_int_eq(agent_conv_fold_cursor(&loaded, cur, NULL), 0);
+	sess_cursor_free(cur);
+	sess_loading_free(ld);
+	agent_conv_init(&whole);
+	agent_conv_rebuild(&whole, closed);
+	if (!json_equal(loaded.msgs, whole.msgs) || loaded.bytes != whole.bytes || loaded.usage != whole.usage ||
+	    loaded.bytes_since != whole.bytes_since || loaded.attempts != whole.attempts ||
+	    loaded.through != whole.through)
+		ck_abort_msg("%s: the loaded conversation and the rebuild differ", where);
+	agent_conv_free(&loaded);
+	agent_conv_free(&whole);
+	json_decref(closed);
+	sess_store_free(&store);
+	sess_env_free(&env);
+	test_rmtree(dir);
 }
 
 START_TEST(conv_fold_keeps_messages_after_through_and_the_summary_first)
@@ -140,7 +199,8 @@ START_TEST(conv_failed_attempts_count_and_change_nothing_else)
 }
 END_TEST
 
-/* Every committed scenario log: after every event, the fold and the rebuild agree. */
+/* Every committed scenario log: after every event, the fold and the rebuild agree; and a load's
+ * conversation, rebuilt from the file off the loop, agrees with them. */
 START_TEST(conv_fold_equals_rebuild_on_every_scenario_log)
 {
 	DIR *d = opendir("scenarios");
@@ -186,6 +246,7 @@ START_TEST(conv_fold_equals_rebuild_on_every_scenario_log)
 			}
 			fclose(f);
 			agree(events, path);
+			agree_loaded(events, path);
 			json_decref(events);
 			logs++;
 		}
