@@ -25,6 +25,7 @@ struct acp_replay_task {
 	int busy;			/* queued, or a slice is being sent: only that code frees it */
 	int paused;			/* waits for acp_on_low */
 	unsigned long long total0;	/* the write queue's total when it started */
+	ev_tstamp t0;			/* when it started (the log says how long it took) */
 	struct acp_replay_task *next;
 };
 

@@ -39,6 +39,7 @@ struct acp_load {
 	size_t nfold;			/* of the session's first nfold events */
 	struct agent *agent;		/* step 2: the live session's agent (NULL before) */
 	int replay;			/* session/load (else session/resume) */
+	double t0, read_ms, fold_ms;	/* for the log: when it started, how long each step took */
 	struct buf queued;		/* lines about this session meanwhile: [size_t len][bytes]... */
 	struct acp_load *next;
 };
@@ -50,9 +51,12 @@ acp_load_read(void *arg, const atomic_int *cancel)
 {
 	struct acp_load *l = arg;
 
+	double t0 = ev_time();
+
 	sess_loading_read(l->ld, cancel);
 	if (sess_loading_ok(l->ld) && !atomic_load(cancel))
 		l->fold = agent_conv_begin_loading(&l->conv, l->ld, &l->nfold);
+	l->read_ms = (ev_time() - t0) * 1e3;
 }
 
 /* Step 2. */
@@ -60,8 +64,10 @@ static void
 acp_load_fold(void *arg, const atomic_int *cancel)
 {
 	struct acp_load *l = arg;
+	double t0 = ev_time();
 
 	agent_conv_fold_cursor(&l->conv, l->fold, cancel);
+	l->fold_ms = (ev_time() - t0) * 1e3;
 }
 
 /* Puts l at the end of the server's list. */
@@ -120,6 +126,8 @@ acp_load_folded(void *arg)
 
 	l->job = NULL;
 	acp_load_unlink(l);
+	log_info("acp: %s: read and checked in %.0f ms, conversation rebuilt in %.0f ms more (%.0f ms since the request)",
+	    l->id, l->read_ms, l->fold_ms, (ev_time() - l->t0) * 1e3);
 	/* Only a close releases the agent, and a close cancels step 2 (acp_load_hold) first. */
 	agent_set_conv(l->agent, &l->conv, l->nfold);
 	agent_rt_recover(l->agent);
@@ -175,6 +183,7 @@ acp_load_offload(struct acp_server *srv, struct sess_loading *ld, const char *si
 	l->req_id = json_incref(m->id ? m->id : json_null());
 	l->params = json_incref(m->params);
 	l->replay = replay;
+	l->t0 = ev_time();
 	agent_conv_init(&l->conv);	/* step 2 folds into it */
 	buf_init(&l->queued);
 	acp_load_link(l);

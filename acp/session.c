@@ -378,8 +378,8 @@ acp_replay_finish(struct acp_replay_task *t)
 
 	t->busy = 1;		/* a write error in acp_send stops it: it is freed here */
 	/* the replay waits while the client does not read: at most the high mark and a slice queue up */
-	log_info("acp: %s: replayed %llu bytes; at most %zu were queued at once", as->id,
-	    srv->wq.total - t->total0, srv->wq.peak);
+	log_info("acp: %s: replayed %llu bytes in %.0f ms; at most %zu were queued at once", as->id,
+	    srv->wq.total - t->total0, (ev_time() - t->t0) * 1e3, srv->wq.peak);
 	json_t *result = json_object();
 	if (as->agent)
 		acp_session_describe(srv, as->agent, result);
@@ -475,6 +475,7 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->as = as;
 	t->id = json_incref(id);
 	t->total0 = srv->wq.total;
+	t->t0 = ev_time();
 	t->events = sess_cursor_new_only(as->agent->sess, 0, as->agent->sess->nev, acp_replay_types);
 	acp_replay_init(&t->cur, acp_replay_pull, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;

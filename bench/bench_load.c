@@ -27,7 +27,7 @@ struct child {
 	pid_t pid;
 	int in, out;
 	char *buf;
-	size_t have, cap;
+	size_t start, have, cap;	/* buf[start, have): read, not yet taken */
 	unsigned long long bytes;	/* read since spawn */
 };
 
@@ -106,7 +106,7 @@ spawn(struct child *c, const char *agent, const char *state)
 	close(out[1]);
 	c->in = in[1];
 	c->out = out[0];
-	c->have = 0;
+	c->start = c->have = 0;
 	c->bytes = 0;
 	c->cap = 1 << 20;
 	c->buf = malloc(c->cap);
@@ -119,16 +119,22 @@ send_line(struct child *c, const char *line)
 		exit(1);
 }
 
-/* The next whole line (NUL-terminated in place, valid until the next call), or NULL on EOF. */
+/* The next whole line (NUL-terminated in place, valid until the next call), or NULL on EOF. The
+ * taken bytes are moved out only when the buffer must be refilled: a fast client, not one that
+ * copies its buffer once a line. */
 static char *
 next_line(struct child *c, size_t *consumed)
 {
 	char *nl;
 
-	memmove(c->buf, c->buf + *consumed, c->have - *consumed);
-	c->have -= *consumed;
+	c->start += *consumed;
 	*consumed = 0;
-	while ((nl = memchr(c->buf, '\n', c->have)) == NULL) {
+	while ((nl = memchr(c->buf + c->start, '\n', c->have - c->start)) == NULL) {
+		if (c->start > 0) {
+			memmove(c->buf, c->buf + c->start, c->have - c->start);
+			c->have -= c->start;
+			c->start = 0;
+		}
 		if (c->have == c->cap)
 			c->buf = realloc(c->buf, c->cap *= 2);
 		struct pollfd p = { c->out, POLLIN, 0 };
@@ -141,8 +147,8 @@ next_line(struct child *c, size_t *consumed)
 		c->bytes += (unsigned long long)n;
 	}
 	*nl = '\0';
-	*consumed = (size_t)(nl - c->buf) + 1;
-	return c->buf;
+	*consumed = (size_t)(nl - (c->buf + c->start)) + 1;
+	return c->buf + c->start;
 }
 
 static int
