@@ -26,6 +26,7 @@ struct acp_replay_task {
 	int paused;			/* waits for acp_on_low */
 	unsigned long long total0;	/* the write queue's total when it started */
 	ev_tstamp t0;			/* when it started (the log says how long it took) */
+	struct buf prefix;		/* acp_update_prefix of its session */
 	struct acp_replay_task *next;
 };
 
@@ -35,6 +36,10 @@ struct acp_replay_task {
 void acp_send(struct acp_server *srv, json_t *msg);
 /* A session/update notification; steals update. */
 json_t *acp_update_msg(const char *sid, json_t *update);
+/* The bytes of acp_update_msg's message up to its update (check_outbound pins the two equal);
+ * the replay sends each update inside them, without building the envelope (update stolen). */
+void acp_update_prefix(struct buf *b, const char *sid);
+void acp_send_update_in(struct acp_server *srv, const struct buf *prefix, const char *sid, json_t *update);
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */
 void acp_hold(struct acp_session *as, json_t *msg);
 /* Sends (or holds, during its replay) an update of session sid; steals update. */

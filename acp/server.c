@@ -15,6 +15,7 @@
 #include "acp/internal.h"
 #include "acp/rpc.h"
 #include "acp/updates.h"
+#include "base/jenc.h"
 #include "base/log.h"
 #include "base/version.h"
 #include "base/xjson.h"
@@ -59,6 +60,25 @@ json_t *
 acp_update_msg(const char *sid, json_t *update)
 {
 	return acp_notification_new("session/update", xjson_pack("{s:s, s:o}", "sessionId", sid, "update", update));
+}
+
+void
+acp_update_prefix(struct buf *b, const char *sid)
+{
+	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":");
+	jenc_string(b, sid, strlen(sid));
+	buf_puts(b, ",\"update\":");
+}
+
+void
+acp_send_update_in(struct acp_server *srv, const struct buf *prefix, const char *sid, json_t *update)
+{
+	if (srv->rec) {		/* the recorder reads messages as trees */
+		acp_send(srv, acp_update_msg(sid, update));
+		return;
+	}
+	wq_push_in(&srv->wq, prefix->data, prefix->len, update, "}}", 2);
+	json_decref(update);
 }
 
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */

@@ -282,6 +282,7 @@ acp_replay_free_task(struct acp_replay_task *t)
 	ev_idle_stop(t->srv->loop, &t->idle);
 	acp_replay_free(&t->cur);
 	sess_cursor_free(t->events);
+	buf_free(&t->prefix);
 	json_decref(t->id);
 	free(t);
 }
@@ -324,7 +325,7 @@ acp_replay_slice(struct acp_replay_task *t)
 	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
 	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
 	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD) && acp_replay_next(&t->cur, 1, one) == 1) {
-		acp_send(srv, acp_update_msg(t->as->id, json_incref(json_array_get(one, 0))));
+		acp_send_update_in(srv, &t->prefix, t->as->id, json_incref(json_array_get(one, 0)));
 		json_array_clear(one);
 		n++;
 		if (!srv->opts.deterministic && n % 16 == 0 && ev_time() > until)
@@ -476,6 +477,8 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->id = json_incref(id);
 	t->total0 = srv->wq.total;
 	t->t0 = ev_time();
+	buf_init(&t->prefix);
+	acp_update_prefix(&t->prefix, as->id);
 	t->events = sess_cursor_new_only(as->agent->sess, 0, as->agent->sess->nev, acp_replay_types);
 	acp_replay_init(&t->cur, acp_replay_pull, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;

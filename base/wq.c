@@ -100,14 +100,24 @@ wq_full(const struct wq *q)
 void
 wq_push(struct wq *q, const json_t *msg)
 {
+	wq_push_in(q, NULL, 0, msg, NULL, 0);
+}
+
+void
+wq_push_in(struct wq *q, const char *pre, size_t prelen, const json_t *msg, const char *post, size_t postlen)
+{
 	size_t start = q->out.len;
 
 	if (q->failed)
 		return;
+	buf_append(&q->out, pre, prelen);
 	if (jenc_append(&q->out, msg) < 0) {
+		q->out.len = start;	/* the envelope goes too */
+		q->out.data[start] = '\0';
 		log_error("acp: a message could not be encoded; dropped");
 		return;
 	}
+	buf_append(&q->out, post, postlen);
 	buf_append(&q->out, "\n", 1);
 	q->total += q->out.len - start;
 	if (q->trace)

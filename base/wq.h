@@ -37,6 +37,9 @@ struct wq {
 void wq_init(struct wq *q, struct ev_loop *loop, int fd);
 /* Queues msg as one compact line; msg: borrowed. */
 void wq_push(struct wq *q, const json_t *msg);
+/* The same inside an envelope the caller wrote as bytes: pre, msg's encoding, post, one line (a
+ * message that could not be encoded is dropped whole). */
+void wq_push_in(struct wq *q, const char *pre, size_t prelen, const json_t *msg, const char *post, size_t postlen);
 /* A producer of many frames at once (a replay slice) corks the queue: they go out in a few big
  * writes at wq_uncork instead of one write each. The marks still count them. */
 void wq_cork(struct wq *q);

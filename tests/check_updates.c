@@ -1,8 +1,11 @@
 /* The event -> session/update mapping (SPEC §3.4, §3.5). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "acp/internal.h"
 #include "acp/updates.h"
+#include "base/jenc.h"
 #include "tests/helpers.h"
 
 static json_t *
@@ -244,6 +247,37 @@ START_TEST(updates_replay_cursor_empty)
 }
 END_TEST
 
+/* The replay writes updates inside acp_update_prefix's bytes: the same line acp_update_msg's
+ * message encodes to. */
+START_TEST(updates_prefix_frames_like_the_envelope)
+{
+	static const char sid[] = "00000000-0000-4000-8000-0000000000ab";
+	json_t *updates[] = {
+		acp_update_chunk(0, "m1", "plain", 5),
+		acp_update_chunk(1, "m\"2", "quote \" back \\ nl \n tab \t snow \xe2\x98\x83 ctl \x01", 37),
+		acp_update_usage(12, 34000),
+	};
+	struct buf prefix;
+
+	buf_init(&prefix);
+	acp_update_prefix(&prefix, sid);
+	for (size_t i = 0; i < sizeof(updates) / sizeof(updates[0]); i++) {
+		struct buf mine;
+		size_t n;
+		char *want = jenc_dumps(acp_update_msg(sid, json_incref(updates[i])), &n);
+		buf_init(&mine);
+		buf_append(&mine, prefix.data, prefix.len);
+		ck_assert_int_eq(jenc_append(&mine, updates[i]), 0);
+		buf_puts(&mine, "}}");
+		ck_assert_str_eq(mine.data, want);
+		free(want);
+		buf_free(&mine);
+		json_decref(updates[i]);
+	}
+	buf_free(&prefix);
+}
+END_TEST
+
 Suite *
 updates_suite(void)
 {
@@ -258,6 +292,7 @@ updates_suite(void)
 	tcase_add_test(tc, updates_replay_cursor_batches_equal_the_whole_replay);
 	tcase_add_test(tc, updates_replay_cursor_stops_at_the_events_it_started_with);
 	tcase_add_test(tc, updates_replay_cursor_empty);
+	tcase_add_test(tc, updates_prefix_frames_like_the_envelope);
 	suite_add_tcase(s, tc);
 	return s;
 }
