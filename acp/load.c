@@ -40,7 +40,8 @@ struct acp_load {
 	struct agent *agent;		/* step 2: the live session's agent (NULL before) */
 	int replay;			/* session/load (else session/resume) */
 	double t0, read_ms, fold_ms;	/* for the log: when it started, how long each step took */
-	struct buf queued;		/* lines about this session meanwhile: [size_t len][bytes]... */
+	struct buf queued;		/* lines about this session meanwhile: [size_t len][char prompt][bytes]... */
+	size_t taken;			/* queued[0, taken) was dispatched */
 	struct acp_load *next;
 };
 
@@ -93,21 +94,42 @@ acp_load_unlink(struct acp_load *l)
 		}
 }
 
-/* Dispatches the lines that waited for l (l is off the list: they find the session live, or not at
- * all), then frees l. */
+/* The queued line at *pos (advanced past it): its bytes, length and whether it is a prompt; NULL
+ * at the end. */
+static const char *
+acp_load_line(const struct acp_load *l, size_t *pos, size_t *n, int *prompt)
+{
+	if (*pos >= l->queued.len)
+		return NULL;
+	memcpy(n, l->queued.data + *pos, sizeof(*n));
+	*prompt = l->queued.data[*pos + sizeof(*n)];
+	*pos += sizeof(*n) + 1 + *n;
+	return l->queued.data + *pos - *n;
+}
+
+/* Dispatches the lines that waited for l, in order, up to the first prompt when upto_prompt (that
+ * one and the rest wait on). l is off the list: they find the session live, or not at all. */
+static void
+acp_load_dispatch(struct acp_load *l, int upto_prompt)
+{
+	struct acp_server *srv = l->srv;
+	const char *line;
+	size_t n, at;
+	int prompt;
+
+	for (at = l->taken; !srv->shutting_down && (line = acp_load_line(l, &at, &n, &prompt)) != NULL; ) {
+		if (prompt && upto_prompt)
+			break;
+		l->taken = at;
+		acp_server_line(srv, line, n);
+	}
+}
+
+/* Dispatches what waited for l, then frees l. */
 static void
 acp_load_requeue_free(struct acp_load *l)
 {
-	struct acp_server *srv = l->srv;
-	size_t pos = 0;
-
-	while (pos < l->queued.len && !srv->shutting_down) {
-		size_t n;
-		memcpy(&n, l->queued.data + pos, sizeof(n));
-		pos += sizeof(n);
-		acp_server_line(srv, l->queued.data + pos, n);
-		pos += n;
-	}
+	acp_load_dispatch(l, 0);
 	buf_free(&l->queued);
 	json_decref(l->req_id);
 	json_decref(l->params);
@@ -162,7 +184,12 @@ acp_load_done(void *arg)
 		acp_replay_start(srv, as, l->req_id);
 	else
 		acp_resume_answer(srv, as, l->req_id);
-	if (srv->shutting_down) {	/* a write error above */
+	/* What waited while the file was read goes on now, up to the first prompt: that one waits
+	 * for the conversation, and what came after it waits behind it. */
+	acp_load_dispatch(l, 1);
+	as = srv->shutting_down ? NULL : map_get(&srv->sessions, l->id);
+	if (as == NULL || as->agent != l->agent) {
+		/* a write error above, or a close among those lines: the conversation is not needed */
 		acp_load_requeue_free(l);
 		return;
 	}
@@ -201,10 +228,20 @@ acp_load_find(struct acp_server *srv, const char *sid)
 }
 
 static void
-acp_load_queue(struct acp_load *l, const char *line, size_t len)
+acp_load_queue(struct acp_load *l, const char *line, size_t len, int prompt)
 {
+	char p = (char)prompt;
+
 	buf_append(&l->queued, &len, sizeof(len));
+	buf_append(&l->queued, &p, 1);
 	buf_append(&l->queued, line, len);
+}
+
+/* Whether anything still waits in l's queue. */
+static int
+acp_load_waiting(const struct acp_load *l)
+{
+	return l->taken < l->queued.len;
 }
 
 /* Stops l's worker and takes l off the list (its lease goes when l is freed). */
@@ -248,7 +285,19 @@ acp_loads_stop(struct acp_server *srv)
 		if (l->job)
 			offload_cancel(l->job);
 		l->job = NULL;
-		buf_free(&l->queued);	/* nothing is dispatched any more: the process is ending */
+		/* Nothing is dispatched any more: the process is ending. A prompt that waited for a
+		 * live session's conversation is answered as one that waited for its replay is. */
+		size_t at = l->taken, n;
+		int prompt;
+		const char *line;
+		while (l->agent && (line = acp_load_line(l, &at, &n, &prompt)) != NULL) {
+			json_t *j = prompt ? json_loadb(line, n, 0, NULL) : NULL;
+			json_t *id = json_object_get(j, "id");
+			if (json_is_string(id) || json_is_integer(id))
+				acp_send(srv, acp_result_new(id, xjson_pack("{s:s}", "stopReason", "cancelled")));
+			json_decref(j);
+		}
+		buf_free(&l->queued);
 		acp_load_requeue_free(l);
 	}
 }
@@ -257,8 +306,9 @@ int
 acp_load_hold(struct acp_load *l, struct acp_msg *m, const char *line, size_t len)
 {
 	int close = m->kind == ACP_MSG_REQUEST && m->method && strcmp(m->method, "session/close") == 0;
+	int prompt = m->kind == ACP_MSG_REQUEST && m->method && strcmp(m->method, "session/prompt") == 0;
 
-	if (l->agent && l->queued.len == 0 && close) {
+	if (l->agent && !acp_load_waiting(l) && close) {
 		/* Live, nothing waits: the close goes through (stopping the replay); the conversation
 		 * will not be needed. */
 		acp_load_cancel(l);
@@ -266,13 +316,13 @@ acp_load_hold(struct acp_load *l, struct acp_msg *m, const char *line, size_t le
 		return 0;
 	}
 	if (l->agent) {		/* live: only a prompt waits for the conversation, and what follows it */
-		if (l->queued.len == 0 && !(m->method && strcmp(m->method, "session/prompt") == 0))
+		if (!acp_load_waiting(l) && !prompt)
 			return 0;
 	} else if (close) {
 		struct acp_server *srv = l->srv;	/* l is freed by the close */
 		acp_send(srv, acp_load_close(l, m));
 		return 1;
 	}
-	acp_load_queue(l, line, len);
+	acp_load_queue(l, line, len, prompt);
 	return 1;
 }

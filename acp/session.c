@@ -30,7 +30,7 @@
 #define ACP_REPLAY_SLICE_S 0.004
 /* A replay waits while this much is queued for the client: what other sessions' updates queue
  * behind stays a few milliseconds of reading. */
-#define ACP_REPLAY_AHEAD (512u * 1024)
+#define ACP_REPLAY_AHEAD ((size_t)512 * 1024)
 
 static struct acp_session *
 acp_session_attach(struct acp_server *srv, struct agent *a)

@@ -76,9 +76,9 @@ sess_checked_learn(struct sess_checked *c, const char *line, size_t n, int code)
 		const char *v = cs.sh.bytes + off;
 		if (cs.sh.var[i].kind == JSON_SHAPE_STRING && checked_after_type_key(cs.sh.bytes, off))
 			cs.same |= 1ull << i;
-		else if (cs.sh.var[i].kind == JSON_SHAPE_NUMBER &&
-		    (!cs.sh.var[i].plain || checked_plain_value(v, cs.sh.var[i].len) >= INT_MAX))
-			cs.unbounded |= 1ull << i;
+		else if (cs.sh.var[i].kind == JSON_SHAPE_NUMBER && cs.sh.var[i].plain &&
+		    checked_plain_value(v, cs.sh.var[i].len) >= INT_MAX)
+			cs.unbounded |= 1ull << i;	/* a count cannot be that: the field is no count */
 		lp = off + cs.sh.var[i].len;
 	}
 	/* The envelope's time is any integer (the writer's: milliseconds since 1970). */

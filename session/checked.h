@@ -5,8 +5,9 @@
  *   - its seq is the expected one, written as the writer writes it;
  *   - every string that is the value of a "type" key (the event type, a block's variant) is
  *     byte for byte the learnt one: they choose which fields the payload check asks for;
- *   - every number is a plain non-negative integer, and below INT_MAX unless the learnt one was
- *     not (a count's range, payload.c).
+ *   - every number is a plain non-negative integer, and below INT_MAX unless the learnt one was a
+ *     plain integer of INT_MAX or more (a count's range, payload.c; a learnt -0 or 1.5 proves
+ *     nothing about the range: jansson reads -0 as the integer 0).
  * Anything else is "not sure": the caller checks the line the full way, which decides and names
  * the error, and may learn its shape. Nothing here accepts a line the full check would refuse.
  */
@@ -24,7 +25,7 @@ struct sess_checked_shape {
 	struct json_shape sh;
 	int code;		/* the event type's code (sess_event_type_code) */
 	uint64_t same;		/* bit i: value i must equal the learnt one (a "type" string) */
-	uint64_t unbounded;	/* bit i: a number the learnt line had as large or not plain */
+	uint64_t unbounded;	/* bit i: a number the learnt line had as a plain integer >= INT_MAX */
 };
 
 struct sess_checked {

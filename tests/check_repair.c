@@ -638,6 +638,9 @@ START_TEST(streamed_inspect_refuses_what_the_full_check_refuses_after_lines_of_i
 	} cases[] = {
 		{ "\"turn/start\",\"data\":{\"turn\":1}", "\"turn/start\",\"data\":{\"turn\":2147483647}",
 		    "turn must be an integer from 0 to 2147483646" },
+		/* -0 is the integer 0 to jansson, a good count; it says nothing of the range */
+		{ "\"turn/start\",\"data\":{\"turn\":-0}", "\"turn/start\",\"data\":{\"turn\":2147483647}",
+		    "turn must be an integer from 0 to 2147483646" },
 		{ "\"step/start\",\"data\":{\"turn\":1,\"step\":1}", "\"step/start\",\"data\":{\"turn\":1,\"step\":-1}",
 		    "step must be an integer from 0 to 2147483646" },
 		{ "\"turn/start\",\"data\":{\"turn\":1}", "\"step/start\",\"data\":{\"turn\":1}", "step is missing" },

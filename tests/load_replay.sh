@@ -154,6 +154,17 @@ grep -q '"type":"context/compaction_failed"' "$tmp/state/sessions/$sid.jsonl" ||
 exec 3>&-
 exited_within 50 || fail "no exit after stdin EOF"
 
+# 6c. The same prompt, then stdin EOF at once (while the conversation is still rebuilt): the
+# prompt is answered all the same (cancelled), and the process exits 0.
+start
+resume 2 >&3
+wait_for "$tmp/out" '"id":2,' 60 || fail "the resume got no answer"
+echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"more\"}]}}" >&3
+exec 3>&-
+exited_within 50 || fail "no exit after stdin EOF with a prompt waiting for the conversation"
+[ "$status" -eq 0 ] || fail "exit status $status"
+grep -q '"id":3,"result":{"stopReason"' "$tmp/out" || fail "a prompt waiting for the conversation was not answered at EOF"
+
 # 7. stdin EOF while the file is read: the read stops, the load is not answered, exit 0 at once.
 start
 load 2 >&3
@@ -213,4 +224,4 @@ replayed=$(echo "$line" | sed 's/.*replayed \([0-9]*\) bytes.*/\1/'); peak=$(ech
 [ "$peak" -lt $((1024 * 1024)) ] || fail "$peak bytes were queued at once for a client that did not read (replay $replayed)"
 n=$(grep -c '"sessionUpdate":"\(user\|agent\)_message_chunk"' "$tmp/out")
 [ "$n" -eq "$updates" ] || fail "$n replayed updates after the stall, expected $updates"
-echo "load-replay: ok (requests served during a long replay; a prompt waits for it; EOF, SIGTERM and close stop it, a close while the conversation is rebuilt too; read off the loop: a second load, resume, a prompt after it waits for the conversation, EOF, corrupt and torn logs; a stalled client queues at most $peak of $replayed bytes)"
+echo "load-replay: ok (requests served during a long replay; a prompt waits for it; EOF, SIGTERM and close stop it, a close while the conversation is rebuilt too; read off the loop: a second load, resume, a prompt after it waits for the conversation and is answered at EOF, EOF, corrupt and torn logs; a stalled client queues at most $peak of $replayed bytes)"
