@@ -141,13 +141,18 @@ l2=$(line_of '"id":2,"result":{"modes"'); l3=$(line_of '"id":3,"result"')
 exec 3>&-
 exited_within 50 || fail "no exit after stdin EOF"
 
+# resumed_then_prompt: a fresh agent resumes the session; once that is answered, a prompt (id 3)
+resumed_then_prompt() {
+	start
+	resume 2 >&3
+	wait_for "$tmp/out" '"id":2,' 60 || fail "the resume got no answer"
+	echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"more\"}]}}" >&3
+}
+
 # 6b. A prompt sent once the resume is answered: the session is live, its conversation still being
 # rebuilt off the loop (30 MB: a few hundred ms); the prompt waits for it, and sees all of it (over
 # the window: it tries to compact first).
-start
-resume 2 >&3
-wait_for "$tmp/out" '"id":2,' 60 || fail "the resume got no answer"
-echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"more\"}]}}" >&3
+resumed_then_prompt
 wait_for "$tmp/out" '"id":3,' 60 || fail "the prompt after the resume's answer got no answer"
 grep -q '"type":"context/compaction_failed"' "$tmp/state/sessions/$sid.jsonl" ||
 	fail "a prompt after the resume's answer did not see the whole conversation (no compaction attempt)"
@@ -156,10 +161,7 @@ exited_within 50 || fail "no exit after stdin EOF"
 
 # 6c. The same prompt, then stdin EOF at once (while the conversation is still rebuilt): the
 # prompt is answered all the same (cancelled), and the process exits 0.
-start
-resume 2 >&3
-wait_for "$tmp/out" '"id":2,' 60 || fail "the resume got no answer"
-echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"more\"}]}}" >&3
+resumed_then_prompt
 exec 3>&-
 exited_within 50 || fail "no exit after stdin EOF with a prompt waiting for the conversation"
 [ "$status" -eq 0 ] || fail "exit status $status"
