@@ -102,7 +102,7 @@ acp_load_line(const struct acp_load *l, size_t *pos, size_t *n, int *prompt)
 	if (*pos >= l->queued.len)
 		return NULL;
 	memcpy(n, l->queued.data + *pos, sizeof(*n));
-	*prompt = l->queued.data[*pos + sizeof(*n)];
+	*prompt = (unsigned char)l->queued.data[*pos + sizeof(*n)] != 0;
 	*pos += sizeof(*n) + 1 + *n;
 	return l->queued.data + *pos - *n;
 }
