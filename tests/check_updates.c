@@ -264,7 +264,9 @@ START_TEST(updates_prefix_frames_like_the_envelope)
 	for (size_t i = 0; i < sizeof(updates) / sizeof(updates[0]); i++) {
 		struct buf mine;
 		size_t n;
-		char *want = jenc_dumps(acp_update_msg(sid, json_incref(updates[i])), &n);
+		json_t *msg = acp_update_msg(sid, json_incref(updates[i]));
+		char *want = jenc_dumps(msg, &n);
+		json_decref(msg);
 		buf_init(&mine);
 		buf_append(&mine, prefix.data, prefix.len);
 		ck_assert_int_eq(jenc_append(&mine, updates[i]), 0);
