@@ -22,32 +22,65 @@ sess_checked_free(struct sess_checked *c)
 	sess_checked_init(c);
 }
 
-/* A plain number's value, or INT64_MAX past 18 digits (jsonscan's plain has at most 18). */
-static int64_t
-checked_plain_value(const char *s, size_t n)
+int
+sess_plain_int(const char *s, size_t n, int64_t *out)
 {
 	int64_t x = 0;
 
-	if (n > 18)
-		return INT64_MAX;
-	for (size_t i = 0; i < n; i++)
+	if (n == 0 || n > 18)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
 		x = x * 10 + (s[i] - '0');
-	return x;
+	}
+	*out = x;
+	return 1;
+}
+
+/* A plain number's value (jsonscan's plain: at most 18 digits), or INT64_MAX when it is not one. */
+static int64_t
+checked_plain_value(const char *s, size_t n)
+{
+	int64_t x;
+
+	return sess_plain_int(s, n, &x) ? x : INT64_MAX;
+}
+
+void
+sess_seq_text_next(char *text, size_t *len, size_t cap)
+{
+	size_t i = *len;
+
+	while (i > 0 && text[i - 1] == '9')
+		text[--i] = '0';
+	if (i > 0) {
+		text[i - 1]++;
+	} else if (*len + 1 < cap) {
+		memmove(text + 1, text, *len);
+		text[0] = '1';
+		text[++*len] = '\0';
+	}
 }
 
 /* Whether the value at off is that of a key whose bytes end with `type` (white space allowed
  * around the colon). Keys hold no escapes here: the learner refuses shapes whose keys do. */
+static size_t
+checked_ws_back(const char *b, size_t k)
+{
+	while (k > 0 && (b[k - 1] == ' ' || b[k - 1] == '\t' || b[k - 1] == '\r' || b[k - 1] == '\n'))
+		k--;
+	return k;
+}
+
 static int
 checked_after_type_key(const char *b, size_t off)
 {
-	size_t k = off;
+	size_t k = checked_ws_back(b, off);
 
-	while (k > 0 && (b[k - 1] == ' ' || b[k - 1] == '\t' || b[k - 1] == '\r' || b[k - 1] == '\n'))
-		k--;
 	if (k == 0 || b[--k] != ':')
 		return 0;
-	while (k > 0 && (b[k - 1] == ' ' || b[k - 1] == '\t' || b[k - 1] == '\r' || b[k - 1] == '\n'))
-		k--;
+	k = checked_ws_back(b, k);
 	return k >= 5 && memcmp(b + k - 5, "type\"", 5) == 0;
 }
 
@@ -124,17 +157,8 @@ sess_checked_match(struct sess_checked *c, const char *line, size_t n, int64_t s
 
 	if (c->n == 0)
 		return 0;
-	if (seq == c->seq + 1 && c->seq >= 0) {
-		size_t i = c->textlen;	/* the usual case: one more than the last line's */
-		while (i > 0 && c->text[i - 1] == '9')
-			c->text[--i] = '0';
-		if (i > 0) {
-			c->text[i - 1]++;
-		} else {
-			memmove(c->text + 1, c->text, c->textlen);
-			c->text[0] = '1';
-			c->text[++c->textlen] = '\0';
-		}
+	if (seq == c->seq + 1 && c->seq >= 0) {	/* the usual case: one more than the last line's */
+		sess_seq_text_next(c->text, &c->textlen, sizeof(c->text));
 		c->seq = seq;
 	} else if (seq != c->seq) {
 		c->textlen = (size_t)snprintf(c->text, sizeof(c->text), "%lld", (long long)seq);

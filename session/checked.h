@@ -45,4 +45,10 @@ void sess_checked_learn(struct sess_checked *c, const char *line, size_t n, int 
  * be readable up to n + 1 bytes (its newline). */
 int sess_checked_match(struct sess_checked *c, const char *line, size_t n, int64_t seq);
 
+/* The writer's decimal text of a seq, one more, in place: len is its length, cap the room (a
+ * NUL follows it). */
+void sess_seq_text_next(char *text, size_t *len, size_t cap);
+/* A plain non-negative integer of at most 18 digits in s[0..n): 1 with *out, else 0. */
+int sess_plain_int(const char *s, size_t n, int64_t *out);
+
 #endif

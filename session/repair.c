@@ -561,40 +561,6 @@ scan_eq_short(const char *a, const char *b, size_t n)
 #endif
 }
 
-/* Steps the decimal expected seq by one. */
-static void
-scan_seq_next(struct scan_shapes *c)
-{
-	size_t i = c->seqlen;
-
-	while (i > 0 && c->seq[i - 1] == '9')
-		c->seq[--i] = '0';
-	if (i > 0) {
-		c->seq[i - 1]++;
-	} else if (c->seqlen + 1 < sizeof(c->seq)) {
-		memmove(c->seq + 1, c->seq, c->seqlen);
-		c->seq[0] = '1';
-		c->seqlen++;
-	}
-}
-
-/* A non-negative integer of at most 18 digits. */
-static int
-scan_span_int(const struct json_span *v, int64_t *out)
-{
-	int64_t x = 0;
-
-	if (v->n == 0 || v->n > 18)
-		return 0;
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->s[i] < '0' || v->s[i] > '9')
-			return 0;
-		x = x * 10 + (v->s[i] - '0');
-	}
-	*out = x;
-	return 1;
-}
-
 /* Returns the newline ending a line of a known shape at line, with its seq and type; or NULL. */
 static const char *
 scan_shaped(struct scan_shapes *c, const char *line, const char *limit, int64_t expected, int64_t *seq,
@@ -613,7 +579,7 @@ scan_shaped(struct scan_shapes *c, const char *line, const char *limit, int64_t 
 		 * expected seq is compared as text; any other seq is parsed (for the gap error). */
 		if (v[0].n == c->seqlen && scan_eq_short(v[0].s, c->seq, c->seqlen))
 			*seq = expected;
-		else if (!v[0].plain || !scan_span_int(&v[0], seq))
+		else if (!v[0].plain || !sess_plain_int(v[0].s, v[0].n, seq))
 			return NULL;
 		if (!v[1].plain)
 			return NULL;
@@ -777,7 +743,7 @@ sess_scan_lines(struct scan_run *run, const char *data, size_t len, int final, s
 			else if (type && tlen == 8 && memcmp(type, "turn/end", 8) == 0)
 				run->open_turn = -1;
 			run->seq++;
-			scan_seq_next(shapes);
+			sess_seq_text_next(shapes->seq, &shapes->seqlen, sizeof(shapes->seq));
 		}
 		pos = end + 1;
 		sc->valid_len = run->base + (off_t)pos;

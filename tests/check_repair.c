@@ -718,6 +718,69 @@ START_TEST(checked_shapes_take_lines_of_a_learnt_shape)
 }
 END_TEST
 
+/* A replay's cursor reads only the types asked for, passing over the other lines; a file changed
+ * under it (cut short, or a wanted line overwritten) ends it with a logged error, never a wrong
+ * or half-read event. */
+START_TEST(cursor_reads_only_the_types_asked_and_ends_where_the_file_lies)
+{
+	static const char *const only[] = { "tool/call", "tool/result", NULL };
+	char dir[64], state[128], path[256];
+	struct sess_env env;
+	struct sess_store store;
+	struct sess_cursor *c;
+	struct err e;
+	json_t *ev;
+	char *said;
+	int n;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, state, SESS_SYNC_NONE, 1, NULL, &e), 0);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, ID);
+	test_write_file(path, open_turn, strlen(open_turn));
+	sess_store_init(&store, &env);
+	struct sess *s = sess_store_load(&store, ID, &e);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->nev, 11);		/* 7 read, then the 4 closers the load appended */
+	/* Of the first 7: the tool/call, tool/result and tool/call at 4, 5 and 6. */
+	c = sess_cursor_new_only(s, 0, 7, only);
+	int64_t want[] = { 4, 5, 6 };
+	for (n = 0; (ev = sess_cursor_next(c)) != NULL; n++) {
+		ck_assert_int_lt(n, 3);
+		ck_assert_int_eq(json_integer_value(json_object_get(ev, "seq")), want[n]);
+		json_decref(ev);
+	}
+	ck_assert_int_eq(n, 3);
+	sess_cursor_free(c);
+	/* Cut inside the lines it passes over: it ends there, saying why. */
+	c = sess_cursor_new_only(s, 0, 7, only);
+	ck_assert_int_eq(truncate(path, (off_t)(strstr(open_turn, "\"seq\":2,") - open_turn) + 5), 0);
+	test_log_capture_start();
+	ck_assert_ptr_null(sess_cursor_next(c));
+	said = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(said, "no longer in the file as it was written"));
+	free(said);
+	sess_cursor_free(c);
+	/* A wanted line overwritten with another seq: not returned. */
+	char *bad = xstrdup(open_turn);
+	char *at = strstr(bad, "\"seq\":4,");
+	at[6] = '9';
+	test_write_file(path, bad, strlen(bad));
+	c = sess_cursor_new_only(s, 0, 7, only);
+	test_log_capture_start();
+	ck_assert_ptr_null(sess_cursor_next(c));
+	said = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(said, "event 4 is no longer in the file as it was written"));
+	free(said);
+	sess_cursor_free(c);
+	free(bad);
+	sess_store_free(&store);
+	sess_env_free(&env);
+	test_rmtree(dir);
+}
+END_TEST
+
 Suite *
 repair_suite(void)
 {
@@ -737,6 +800,7 @@ repair_suite(void)
 	tcase_add_test(tc, json_shape_match_implies_the_validator);
 	tcase_add_test(tc, streamed_inspect_refuses_what_the_full_check_refuses_after_lines_of_its_shape);
 	tcase_add_test(tc, checked_shapes_take_lines_of_a_learnt_shape);
+	tcase_add_test(tc, cursor_reads_only_the_types_asked_and_ends_where_the_file_lies);
 	suite_add_tcase(s, tc);
 	return s;
 }
