@@ -18,6 +18,7 @@ const drivers = [
   ["sdk-new", "sdk-new.mjs"],
   ["provider-ids", "provider-ids.mjs"],
   ["workspace", "workspace.mjs"],
+  ["big-load", "big-load.mjs"],
 ];
 const failures = [];
 const summaries = [];
