@@ -40,6 +40,8 @@ json_t *acp_update_msg(const char *sid, json_t *update);
  * the replay sends each update inside them, without building the envelope (update stolen). */
 void acp_update_prefix(struct buf *b, const char *sid);
 void acp_send_update_in(struct acp_server *srv, const struct buf *prefix, const char *sid, json_t *update);
+/* The same for an update that is already bytes (jenc's: s[0..n), borrowed). */
+void acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, const char *sid, const char *s, size_t n);
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */
 void acp_hold(struct acp_session *as, json_t *msg);
 /* Sends (or holds, during its replay) an update of session sid; steals update. */
@@ -87,6 +89,12 @@ json_t *acp_m_session_close(struct acp_server *srv, struct acp_msg *m);
 /* Below this a stored session is read on the loop (a few milliseconds); --deterministic reads every
  * one there, so a scenario's output does not depend on a thread's timing. */
 #define ACP_LOAD_OFFLOAD_MIN ((off_t)512 * 1024)
+/* The pipe buffer asked for on stdout: a replay streams megabytes, and the default 64 KiB wakes
+ * the client and us every 64 KiB (1 MiB is what Linux lets any user have). */
+#define ACP_PIPE_ROOM (1 << 20)
+/* How far step 2 of a load (the conversation's rebuild) gives way to the loop thread: nice 10
+ * weighs about a tenth of the loop's when both want a core. */
+#define ACP_FOLD_NICE 10
 
 /* Reads ld on a worker for the request m (load when replay, else resume); the answer comes when
  * the session is live. Takes ld. The conversation is rebuilt on the worker after that, while the

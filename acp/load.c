@@ -194,7 +194,9 @@ acp_load_done(void *arg)
 		return;
 	}
 	acp_load_link(l);	/* lines about the session find it again */
-	l->job = offload_start(srv->loop, &srv->runq, acp_load_fold, acp_load_folded, l);
+	/* The replay is what the client waits for: the rebuild gives way to it (and to the client
+	 * reading it) where they share the cores. */
+	l->job = offload_start_behind(srv->loop, &srv->runq, acp_load_fold, acp_load_folded, l, ACP_FOLD_NICE);
 	xmalloc_trim();		/* the read's transient trees lived in the worker's arena */
 }
 

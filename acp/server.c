@@ -81,6 +81,18 @@ acp_send_update_in(struct acp_server *srv, const struct buf *prefix, const char 
 	json_decref(update);
 }
 
+void
+acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, const char *sid, const char *s, size_t n)
+{
+	if (srv->rec) {
+		json_t *u = json_loadb(s, n, 0, NULL);
+		if (u)
+			acp_send(srv, acp_update_msg(sid, u));
+		return;
+	}
+	wq_push_bytes(&srv->wq, prefix->data, prefix->len, s, n, "}}", 2);
+}
+
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */
 void
 acp_hold(struct acp_session *as, json_t *msg)
@@ -636,6 +648,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->client.self = srv;
 	srv->rt.client = &srv->client;
 	wq_init(&srv->wq, loop, proto_fd);
+	wq_pipe_room(&srv->wq, ACP_PIPE_ROOM);
 	srv->wq.on_high = acp_on_high;
 	srv->wq.on_low = acp_on_low;
 	srv->wq.on_error = acp_on_write_error;

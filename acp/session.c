@@ -313,8 +313,9 @@ acp_replay_slice(struct acp_replay_task *t)
 {
 	struct acp_server *srv = t->srv;
 	unsigned long long start = srv->wq.total;
-	json_t *one = json_array();
-	size_t n = 0;
+	json_t *u;
+	const char *bytes;
+	size_t n = 0, len;
 	/* Each event is read back and parsed here: a slice also ends after ACP_REPLAY_SLICE_S, so
 	 * other sessions wait at most that long (not under --deterministic: its output must not
 	 * depend on timing). */
@@ -324,14 +325,15 @@ acp_replay_slice(struct acp_replay_task *t)
 	wq_cork(&srv->wq);
 	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
 	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
-	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD) && acp_replay_next(&t->cur, 1, one) == 1) {
-		acp_send_update_in(srv, &t->prefix, t->as->id, json_incref(json_array_get(one, 0)));
-		json_array_clear(one);
+	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD) && acp_replay_next_any(&t->cur, &u, &bytes, &len)) {
+		if (u)
+			acp_send_update_in(srv, &t->prefix, t->as->id, u);
+		else
+			acp_send_update_bytes(srv, &t->prefix, t->as->id, bytes, len);
 		n++;
 		if (!srv->opts.deterministic && n % 16 == 0 && ev_time() > until)
 			break;
 	}
-	json_decref(one);
 	wq_uncork(&srv->wq);	/* a write error here stops the replay too (t->as goes NULL) */
 	return t->as ? acp_replay_done(&t->cur) : 0;
 }
@@ -458,10 +460,10 @@ acp_replays_stop(struct acp_server *srv, struct acp_session *as)
 	}
 }
 
-static json_t *
-acp_replay_pull(void *arg)
+static const char *
+acp_replay_pull(void *arg, size_t *len, json_t **ev)
 {
-	return sess_cursor_next(arg);
+	return sess_cursor_next_line(arg, len, ev, 1);
 }
 
 /* Starts the replay of a live session that answers the session/load request id (borrowed). */

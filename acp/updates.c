@@ -5,8 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jenc.h"
+#include "base/jsonraw.h"
+#include "base/log.h"
 #include "base/utf8.h"
 #include "base/xjson.h"
+#include "session/event.h"
 #include "session/id.h"
 #include "base/xmalloc.h"
 
@@ -190,15 +194,14 @@ const char *const acp_replay_types[] = { "user/message", "assistant/message", "t
 void
 acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, void *arg, const struct toolbox *tb)
 {
+	memset(r, 0, sizeof(*r));
 	r->pull = pull;
 	r->arg = arg;
 	r->tb = tb;
-	r->ev = NULL;
-	r->done = 0;
-	r->blk = 0;
 	r->calls = json_object();
 	r->titles = json_object();
-	r->compaction = 0;
+	buf_init(&r->out);
+	buf_init(&r->tmp);
 }
 
 json_t *
@@ -220,25 +223,6 @@ acp_update_usage(long long used, long long size)
 {
 	return xjson_pack("{s:s, s:I, s:I}", "sessionUpdate", "usage_update", "used", (json_int_t)used,
 	    "size", (json_int_t)size);
-}
-
-/* The event being replayed (borrowed), pulled when needed; NULL once the events are done. */
-static const json_t *
-acp_replay_current(struct acp_replay *r)
-{
-	if (r->ev == NULL && !r->done) {
-		r->ev = r->pull(r->arg);
-		r->blk = 0;
-		if (r->ev == NULL)
-			r->done = 1;
-	}
-	return r->ev;
-}
-
-int
-acp_replay_done(struct acp_replay *r)
-{
-	return acp_replay_current(r) == NULL;
 }
 
 /* The update for one block of a replayed user message (NULL when it cannot be made). */
@@ -286,60 +270,386 @@ acp_replay_tool_result(struct acp_replay *r, const json_t *data)
 }
 
 /*
- * The next update, or NULL once the events are done. r->blk walks the content blocks of the
- * current event, so a message with many blocks is cut between blocks like any other.
+ * The next update of the event r->ev, or NULL once it has shown all it shows (r->ev is then let
+ * go). r->blk walks its content blocks, so a message with many blocks is cut between blocks like
+ * any other.
  */
 static json_t *
-acp_replay_step(struct acp_replay *r)
+acp_replay_step_tree(struct acp_replay *r)
 {
-	const json_t *ev;
+	const json_t *ev = r->ev;
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const json_t *data = json_object_get(ev, "data");
+	const json_t *content = json_object_get(data, "content");
+	json_t *u = NULL;
 
-	while ((ev = acp_replay_current(r)) != NULL) {
-		const char *type = json_string_value(json_object_get(ev, "type"));
-		const json_t *data = json_object_get(ev, "data");
-		const json_t *content = json_object_get(data, "content");
-		json_t *u = NULL;
-
-		if (strcmp(type, "user/message") == 0) {
-			const char *kind = json_string_value(json_object_get(json_object_get(data, "source"),
-			    "kind"));
-			/* Injected messages (notices, relays) were never shown: not replayed. */
-			if (kind && strcmp(kind, "user") == 0 && r->blk < json_array_size(content)) {
-				u = acp_replay_user_block(data, json_array_get(content, r->blk++));
-				if (u)
-					return u;
-				continue;	/* a block it cannot show: the next one */
-			}
-		} else if (strcmp(type, "assistant/message") == 0) {
-			while (u == NULL && r->blk < json_array_size(content))
-				u = acp_replay_assistant_block(r, data, json_array_get(content, r->blk++));
-			if (u)
-				return u;
-		} else if (strcmp(type, "tool/call") == 0 && json_object_get(data, "title")) {
-			json_object_set(r->titles, json_string_value(json_object_get(data, "callId")),
-			    json_object_get(data, "title"));
-		} else if (strcmp(type, "tool/result") == 0 && r->blk == 0) {
-			r->blk = 1;
-			return acp_replay_tool_result(r, data);
-		} else if (strcmp(type, "context/compacted") == 0 && r->compaction && r->blk == 0) {
-			/* In place, as one completed update (SPEC §20.1). */
-			r->blk = 1;
-			return acp_update_compaction(json_string_value(json_object_get(data, "id")), "completed",
-			    json_string_value(json_object_get(data, "summary")), NULL);
-		}
-		json_decref(r->ev);
-		r->ev = NULL;
+	if (strcmp(type, "user/message") == 0) {
+		const char *kind = json_string_value(json_object_get(json_object_get(data, "source"), "kind"));
+		/* Injected messages (notices, relays) were never shown: not replayed. */
+		if (kind && strcmp(kind, "user") == 0 && r->blk < json_array_size(content))
+			return acp_replay_user_block(data, json_array_get(content, r->blk++));
+	} else if (strcmp(type, "assistant/message") == 0) {
+		while (u == NULL && r->blk < json_array_size(content))
+			u = acp_replay_assistant_block(r, data, json_array_get(content, r->blk++));
+		if (u)
+			return u;
+	} else if (strcmp(type, "tool/call") == 0 && json_object_get(data, "title")) {
+		json_object_set(r->titles, json_string_value(json_object_get(data, "callId")),
+		    json_object_get(data, "title"));
+	} else if (strcmp(type, "tool/result") == 0 && r->blk == 0) {
+		r->blk = 1;
+		return acp_replay_tool_result(r, data);
+	} else if (strcmp(type, "context/compacted") == 0 && r->compaction && r->blk == 0) {
+		/* In place, as one completed update (SPEC §20.1). */
+		r->blk = 1;
+		return acp_update_compaction(json_string_value(json_object_get(data, "id")), "completed",
+		    json_string_value(json_object_get(data, "summary")), NULL);
 	}
+	json_decref(r->ev);
+	r->ev = NULL;
 	return NULL;
+}
+
+/*
+ * The same mapping from an event's line, without its tree (issue 15: a session/load replays
+ * hundreds of MB). Each update is written as the bytes jenc writes for the tree the functions
+ * above build, and check_updates holds the two equal on every scenario log. A line these cannot
+ * be sure of (an unusual shape, an escaped key or name, a real, \u0000) is said no to before
+ * anything changes, and goes the tree's way.
+ */
+#define ACP_RAW_MEMBERS 32
+
+/* Ends one update in r->out. */
+static void
+acp_raw_end(struct acp_replay *r)
+{
+	if (r->nends == r->cap_ends) {
+		r->cap_ends = r->cap_ends ? r->cap_ends * 2 : 16;
+		r->ends = xrealloc(r->ends, r->cap_ends * sizeof(*r->ends));
+	}
+	r->ends[r->nends++] = r->out.len;
+}
+
+/* A string's value as a C string in r->tmp (from off): its start, or NULL when it is not a
+ * string or holds \u0000. */
+static const char *
+acp_raw_cstr(struct acp_replay *r, const struct json_span *v, size_t *off)
+{
+	*off = r->tmp.len;
+	if (v == NULL || json_raw_decode(v, &r->tmp) < 0)
+		return NULL;
+	buf_append(&r->tmp, "", 1);
+	return r->tmp.data + *off;
+}
+
+/* 1 when v is the string lit, 0 when it is another string without escapes or (absent_ok) no
+ * value at all, -1 when unsure. */
+static int
+acp_raw_eq(const struct json_span *v, const char *lit, int absent_ok)
+{
+	const char *s;
+	size_t n;
+
+	if (v == NULL)
+		return absent_ok ? 0 : -1;
+	if (!json_raw_plain(v, &s, &n))
+		return -1;
+	return n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
+
+static int
+acp_raw_user(struct acp_replay *r, const struct json_member *d, int nd)
+{
+	const struct json_span *content = json_raw_get(d, nd, "content"), *id = json_raw_get(d, nd, "id");
+	const struct json_span *src = json_raw_get(d, nd, "source");
+	struct json_span kind, blk;
+	struct json_raw_iter it;
+	int k;
+
+	if (src == NULL)
+		return 0;	/* no source: not the user's */
+	if ((k = json_raw_lookup(src, "kind", &kind)) < 0)
+		return -1;
+	if (k == 0 || (k = acp_raw_eq(&kind, "user", 0)) == 0)
+		return 0;	/* injected (a notice, a relay): never shown */
+	if (k < 0 || content == NULL || id == NULL || json_raw_items_begin(&it, content) < 0)
+		return -1;
+	while ((k = json_raw_item(&it, &blk)) == 1) {
+		buf_puts(&r->out, "{\"sessionUpdate\":\"user_message_chunk\",\"content\":");
+		if (json_raw_copy(&r->out, &blk) < 0)
+			return -1;
+		buf_puts(&r->out, ",\"messageId\":");
+		if (json_raw_copy(&r->out, id) < 0)
+			return -1;
+		buf_puts(&r->out, "}");
+		acp_raw_end(r);
+	}
+	return k;
+}
+
+static int
+acp_raw_assistant(struct acp_replay *r, const struct json_member *d, int nd, json_t *calls)
+{
+	const struct json_span *content = json_raw_get(d, nd, "content"), *id = json_raw_get(d, nd, "id");
+	struct json_member b[ACP_RAW_MEMBERS];
+	struct json_span blk;
+	struct json_raw_iter it;
+	int k, nb;
+
+	if (content == NULL)
+		return 0;
+	if (json_raw_items_begin(&it, content) < 0)
+		return -1;
+	while ((k = json_raw_item(&it, &blk)) == 1) {
+		const struct json_span *type, *text;
+		int reasoning;
+		if ((nb = json_raw_members(&blk, b, ACP_RAW_MEMBERS)) < 0 || (type = json_raw_get(b, nb, "type")) == NULL)
+			return -1;
+		if ((reasoning = acp_raw_eq(type, "reasoning", 0)) < 0)
+			return -1;
+		if (reasoning || acp_raw_eq(type, "text", 0) == 1) {
+			if ((text = json_raw_get(b, nb, "text")) == NULL || text->s[0] != '"' || id == NULL ||
+			    id->s[0] != '"')
+				return -1;
+			buf_puts(&r->out, reasoning ? "{\"sessionUpdate\":\"agent_thought_chunk\"" :
+			    "{\"sessionUpdate\":\"agent_message_chunk\"");
+			buf_puts(&r->out, ",\"content\":{\"type\":\"text\",\"text\":");
+			if (json_raw_copy(&r->out, text) < 0)
+				return -1;
+			buf_puts(&r->out, "},\"messageId\":");
+			if (json_raw_copy(&r->out, id) < 0)
+				return -1;
+			buf_puts(&r->out, "}");
+			acp_raw_end(r);
+		} else if (acp_raw_eq(type, "tool-call", 0) == 1) {
+			/* what acp_replay_tool_result reads of it: the arguments, when they are a string */
+			const struct json_span *args = json_raw_get(b, nb, "arguments");
+			size_t coff, aoff;
+			const char *cid = acp_raw_cstr(r, json_raw_get(b, nb, "callId"), &coff);
+			json_t *note = json_object();
+			if (cid == NULL) {
+				json_decref(note);
+				return -1;
+			}
+			if (args && args->s[0] == '"') {
+				if (acp_raw_cstr(r, args, &aoff) == NULL) {
+					json_decref(note);
+					return -1;
+				}
+				json_object_set_new(note, "arguments", json_stringn_nocheck(r->tmp.data + aoff,
+				    r->tmp.len - 1 - aoff));
+			}
+			json_object_set_new(calls, r->tmp.data + coff, note);
+			r->tmp.len = 0;
+		}
+	}
+	return k;
+}
+
+static int
+acp_raw_result(struct acp_replay *r, const struct json_member *d, int nd)
+{
+	const struct json_span *turn = json_raw_get(d, nd, "turn"), *step = json_raw_get(d, nd, "step");
+	const struct json_span *out = json_raw_get(d, nd, "output"), *error = json_raw_get(d, nd, "error");
+	const struct json_span *content = json_raw_get(d, nd, "content"), *agent = json_raw_get(d, nd, "agentId");
+	const struct json_span *iserr = json_raw_get(d, nd, "isError");
+	long long tn = 0, sn = 0;
+	size_t noff, coff, aoff;
+	const char *name = acp_raw_cstr(r, json_raw_get(d, nd, "name"), &noff);
+	const char *cid = acp_raw_cstr(r, json_raw_get(d, nd, "callId"), &coff);
+	int is_error = iserr && iserr->n == 4 && memcmp(iserr->s, "true", 4) == 0, k;
+	struct json_span diff, first, text;
+	struct json_raw_iter it;
+	json_t *input, *logged;
+	char *tcid, *title;
+
+	if (name == NULL || cid == NULL || (turn && !json_raw_int(turn, &tn)) || (step && !json_raw_int(step, &sn)))
+		return -1;
+	name = r->tmp.data + noff;	/* r->tmp may have moved */
+	cid = r->tmp.data + coff;
+	input = acp_raw_input(json_string_value(json_object_get(json_object_get(r->calls, cid), "arguments")));
+	logged = json_object_get(r->titles, cid);
+	title = acp_tool_title(r->tb, name, json_is_object(input) ? input : NULL);
+	tcid = acp_tool_call_id(tn, sn, cid);
+	buf_puts(&r->out, "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":");
+	k = jenc_string(&r->out, tcid, strlen(tcid));
+	buf_puts(&r->out, ",\"title\":");
+	/* a title that is not UTF-8 is left out of the tree's update, and a logged one then goes last */
+	k |= utf8_valid(title, strlen(title)) ? 0 : -1;
+	k |= json_is_string(logged) ? jenc_append(&r->out, logged) : jenc_string(&r->out, title, strlen(title));
+	free(tcid);
+	free(title);
+	buf_puts(&r->out, ",\"kind\":");
+	jenc_string(&r->out, acp_tool_kind(r->tb, name), strlen(acp_tool_kind(r->tb, name)));
+	buf_puts(&r->out, is_error ? ",\"status\":\"failed\",\"rawInput\":" : ",\"status\":\"completed\",\"rawInput\":");
+	k |= jenc_append(&r->out, input);
+	json_decref(input);
+	if (k < 0)
+		return -1;
+	/* content: write and edit end on their diff; the others on their text (read: 4 KiB of it) */
+	buf_puts(&r->out, ",\"content\":[");
+	if (!is_error && out && out->s[0] == '{' && (k = json_raw_lookup(out, "diff", &diff)) != 0) {
+		if (k < 0)
+			return -1;
+		if (diff.s[0] == '{') {
+			if (json_raw_copy(&r->out, &diff) < 0)
+				return -1;
+			goto content_done;
+		}
+	}
+	if (content == NULL || json_raw_items_begin(&it, content) < 0 || json_raw_item(&it, &first) != 1 ||
+	    json_raw_lookup(&first, "text", &text) != 1 || text.s[0] != '"')
+		return -1;
+	buf_puts(&r->out, "{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":");
+	if (strcmp(name, "read") == 0 && text.n - 2 > ACP_READ_SHOWN) {
+		const char *t = acp_raw_cstr(r, &text, &aoff);
+		size_t len = r->tmp.len - 1 - aoff;
+		if (t == NULL)
+			return -1;
+		if (len > ACP_READ_SHOWN)
+			len = utf8_boundary(t, len, ACP_READ_SHOWN);
+		jenc_string(&r->out, t, len);
+		name = r->tmp.data + noff;
+		cid = r->tmp.data + coff;
+	} else if (json_raw_copy(&r->out, &text) < 0) {
+		return -1;
+	}
+	buf_puts(&r->out, "}}");
+content_done:
+	buf_puts(&r->out, "]");
+	/* rawOutput: as it was logged; list_agents' listing inside {"agents": [...]} (SPEC §20) */
+	if (out && out->s[0] == '[' && strcmp(name, "list_agents") == 0) {
+		buf_puts(&r->out, ",\"rawOutput\":{\"agents\":");
+		if (json_raw_copy(&r->out, out) < 0)
+			return -1;
+		buf_puts(&r->out, "}");
+	} else if (out) {
+		buf_puts(&r->out, ",\"rawOutput\":");
+		if (json_raw_copy(&r->out, out) < 0)
+			return -1;
+	} else if (is_error && error) {
+		buf_puts(&r->out, ",\"rawOutput\":{\"error\":");
+		if (json_raw_copy(&r->out, error) < 0)
+			return -1;
+		buf_puts(&r->out, "}");
+	}
+	if (agent && agent->s[0] == '"') {
+		const char *aid = acp_raw_cstr(r, agent, &aoff);
+		if (aid == NULL)
+			return -1;
+		if (sess_id_valid(aid)) {
+			buf_puts(&r->out, ",\"_meta\":{\"acpAgent\":{\"agentId\":");
+			jenc_string(&r->out, aid, strlen(aid));
+			buf_puts(&r->out, "}}");
+		}
+		cid = r->tmp.data + coff;
+	}
+	buf_puts(&r->out, "}");
+	acp_raw_end(r);
+	/* a result ends its call: what the replay holds stays small */
+	json_object_del(r->calls, cid);
+	json_object_del(r->titles, cid);
+	return 0;
+}
+
+/* Renders every update of the event whose line is s[0..n) into r->out; -1 when the tree must
+ * (r->calls and r->titles are then as they were). */
+static int
+acp_replay_render(struct acp_replay *r, const char *s, size_t n)
+{
+	struct json_member top[ACP_RAW_MEMBERS], d[ACP_RAW_MEMBERS];
+	struct json_span line = { s, n, 0 };
+	const struct json_span *type, *data;
+	json_t *calls;
+	int nt, nd, k;
+
+	r->out.len = r->tmp.len = 0;
+	r->nends = r->next = 0;
+	/* The walk over the line's members checks the whole of it, as the tree's parse would. */
+	if ((nt = json_raw_members(&line, top, ACP_RAW_MEMBERS)) < 0 || (type = json_raw_get(top, nt, "type")) == NULL ||
+	    (data = json_raw_get(top, nt, "data")) == NULL || (nd = json_raw_members(data, d, ACP_RAW_MEMBERS)) < 0)
+		return -1;
+	if (acp_raw_eq(type, "user/message", 0) == 1)
+		k = acp_raw_user(r, d, nd);
+	else if (acp_raw_eq(type, "tool/result", 0) == 1)
+		k = acp_raw_result(r, d, nd);
+	else if (acp_raw_eq(type, "tool/call", 0) == 1)
+		k = json_raw_get(d, nd, "title") ? -1 : 0;	/* a logged title: the tree notes it */
+	else if (acp_raw_eq(type, "assistant/message", 0) == 1) {
+		calls = json_object();
+		if ((k = acp_raw_assistant(r, d, nd, calls)) == 0)
+			json_object_update(r->calls, calls);
+		json_decref(calls);
+	} else
+		k = -1;		/* a compaction, or a type this does not know: the tree's */
+	if (k < 0)
+		r->nends = r->next = 0;
+	return k;
+}
+
+/* Makes sure the current event has something left to show, pulling events as needed; 0 once
+ * they are done. */
+static int
+acp_replay_fill(struct acp_replay *r)
+{
+	const char *line;
+	size_t len;
+	json_t *ev;
+
+	while (r->ev == NULL && r->next == r->nends && !r->done) {
+		r->blk = 0;
+		r->nends = r->next = 0;
+		line = r->pull(r->arg, &len, &ev);
+		if (line) {
+			if (acp_replay_render(r, line, len) == 0)
+				continue;
+			if ((ev = sess_json_parse_line(line, len)) == NULL) {
+				log_error("acp: replay: a line of the log no longer parses; the replay ends there");
+				r->done = 1;
+				break;
+			}
+		} else if (ev == NULL) {
+			r->done = 1;
+			break;
+		}
+		r->ev = ev;
+	}
+	return r->ev != NULL || r->next < r->nends;
+}
+
+int
+acp_replay_next_any(struct acp_replay *r, json_t **tree, const char **s, size_t *n)
+{
+	*tree = NULL;
+	while (acp_replay_fill(r)) {
+		if (r->next < r->nends) {
+			size_t a = r->next ? r->ends[r->next - 1] : 0;
+			*s = r->out.data + a;
+			*n = r->ends[r->next++] - a;
+			return 1;
+		}
+		if ((*tree = acp_replay_step_tree(r)) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+int
+acp_replay_done(struct acp_replay *r)
+{
+	return !acp_replay_fill(r);
 }
 
 size_t
 acp_replay_next(struct acp_replay *r, size_t max, json_t *out)
 {
-	size_t n = 0;
+	size_t n = 0, len;
+	const char *s;
 	json_t *u;
 
-	while (n < max && (u = acp_replay_step(r)) != NULL) {
+	while (n < max && acp_replay_next_any(r, &u, &s, &len)) {
+		if (u == NULL && (u = json_loadb(s, len, 0, NULL)) == NULL)
+			continue;	/* cannot be: the bytes are jenc's */
 		json_array_append_new(out, u);
 		n++;
 	}
@@ -353,17 +663,23 @@ acp_replay_free(struct acp_replay *r)
 	json_decref(r->calls);
 	json_decref(r->titles);
 	r->ev = r->calls = r->titles = NULL;
+	buf_free(&r->out);
+	buf_free(&r->tmp);
+	free(r->ends);
+	r->ends = NULL;
+	r->nends = r->next = r->cap_ends = 0;
 }
 
-json_t *
-acp_replay_array_pull(void *arg)
+const char *
+acp_replay_array_pull(void *arg, size_t *len, json_t **ev)
 {
 	struct acp_replay_array *a = arg;
-	json_t *ev = a->next < a->end ? json_array_get(a->events, a->next) : NULL;
 
-	if (ev)
+	*len = 0;
+	*ev = a->next < a->end ? json_incref(json_array_get(a->events, a->next)) : NULL;
+	if (*ev)
 		a->next++;
-	return json_incref(ev);
+	return NULL;
 }
 
 json_t *

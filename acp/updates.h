@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "agent/toolbox.h"
+#include "base/buf.h"
 
 /* A text or reasoning delta; returns new ref. */
 json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len);
@@ -26,20 +27,28 @@ json_t *acp_update_live(const json_t *ev, const struct toolbox *tb);
  * The replay as a cursor, so a long log is sent in slices (session/load): it walks the events pull
  * gives (a session's file, read back as it goes: the events that were there when it was made;
  * later ones are live updates) and keeps the tool calls whose results it has not seen yet.
+ * An event may come as its line in the log: its updates are then written from the line's bytes
+ * (the same bytes jenc writes for the trees this file builds), without a tree.
  * tb: borrowed, and must outlive the cursor.
  */
-typedef json_t *acp_replay_pull_fn(void *arg);	/* the next event (new ref), or NULL at the end */
+/* The next event: its line (returned, valid until the next pull, *len its length; *ev NULL), or
+ * NULL with the event in *ev (new ref), or NULL with *ev NULL at the end. */
+typedef const char *acp_replay_pull_fn(void *arg, size_t *len, json_t **ev);
 
 struct acp_replay {
 	acp_replay_pull_fn *pull;
 	void *arg;
 	const struct toolbox *tb;
-	json_t *ev;		/* the event being replayed: owned (NULL before the first and at the end) */
+	json_t *ev;		/* the event being replayed as a tree: owned (NULL when none) */
 	int done;
 	size_t blk;		/* its next content block */
-	json_t *calls;		/* callId -> the tool-call block: owned */
+	json_t *calls;		/* callId -> the tool-call block (at least its arguments): owned */
 	json_t *titles;		/* callId -> the title its tool/call logged (MCP tools): owned */
 	int compaction;		/* the client takes compaction_update: each compaction replays */
+	struct buf out;		/* the updates of the event being replayed from its line */
+	size_t *ends;		/* update i is out.data[ends[i - 1], ends[i]) */
+	size_t nends, next, cap_ends;
+	struct buf tmp;		/* strings decoded from the line */
 };
 
 /* The event types a replay reads (the others show nothing): NULL-terminated. */
@@ -51,11 +60,14 @@ struct acp_replay_array {
 	const json_t *events;
 	size_t next, end;
 };
-json_t *acp_replay_array_pull(void *arg);	/* arg: struct acp_replay_array * */
+const char *acp_replay_array_pull(void *arg, size_t *len, json_t **ev);	/* arg: struct acp_replay_array * */
 /* A compaction_update {compactionId, status}, with the summary or error when given; new ref. */
 json_t *acp_update_compaction(const char *id, const char *status, const char *summary, const char *error);
 /* The usage_update of SPEC §19; new ref. */
 json_t *acp_update_usage(long long used, long long size);
+/* The next update: 1 with it in *tree (new ref), or with *tree NULL as its bytes in *s, *n
+ * (valid until the next call on r); 0 once done. */
+int acp_replay_next_any(struct acp_replay *r, json_t **tree, const char **s, size_t *n);
 /* Appends at most max updates (new refs) to out; returns how many; 0 once done. */
 size_t acp_replay_next(struct acp_replay *r, size_t max, json_t *out);
 int acp_replay_done(struct acp_replay *r);	/* pulls the next event when needed */

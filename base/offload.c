@@ -1,8 +1,12 @@
 /* One thread per job, joined on the loop; the result comes back through an ev_async. */
 #include "base/offload.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -16,6 +20,7 @@ struct offload {
 	void (*fn)(void *arg, const atomic_int *cancel);
 	void (*done)(void *arg);
 	void *arg;
+	int nice;			/* added to the thread's nice value (0: as the loop's) */
 };
 
 static void *
@@ -23,6 +28,14 @@ offload_main(void *p)
 {
 	struct offload *o = p;
 
+	/* Linux: the nice value is the thread's own (the tid names it); an error leaves it as it was. */
+	if (o->nice > 0) {
+		id_t tid = (id_t)syscall(SYS_gettid);
+		errno = 0;
+		int now = getpriority(PRIO_PROCESS, tid);
+		if (errno == 0)
+			(void)setpriority(PRIO_PROCESS, tid, now + o->nice);
+	}
 	o->fn(o->arg, &o->cancel);
 	ev_async_send(o->loop, &o->async);
 	return NULL;
@@ -62,9 +75,17 @@ struct offload *
 offload_start(struct ev_loop *loop, struct runq *q, void (*fn)(void *arg, const atomic_int *cancel),
     void (*done)(void *arg), void *arg)
 {
+	return offload_start_behind(loop, q, fn, done, arg, 0);
+}
+
+struct offload *
+offload_start_behind(struct ev_loop *loop, struct runq *q, void (*fn)(void *arg, const atomic_int *cancel),
+    void (*done)(void *arg), void *arg, int nice)
+{
 	struct offload *o = xcalloc(1, sizeof(*o));
 
 	o->loop = loop;
+	o->nice = nice;
 	o->fn = fn;
 	o->done = done;
 	o->arg = arg;

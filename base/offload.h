@@ -18,6 +18,10 @@ struct offload;
 /* Starts fn(arg, cancel); returns the job (owned by the offload until done runs or cancel). */
 struct offload *offload_start(struct ev_loop *loop, struct runq *q, void (*fn)(void *arg, const atomic_int *cancel),
     void (*done)(void *arg), void *arg);
+/* The same for work that should give way to the loop and the client while both are busy: its
+ * thread runs nice more (what waits for it waits longer on a loaded machine, never forever). */
+struct offload *offload_start_behind(struct ev_loop *loop, struct runq *q,
+    void (*fn)(void *arg, const atomic_int *cancel), void (*done)(void *arg), void *arg, int nice);
 /* Asks fn to stop, waits for its thread, frees the job; done never runs. */
 void offload_cancel(struct offload *o);
 

@@ -2,6 +2,7 @@
 #include "base/wq.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,19 @@ wq_init(struct wq *q, struct ev_loop *loop, int fd)
 	buf_init(&q->out);
 }
 
+void
+wq_pipe_room(struct wq *q, int bytes)
+{
+#ifdef F_SETPIPE_SZ
+	/* Not a pipe, or more than the system lets this user have: it stays as it is. */
+	if (fcntl(q->fd, F_GETPIPE_SZ) < bytes)
+		(void)fcntl(q->fd, F_SETPIPE_SZ, bytes);
+#else
+	(void)q;
+	(void)bytes;
+#endif
+}
+
 size_t
 wq_pending(const struct wq *q)
 {
@@ -103,21 +117,10 @@ wq_push(struct wq *q, const json_t *msg)
 	wq_push_in(q, NULL, 0, msg, NULL, 0);
 }
 
-void
-wq_push_in(struct wq *q, const char *pre, size_t prelen, const json_t *msg, const char *post, size_t postlen)
+/* The frame at out.data[start, len) is whole: it goes out (or waits, corked); the marks. */
+static void
+wq_queued(struct wq *q, size_t start)
 {
-	size_t start = q->out.len;
-
-	if (q->failed)
-		return;
-	buf_append(&q->out, pre, prelen);
-	if (jenc_append(&q->out, msg) < 0) {
-		q->out.len = start;	/* the envelope goes too */
-		q->out.data[start] = '\0';
-		log_error("acp: a message could not be encoded; dropped");
-		return;
-	}
-	buf_append(&q->out, post, postlen);
 	buf_append(&q->out, "\n", 1);
 	q->total += q->out.len - start;
 	if (q->trace)
@@ -135,6 +138,39 @@ wq_push_in(struct wq *q, const char *pre, size_t prelen, const json_t *msg, cons
 		if (q->on_high)
 			q->on_high(q->arg);
 	}
+}
+
+void
+wq_push_in(struct wq *q, const char *pre, size_t prelen, const json_t *msg, const char *post, size_t postlen)
+{
+	size_t start = q->out.len;
+
+	if (q->failed)
+		return;
+	buf_append(&q->out, pre, prelen);
+	if (jenc_append(&q->out, msg) < 0) {
+		q->out.len = start;	/* the envelope goes too */
+		q->out.data[start] = '\0';
+		log_error("acp: a message could not be encoded; dropped");
+		return;
+	}
+	buf_append(&q->out, post, postlen);
+	wq_queued(q, start);
+}
+
+void
+wq_push_bytes(struct wq *q, const char *pre, size_t prelen, const char *body, size_t bodylen, const char *post,
+    size_t postlen)
+{
+	size_t start = q->out.len;
+
+	if (q->failed)
+		return;
+	buf_reserve(&q->out, prelen + bodylen + postlen + 1);
+	buf_append(&q->out, pre, prelen);
+	buf_append(&q->out, body, bodylen);
+	buf_append(&q->out, post, postlen);
+	wq_queued(q, start);
 }
 
 int

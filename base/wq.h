@@ -40,6 +40,9 @@ void wq_push(struct wq *q, const json_t *msg);
 /* The same inside an envelope the caller wrote as bytes: pre, msg's encoding, post, one line (a
  * message that could not be encoded is dropped whole). */
 void wq_push_in(struct wq *q, const char *pre, size_t prelen, const json_t *msg, const char *post, size_t postlen);
+/* The same with the message already encoded: body[0..bodylen) (borrowed). */
+void wq_push_bytes(struct wq *q, const char *pre, size_t prelen, const char *body, size_t bodylen, const char *post,
+    size_t postlen);
 /* A producer of many frames at once (a replay slice) corks the queue: they go out in a few big
  * writes at wq_uncork instead of one write each. The marks still count them. */
 void wq_cork(struct wq *q);
@@ -48,6 +51,9 @@ void wq_uncork(struct wq *q);
  * when they do, on_low is called once they have drained to mark / 2. */
 int wq_ahead(struct wq *q, size_t mark);
 size_t wq_pending(const struct wq *q);
+/* Asks for a pipe buffer of bytes when q's fd is a pipe with less (fewer wake-ups of both ends
+ * on a long stream); anything else is left as it is. */
+void wq_pipe_room(struct wq *q, int bytes);
 /* Whether a producer should wait for on_low before it queues more (above the high mark). */
 int wq_full(const struct wq *q);
 /* Writes what it can now, blocking at most until timeout_ms (shutdown only). */

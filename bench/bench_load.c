@@ -7,6 +7,7 @@
  * load is the baseline.
  *
  *   bench_load AGENT [RUNS]
+ *   bench_load --write FILE [COMPACT_BYTES]	(the log alone, to profile a load by hand)
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -284,8 +285,12 @@ main(int argc, char **argv)
 	double cat[16];
 	long bytes;
 
+	if (argc >= 3 && strcmp(argv[1], "--write") == 0) {	/* the log alone, for a profiler */
+		printf("%ld bytes\n", write_log(argv[2], argc > 3 ? atol(argv[3]) : 0));
+		return 0;
+	}
 	if (argc < 2 || runs < 1 || runs > 16) {
-		fprintf(stderr, "usage: bench_load AGENT [RUNS]\n");
+		fprintf(stderr, "usage: bench_load AGENT [RUNS]\n       bench_load --write FILE [COMPACT_BYTES]\n");
 		return 2;
 	}
 	if (mkdtemp(dir) == NULL)

@@ -133,6 +133,18 @@ struct sess_cursor *sess_cursor_open(const char *id, int fd, const off_t *offs, 
  * the file are all read): the other lines are passed over, not parsed. */
 struct sess_cursor *sess_cursor_new_only(struct sess *s, size_t from, size_t to, const char *const *types);
 json_t *sess_cursor_next(struct sess_cursor *c);	/* new ref, or NULL at the end (or on error) */
+/*
+ * The same, line by line for a reader that renders events from their text (a replay): when
+ * raw_ok and the event is one of the file's whose line starts as the writer writes it
+ * ({"seq":N, with N the event's), returns the line (valid until the next call on c; *len its
+ * length without the newline) and *ev NULL; else NULL with the event in *ev (new ref), NULL at
+ * the end. The line was checked when the session was loaded; one its reader cannot take goes
+ * through sess_cursor_tree.
+ */
+const char *sess_cursor_next_line(struct sess_cursor *c, size_t *len, json_t **ev, int raw_ok);
+/* The tree of a line sess_cursor_next_line returned (new ref); NULL when it no longer parses
+ * (logged, and the cursor ends, as sess_cursor_next ends on such a line). */
+json_t *sess_cursor_tree(struct sess_cursor *c, const char *line, size_t len);
 void sess_cursor_free(struct sess_cursor *c);
 /* Every event of s read back, in a new array: for tests and checks, never the serving path. */
 json_t *sess_read_all(struct sess *s);

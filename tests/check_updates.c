@@ -1,4 +1,5 @@
 /* The event -> session/update mapping (SPEC §3.4, §3.5). */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,8 @@
 #include "acp/internal.h"
 #include "acp/updates.h"
 #include "base/jenc.h"
+#include "session/event.h"
+#include "tools/toolsets.h"
 #include "tests/helpers.h"
 
 static json_t *
@@ -280,6 +283,212 @@ START_TEST(updates_prefix_frames_like_the_envelope)
 }
 END_TEST
 
+/* ---- the replay from lines: the same bytes as the trees' ---- */
+
+/* A source over lines (borrowed; not NUL-terminated for the reader: each is given with its length). */
+struct line_src {
+	char **lines;
+	size_t *lens;
+	size_t n, next;
+};
+
+static const char *
+line_pull(void *arg, size_t *len, json_t **ev)
+{
+	struct line_src *src = arg;
+
+	*ev = NULL;
+	if (src->next == src->n)
+		return NULL;
+	*len = src->lens[src->next];
+	return src->lines[src->next++];
+}
+
+/* Replays the lines both ways and holds the bytes equal; returns how many updates came from
+ * lines (not trees). */
+static size_t
+replay_both(char **lines, size_t *lens, size_t n, const struct toolbox *tb, int compaction, const char *what,
+    size_t *all)
+{
+	json_t *events = json_array(), *whole, *u;
+	struct line_src src = { lines, lens, n, 0 };
+	struct acp_replay r;
+	const char *bytes;
+	size_t len, i = 0, raw = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		json_t *e = json_loadb(lines[k], lens[k], JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+		ck_assert_msg(e != NULL, "%s: line %zu does not parse", what, k);
+		json_array_append_new(events, e);
+	}
+	{
+		struct acp_replay t;
+		struct acp_replay_array a = { events, 0, json_array_size(events) };
+		whole = json_array();
+		acp_replay_init(&t, acp_replay_array_pull, &a, tb);
+		t.compaction = compaction;
+		while (acp_replay_next(&t, SIZE_MAX, whole) > 0)
+			;
+		acp_replay_free(&t);
+	}
+	acp_replay_init(&r, line_pull, &src, tb);
+	r.compaction = compaction;
+	while (acp_replay_next_any(&r, &u, &bytes, &len)) {
+		char *want;
+		size_t wn;
+		ck_assert_msg(i < json_array_size(whole), "%s: more updates from lines than from trees", what);
+		want = jenc_dumps(json_array_get(whole, i), &wn);
+		if (u) {
+			char *got = jenc_dumps(u, NULL);
+			ck_assert_msg(strcmp(got, want) == 0, "%s: update %zu: %s\nwant %s", what, i, got, want);
+			free(got);
+			json_decref(u);
+		} else {
+			ck_assert_msg(len == wn && memcmp(bytes, want, wn) == 0, "%s: update %zu: %.*s\nwant %s", what, i,
+			    (int)len, bytes, want);
+			raw++;
+		}
+		free(want);
+		i++;
+	}
+	ck_assert_msg(i == json_array_size(whole), "%s: %zu updates from lines, %zu from trees", what, i,
+	    json_array_size(whole));
+	*all += i;
+	acp_replay_free(&r);
+	json_decref(whole);
+	json_decref(events);
+	return raw;
+}
+
+/* Lines as a writer might have written them, each shown both ways; most go from their bytes. */
+START_TEST(updates_replay_from_lines_equals_trees)
+{
+	static const char *const lines[] = {
+		"{\"seq\":0,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m1\",\"content\":[{\"type\":\"text\",\"text\":\"hi \\\"you\\\"\\n\\u001F\"},{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}],\"source\":{\"kind\":\"user\"}}}",
+		/* another writer's escapes and spaces: the bytes jenc writes, not these */
+		"{ \"seq\" : 1, \"time\":1, \"type\":\"user/message\", \"data\":{ \"id\":\"m2\", \"content\":[ {\"type\":\"text\", \"text\":\"caf\\u00e9 \\/ \\u001f \\ud83d\\ude00\"} ], \"source\":{\"kind\":\"user\"} } }",
+		"{\"seq\":2,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m3\",\"content\":[{\"type\":\"text\",\"text\":\"notice\"}],\"source\":{\"kind\":\"subagent-settled\"}}}",
+		"{\"seq\":3,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m4\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"source\":{\"kind\":\"us\\u0065r\"}}}",
+		"{\"seq\":4,\"time\":1,\"type\":\"assistant/message\",\"data\":{\"turn\":1,\"step\":1,\"id\":\"a1\",\"content\":[{\"type\":\"reasoning\",\"text\":\"think\"},{\"type\":\"text\",\"text\":\"say \\u00e9\"},{\"type\":\"tool-call\",\"callId\":\"c\\u0031\",\"name\":\"read\",\"arguments\":\"{\\\"path\\\": \\\"a.txt\\\"}\"},{\"type\":\"tool-call\",\"callId\":\"c2\",\"name\":\"edit\",\"arguments\":\"{\\\"path\\\":\\\"b\\\"}\"},{\"type\":\"tool-call\",\"callId\":\"c3\",\"name\":\"list_agents\",\"arguments\":\"not json\"},{\"type\":\"tool-call\",\"callId\":\"c4\",\"name\":\"mcp_x\"}],\"finish\":\"tool-calls\"}}",
+		"{\"seq\":5,\"time\":1,\"type\":\"tool/call\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c4\",\"name\":\"mcp_x\",\"title\":\"Remote thing\"}}",
+		"{\"seq\":6,\"time\":1,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"name\":\"read\",\"content\":[{\"type\":\"text\",\"text\":\"READ\"}],\"isError\":false,\"output\":{\"path\":\"a.txt\",\"lines\":3}}}",
+		"{\"seq\":7,\"time\":1,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c2\",\"name\":\"edit\",\"content\":[{\"type\":\"text\",\"text\":\"edited\"}],\"isError\":false,\"output\":{\"diff\":{\"type\":\"diff\",\"path\":\"/w/b\",\"oldText\":\"a\",\"newText\":\"b\"}}}}",
+		"{\"seq\":8,\"time\":1,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c3\",\"name\":\"list_agents\",\"content\":[{\"type\":\"text\",\"text\":\"none\"}],\"isError\":false,\"output\":[{\"id\":\"x\"}],\"agentId\":\"00000000-0000-4000-8000-0000000000ab\"}}",
+		"{\"seq\":9,\"time\":1,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c4\",\"name\":\"mcp_x\",\"content\":[{\"type\":\"text\",\"text\":\"Error: no\"}],\"isError\":true,\"error\":{\"code\":\"TOOL_FAILED\",\"n\":-0}}}",
+		"{\"seq\":10,\"time\":1,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c9\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"r\"}],\"isError\":false,\"output\":{\"ratio\":1.50,\"big\":1234567890123456789}}}",
+		"{\"seq\":11,\"time\":1,\"type\":\"context/compacted\",\"data\":{\"id\":\"k1\",\"summary\":\"so far\",\"through\":10}}",
+		"{\"seq\":12,\"time\":1,\"type\":\"assistant/message\",\"data\":{\"turn\":2,\"step\":1,\"id\":\"a2\",\"content\":[{\"type\":\"text\",\"text\":\"nul \\u0000 in it\"}]}}",
+		"{\"seq\":13,\"time\":1,\"type\":\"tool/result\",\"data\":{\"turn\":2,\"step\":1,\"callId\":\"c1\",\"name\":\"x\",\"content\":[],\"isError\":true,\"error\":{\"code\":\"E\"}}}",
+		"{\"seq\":14,\"time\":1,\"type\":\"turn/end\",\"data\":{\"turn\":2,\"reason\":{\"kind\":\"completed\"}}}",
+	};
+	size_t n = sizeof(lines) / sizeof(lines[0]), lens[32], raw, all = 0;
+	char *copy[32];
+	struct toolbox tb;
+
+	toolbox_init(&tb);
+	toolsets_build(&tb, toolsets_profile("default", 1));
+	for (size_t k = 0; k < n; k++) {
+		copy[k] = (char *)lines[k];
+		lens[k] = strlen(lines[k]);
+	}
+	raw = replay_both(copy, lens, n, &tb, 1, "lines", &all);
+	ck_assert_uint_ge(raw, 8);
+	/* a read's text past 4 KiB: cut at a character, from the line too */
+	{
+		struct buf b;
+		char *l[2];
+		size_t ln[2];
+		buf_init(&b);
+		buf_puts(&b, "{\"seq\":0,\"time\":1,\"type\":\"assistant/message\",\"data\":{\"id\":\"a\",\"content\":[{\"type\":\"tool-call\",\"callId\":\"r\",\"name\":\"read\",\"arguments\":\"{}\"}]}}");
+		ln[0] = b.len;
+		buf_puts(&b, "{\"seq\":1,\"time\":1,\"type\":\"tool/result\",\"data\":{\"callId\":\"r\",\"name\":\"read\",\"content\":[{\"type\":\"text\",\"text\":\"");
+		for (int k = 0; k < 1400; k++)
+			buf_puts(&b, k % 7 ? "\xe2\x98\x83" : "\\n");
+		buf_puts(&b, "\"}],\"isError\":false}}");
+		l[0] = b.data;
+		l[1] = b.data + ln[0];
+		ln[1] = b.len - ln[0];
+		ck_assert_uint_eq(replay_both(l, ln, 2, &tb, 0, "read", &all), 1);
+		buf_free(&b);
+	}
+	toolbox_free(&tb);
+}
+END_TEST
+
+/* Every committed scenario log, line by line as it was written, under both profiles' tools. */
+START_TEST(updates_replay_from_lines_equals_trees_on_every_scenario_log)
+{
+	DIR *d = opendir("scenarios");
+	struct dirent *de;
+	struct toolbox tb[2];
+	size_t logs = 0, raw = 0, all = 0;
+
+	toolbox_init(&tb[0]);
+	toolsets_build(&tb[0], toolsets_profile("default", 1));
+	toolbox_init(&tb[1]);
+	toolsets_build(&tb[1], toolsets_profile("team", 1));
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		char dir[512];
+		DIR *sd;
+		struct dirent *fe;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "scenarios/%s/expected/sessions", de->d_name);
+		if ((sd = opendir(dir)) == NULL)
+			continue;
+		while ((fe = readdir(sd)) != NULL) {
+			char path[1024], *line = NULL, *lines[4096];
+			size_t cap = 0, lens[4096], n = 0;
+			ssize_t got;
+			FILE *f;
+			if (strstr(fe->d_name, ".jsonl") == NULL)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
+			ck_assert_ptr_nonnull(f = fopen(path, "r"));
+			while ((got = getline(&line, &cap, f)) > 0 && n < 4096) {
+				struct err e;
+				json_t *j;
+				int bad;
+				if (strncmp(line, "{\"seq\":", 7) != 0)
+					continue;	/* the header */
+				lens[n] = (size_t)got - (line[got - 1] == '\n');
+				char *t = strstr(line, "\"time\":\"<time>\"");
+				if (t) {	/* the snapshot's <time>: a time, as the writer wrote it */
+					memcpy(t, "\"time\":0       ", 15);
+					memmove(t + 8, t + 15, (size_t)got + 1 - (size_t)(t + 15 - line));
+					lens[n] -= 7;
+				}
+				/* what a load replays: the checked prefix (a lying log stops there) */
+				err_clear(&e);
+				j = json_loadb(line, lens[n], JSON_ALLOW_NUL, NULL);
+				bad = j == NULL || sess_event_check(j, (int64_t)n, &e) < 0;
+				json_decref(j);
+				if (bad)
+					break;
+				lines[n] = strndup(line, lens[n]);
+				n++;
+			}
+			free(line);
+			fclose(f);
+			for (int k = 0; k < 2; k++)
+				raw += replay_both(lines, lens, n, &tb[k], k, path, &all);
+			for (size_t k = 0; k < n; k++)
+				free(lines[k]);
+			logs++;
+		}
+		closedir(sd);
+	}
+	closedir(d);
+	ck_assert_uint_gt(logs, 50);
+	/* a few go the tree's way (compactions, logged titles); the rest from their lines */
+	ck_assert_uint_gt(raw, 1000);
+	ck_assert_uint_ge(raw * 10, all * 9);
+	toolbox_free(&tb[0]);
+	toolbox_free(&tb[1]);
+}
+END_TEST
+
 Suite *
 updates_suite(void)
 {
@@ -295,6 +504,8 @@ updates_suite(void)
 	tcase_add_test(tc, updates_replay_cursor_stops_at_the_events_it_started_with);
 	tcase_add_test(tc, updates_replay_cursor_empty);
 	tcase_add_test(tc, updates_prefix_frames_like_the_envelope);
+	tcase_add_test(tc, updates_replay_from_lines_equals_trees);
+	tcase_add_test(tc, updates_replay_from_lines_equals_trees_on_every_scenario_log);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -31,16 +31,26 @@ big_log "$sid" $turns > "$tmp/log.jsonl"
 printf '{"version":1,"scripts":[{"agent":"root","replies":[{"text":"after the replay"}]}]}' > "$tmp/rec.json"
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
 load() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$sid\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}"; }
-# start: a fresh copy of the log and an agent reading the fifo on fd 3
+# start [stall]: a fresh copy of the log and an agent reading the fifo on fd 3. With stall, the
+# client stops reading after its first 30 reads (at most 2 MB) until `release` (a replay is far faster than this
+# script: without it, one could be over before the script acts on it).
 start() {
 	cp "$tmp/log.jsonl" "$tmp/state/sessions/$sid.jsonl"
-	rm -f "$tmp/in" "$tmp/out"
+	rm -f "$tmp/in" "$tmp/out" "$tmp/pipe" "$tmp/go"
 	mkfifo "$tmp/in"
-	"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$tmp/state" < "$tmp/in" > "$tmp/out" 2>"$tmp/err" & pid=$!
+	if [ "${1:-}" = stall ]; then
+		mkfifo "$tmp/pipe"
+		{ dd bs=65536 count=30 status=none; while [ ! -e "$tmp/go" ]; do sleep 0.05; done; cat; } < "$tmp/pipe" > "$tmp/out" & reader=$!
+		"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$tmp/state" < "$tmp/in" > "$tmp/pipe" 2>"$tmp/err" & pid=$!
+	else
+		"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$tmp/state" < "$tmp/in" > "$tmp/out" 2>"$tmp/err" & pid=$!
+	fi
 	exec 3>"$tmp/in"
 	echo "$init" >&3
 	wait_for "$tmp/out" '"id":1,"result"' 60 || fail "no initialize answer"
 }
+# release: a stalled client reads again, to the end
+release() { touch "$tmp/go"; }
 
 # 1. A list and a prompt sent right behind the load: the list is answered during the replay, the
 # prompt waits for the load's response; the replay is whole, then {}, then the commands.
@@ -68,19 +78,21 @@ exited_within 50 || fail "no exit after stdin EOF"
 [ "$status" -eq 0 ] || fail "exit status $status"
 
 # 2. stdin EOF during the replay: the replay stops, the process exits 0 promptly.
-start
+start stall
 load 2 >&3
 wait_for "$tmp/out" '"sessionUpdate"' 60 || fail "the replay did not start"
 exec 3>&-
+release
 exited_within 30 || fail "still running 3 s after stdin EOF during a replay"
 [ "$status" -eq 0 ] || fail "exit status $status after stdin EOF"
 ! grep -q '"id":2,' "$tmp/out" || fail "stdin EOF did not stop the replay (the load was answered)"
 
 # 3. SIGTERM during the replay: the same.
-start
+start stall
 load 2 >&3
 wait_for "$tmp/out" '"sessionUpdate"' 60 || fail "the replay did not start"
 kill -TERM $pid
+release
 exited_within 30 || fail "still running 3 s after SIGTERM during a replay"
 exec 3>&-
 [ "$status" -eq 0 ] || fail "exit status $status after SIGTERM"
@@ -100,11 +112,12 @@ exited_within 50 || fail "no exit after stdin EOF"
 # 4b. session/close once the session is live and replaying, while its conversation is still
 # rebuilt off the loop (issue 15): the rebuild stops, the load fails before the close's answer, and
 # the process goes on (a list is answered, EOF ends it with 0).
-start
+start stall
 load 2 >&3
 wait_for "$tmp/out" '"sessionUpdate"' 60 || fail "the replay did not start"
 { echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/close\",\"params\":{\"sessionId\":\"$sid\"}}"
   echo '{"jsonrpc":"2.0","id":4,"method":"session/list","params":{}}'; } >&3
+release
 wait_for "$tmp/out" '"id":4,' 60 || fail "no list after a close during the replay"
 l2=$(line_of '"id":2,"error"'); l3=$(line_of '"id":3,"result":{}')
 [ -n "$l2" ] && [ -n "$l3" ] && [ "$l2" -lt "$l3" ] || fail "a live load was not failed before the close's answer"
