@@ -94,7 +94,7 @@ json_t *acp_m_session_close(struct acp_server *srv, struct acp_msg *m);
 #define ACP_PIPE_ROOM (1 << 20)
 /* How far step 2 of a load (the conversation's rebuild) gives way to the loop thread: nice 10
  * weighs about a tenth of the loop's when both want a core. */
-#define ACP_FOLD_NICE 10
+#define ACP_FOLD_NICE 19
 
 /* Reads ld on a worker for the request m (load when replay, else resume); the answer comes when
  * the session is live. Takes ld. The conversation is rebuilt on the worker after that, while the

@@ -170,6 +170,8 @@ acp_load_done(void *arg)
 
 	l->job = NULL;
 	acp_load_unlink(l);	/* a write error while answering stops the loads: not this one */
+	log_info("acp: %s: read and checked in %.0f ms (%.0f ms since the request); the replay starts", l->id,
+	    l->read_ms, (ev_time() - l->t0) * 1e3);
 	agent_conv_init(&none);		/* the agent's until step 2's is in */
 	as = acp_open_loaded(srv, l->ld, &none, l->id, l->req_id, l->params, &reply);
 	agent_conv_free(&none);

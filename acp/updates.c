@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/jenc.h"
+#include "base/jsonbuild.h"
 #include "base/jsonraw.h"
 #include "base/log.h"
 #include "base/utf8.h"
@@ -46,17 +47,46 @@ acp_tool_kind(const struct toolbox *tb, const char *name)
 static json_t *
 acp_raw_input(const char *raw)
 {
-	json_t *j = raw ? json_loads(raw, 0, NULL) : NULL;
+	/* the fast builder for what its check takes; jansson decides the rest */
+	json_t *j = raw ? json_build(raw, strlen(raw), 0) : NULL;
+
+	if (j == NULL && raw)
+		j = json_loads(raw, 0, NULL);
 
 	if (j)
 		return j;
 	return json_string(raw ? raw : "");
 }
 
+/* Writes v in decimal at the end of buf (room for 21 bytes); returns the start. */
+static char *
+acp_decimal(char *end, long long v)
+{
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+	do
+		*--end = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--end = '-';
+	return end;
+}
+
 char *
 acp_tool_call_id(long long turn, long long step, const char *call_id)
 {
-	return xasprintf("call-%lld-%lld-%s", turn, step, call_id);
+	/* "call-%lld-%lld-%s", without printf: a replay makes one per tool call */
+	char t[24], s[24], *ts = acp_decimal(t + sizeof(t), turn), *ss = acp_decimal(s + sizeof(s), step);
+	size_t tl = (size_t)(t + sizeof(t) - ts), sl = (size_t)(s + sizeof(s) - ss), cl = strlen(call_id);
+	char *id = xmalloc(5 + tl + 1 + sl + 1 + cl + 1), *p = id;
+
+	memcpy(p, "call-", 5), p += 5;
+	memcpy(p, ts, tl), p += tl;
+	*p++ = '-';
+	memcpy(p, ss, sl), p += sl;
+	*p++ = '-';
+	memcpy(p, call_id, cl + 1);
+	return id;
 }
 
 /* The runtime's id of the call an event (tool/call, tool/result) is about. */
@@ -202,6 +232,7 @@ acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, void *arg, const
 	r->titles = json_object();
 	buf_init(&r->out);
 	buf_init(&r->tmp);
+	json_tape_init(&r->tape);
 }
 
 json_t *
@@ -317,8 +348,6 @@ acp_replay_step_tree(struct acp_replay *r)
  * be sure of (an unusual shape, an escaped key or name, a real, \u0000) is said no to before
  * anything changes, and goes the tree's way.
  */
-#define ACP_RAW_MEMBERS 32
-
 /* Ends one update in r->out. */
 static void
 acp_raw_end(struct acp_replay *r)
@@ -357,82 +386,139 @@ acp_raw_eq(const struct json_span *v, const char *lit, int absent_ok)
 	return n == strlen(lit) && memcmp(s, lit, n) == 0;
 }
 
-static int
-acp_raw_user(struct acp_replay *r, const struct json_member *d, int nd)
+/* A line being rendered: its tape, the members of the object last looked into, and whether a
+ * look-up met something it cannot be sure of. */
+struct acp_raw {
+	struct acp_replay *r;
+	const struct json_tape *tp;
+	int unsure;
+	size_t obj;		/* the object m holds (0: none yet) */
+	int nm;
+	struct json_tape_member m[JSON_TAPE_MAX_MEMBERS];
+};
+
+/* The token of key's value in the object at token o, or 0 (none; or unsure, noted). A value is
+ * never token 0 (the line itself): o 0 is a value that was not there, and so is key's. The line's
+ * own members are found with ACP_RAW_LINE. */
+#define ACP_RAW_LINE ((size_t)-1)
+static size_t
+acp_raw_at(struct acp_raw *x, size_t o, const char *key)
 {
-	const struct json_span *content = json_raw_get(d, nd, "content"), *id = json_raw_get(d, nd, "id");
-	const struct json_span *src = json_raw_get(d, nd, "source");
-	struct json_span kind, blk;
-	struct json_raw_iter it;
+	size_t kl = strlen(key);
+
+	if (o == 0)
+		return 0;
+	if (o != x->obj) {	/* one walk per object: its look-ups go through its members */
+		x->obj = o;
+		x->nm = json_tape_members(x->tp, o == ACP_RAW_LINE ? 0 : o, x->m, JSON_TAPE_MAX_MEMBERS);
+	}
+	if (x->nm < 0) {
+		x->unsure = 1;
+		return 0;
+	}
+	for (int i = 0; i < x->nm; i++)
+		if (x->m[i].klen == kl && memcmp(x->m[i].key, key, kl) == 0)
+			return x->m[i].at;
+	return 0;
+}
+
+/* The same as a span in *v, or NULL. */
+static const struct json_span *
+acp_raw_get(struct acp_raw *x, size_t o, const char *key, struct json_span *v)
+{
+	size_t at = acp_raw_at(x, o, key);
+
+	if (at == 0)
+		return NULL;
+	*v = json_tape_span(x->tp, at);
+	return v;
+}
+
+/* The array at token a: its first item, or 0 when it is not an array (unsure) or empty. */
+static size_t
+acp_raw_items(struct acp_raw *x, size_t a)
+{
+	if (a == 0 || *x->tp->t[a].s != '[') {
+		x->unsure = 1;
+		return 0;
+	}
+	return a + 1 < x->tp->t[a].end ? a + 1 : 0;
+}
+
+/* The item after item i of the array at token a, or 0. */
+static size_t
+acp_raw_item_next(struct acp_raw *x, size_t a, size_t i)
+{
+	return x->tp->t[i].end < x->tp->t[a].end ? x->tp->t[i].end : 0;
+}
+
+static int
+acp_raw_user(struct acp_raw *x, size_t d)
+{
+	struct acp_replay *r = x->r;
+	struct json_span id, kind, blk;
+	size_t src = acp_raw_at(x, d, "source"), content = acp_raw_at(x, d, "content");
 	int k;
 
-	if (src == NULL)
-		return 0;	/* no source: not the user's */
-	if ((k = json_raw_lookup(src, "kind", &kind)) < 0)
+	if (src == 0)
+		return x->unsure ? -1 : 0;	/* no source: not the user's */
+	if (acp_raw_get(x, src, "kind", &kind) == NULL)
+		return x->unsure ? -1 : 0;
+	if ((k = acp_raw_eq(&kind, "user", 0)) <= 0)
+		return k;	/* injected (a notice, a relay): never shown */
+	if (content == 0 || acp_raw_get(x, d, "id", &id) == NULL || x->unsure)
 		return -1;
-	if (k == 0 || (k = acp_raw_eq(&kind, "user", 0)) == 0)
-		return 0;	/* injected (a notice, a relay): never shown */
-	if (k < 0 || content == NULL || id == NULL || json_raw_items_begin(&it, content) < 0)
-		return -1;
-	while ((k = json_raw_item(&it, &blk)) == 1) {
+	for (size_t i = acp_raw_items(x, content); i; i = acp_raw_item_next(x, content, i)) {
+		blk = json_tape_span(x->tp, i);
 		buf_puts(&r->out, "{\"sessionUpdate\":\"user_message_chunk\",\"content\":");
 		if (json_raw_copy(&r->out, &blk) < 0)
 			return -1;
 		buf_puts(&r->out, ",\"messageId\":");
-		if (json_raw_copy(&r->out, id) < 0)
+		if (json_raw_copy(&r->out, &id) < 0)
 			return -1;
 		buf_puts(&r->out, "}");
 		acp_raw_end(r);
 	}
-	return k;
+	return x->unsure ? -1 : 0;
 }
 
 static int
-acp_raw_assistant(struct acp_replay *r, const struct json_member *d, int nd, json_t *calls)
+acp_raw_assistant(struct acp_raw *x, size_t d, json_t *calls)
 {
-	const struct json_span *content = json_raw_get(d, nd, "content"), *id = json_raw_get(d, nd, "id");
-	struct json_member b[ACP_RAW_MEMBERS];
-	struct json_span blk;
-	struct json_raw_iter it;
-	int k, nb;
+	struct acp_replay *r = x->r;
+	struct json_span id, type, text, args, callid;
+	size_t content = acp_raw_at(x, d, "content");
+	const struct json_span *idp = acp_raw_get(x, d, "id", &id);
+	int reasoning;
 
-	if (content == NULL)
-		return 0;
-	if (json_raw_items_begin(&it, content) < 0)
-		return -1;
-	while ((k = json_raw_item(&it, &blk)) == 1) {
-		const struct json_span *type, *text;
-		int reasoning;
-		if ((nb = json_raw_members(&blk, b, ACP_RAW_MEMBERS)) < 0 || (type = json_raw_get(b, nb, "type")) == NULL)
+	if (content == 0)
+		return x->unsure ? -1 : 0;
+	for (size_t i = acp_raw_items(x, content); i; i = acp_raw_item_next(x, content, i)) {
+		if (acp_raw_get(x, i, "type", &type) == NULL || (reasoning = acp_raw_eq(&type, "reasoning", 0)) < 0)
 			return -1;
-		if ((reasoning = acp_raw_eq(type, "reasoning", 0)) < 0)
-			return -1;
-		if (reasoning || acp_raw_eq(type, "text", 0) == 1) {
-			if ((text = json_raw_get(b, nb, "text")) == NULL || text->s[0] != '"' || id == NULL ||
-			    id->s[0] != '"')
+		if (reasoning || acp_raw_eq(&type, "text", 0) == 1) {
+			if (acp_raw_get(x, i, "text", &text) == NULL || text.s[0] != '"' || idp == NULL || id.s[0] != '"')
 				return -1;
 			buf_puts(&r->out, reasoning ? "{\"sessionUpdate\":\"agent_thought_chunk\"" :
 			    "{\"sessionUpdate\":\"agent_message_chunk\"");
 			buf_puts(&r->out, ",\"content\":{\"type\":\"text\",\"text\":");
-			if (json_raw_copy(&r->out, text) < 0)
+			if (json_raw_copy(&r->out, &text) < 0)
 				return -1;
 			buf_puts(&r->out, "},\"messageId\":");
-			if (json_raw_copy(&r->out, id) < 0)
+			if (json_raw_copy(&r->out, &id) < 0)
 				return -1;
 			buf_puts(&r->out, "}");
 			acp_raw_end(r);
-		} else if (acp_raw_eq(type, "tool-call", 0) == 1) {
+		} else if (acp_raw_eq(&type, "tool-call", 0) == 1) {
 			/* what acp_replay_tool_result reads of it: the arguments, when they are a string */
-			const struct json_span *args = json_raw_get(b, nb, "arguments");
 			size_t coff, aoff;
-			const char *cid = acp_raw_cstr(r, json_raw_get(b, nb, "callId"), &coff);
-			json_t *note = json_object();
-			if (cid == NULL) {
-				json_decref(note);
+			const char *cid = acp_raw_cstr(r, acp_raw_get(x, i, "callId", &callid), &coff);
+			json_t *note;
+			if (cid == NULL)
 				return -1;
-			}
-			if (args && args->s[0] == '"') {
-				if (acp_raw_cstr(r, args, &aoff) == NULL) {
+			note = json_object();
+			if (acp_raw_get(x, i, "arguments", &args) && args.s[0] == '"') {
+				if (acp_raw_cstr(r, &args, &aoff) == NULL) {
 					json_decref(note);
 					return -1;
 				}
@@ -442,34 +528,36 @@ acp_raw_assistant(struct acp_replay *r, const struct json_member *d, int nd, jso
 			json_object_set_new(calls, r->tmp.data + coff, note);
 			r->tmp.len = 0;
 		}
+		if (x->unsure)
+			return -1;
 	}
-	return k;
+	return x->unsure ? -1 : 0;
 }
 
 static int
-acp_raw_result(struct acp_replay *r, const struct json_member *d, int nd)
+acp_raw_result(struct acp_raw *x, size_t d)
 {
-	const struct json_span *turn = json_raw_get(d, nd, "turn"), *step = json_raw_get(d, nd, "step");
-	const struct json_span *out = json_raw_get(d, nd, "output"), *error = json_raw_get(d, nd, "error");
-	const struct json_span *content = json_raw_get(d, nd, "content"), *agent = json_raw_get(d, nd, "agentId");
-	const struct json_span *iserr = json_raw_get(d, nd, "isError");
+	struct acp_replay *r = x->r;
+	struct json_span turn, step, out, error, agent, iserr, name, callid, diff, text;
+	const struct json_span *outp = acp_raw_get(x, d, "output", &out), *errp = acp_raw_get(x, d, "error", &error);
+	const struct json_span *agentp = acp_raw_get(x, d, "agentId", &agent);
+	size_t content = acp_raw_at(x, d, "content"), first;
 	long long tn = 0, sn = 0;
 	size_t noff, coff, aoff;
-	const char *name = acp_raw_cstr(r, json_raw_get(d, nd, "name"), &noff);
-	const char *cid = acp_raw_cstr(r, json_raw_get(d, nd, "callId"), &coff);
-	int is_error = iserr && iserr->n == 4 && memcmp(iserr->s, "true", 4) == 0, k;
-	struct json_span diff, first, text;
-	struct json_raw_iter it;
+	const char *nm = acp_raw_cstr(r, acp_raw_get(x, d, "name", &name), &noff);
+	const char *cid = acp_raw_cstr(r, acp_raw_get(x, d, "callId", &callid), &coff);
+	int is_error = acp_raw_get(x, d, "isError", &iserr) && iserr.n == 4 && memcmp(iserr.s, "true", 4) == 0, k;
 	json_t *input, *logged;
 	char *tcid, *title;
 
-	if (name == NULL || cid == NULL || (turn && !json_raw_int(turn, &tn)) || (step && !json_raw_int(step, &sn)))
+	if (nm == NULL || cid == NULL || x->unsure || (acp_raw_get(x, d, "turn", &turn) && !json_raw_int(&turn, &tn)) ||
+	    (acp_raw_get(x, d, "step", &step) && !json_raw_int(&step, &sn)))
 		return -1;
-	name = r->tmp.data + noff;	/* r->tmp may have moved */
+	nm = r->tmp.data + noff;	/* r->tmp may have moved */
 	cid = r->tmp.data + coff;
 	input = acp_raw_input(json_string_value(json_object_get(json_object_get(r->calls, cid), "arguments")));
 	logged = json_object_get(r->titles, cid);
-	title = acp_tool_title(r->tb, name, json_is_object(input) ? input : NULL);
+	title = acp_tool_title(r->tb, nm, json_is_object(input) ? input : NULL);
 	tcid = acp_tool_call_id(tn, sn, cid);
 	buf_puts(&r->out, "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":");
 	k = jenc_string(&r->out, tcid, strlen(tcid));
@@ -480,7 +568,7 @@ acp_raw_result(struct acp_replay *r, const struct json_member *d, int nd)
 	free(tcid);
 	free(title);
 	buf_puts(&r->out, ",\"kind\":");
-	jenc_string(&r->out, acp_tool_kind(r->tb, name), strlen(acp_tool_kind(r->tb, name)));
+	jenc_string(&r->out, acp_tool_kind(r->tb, nm), strlen(acp_tool_kind(r->tb, nm)));
 	buf_puts(&r->out, is_error ? ",\"status\":\"failed\",\"rawInput\":" : ",\"status\":\"completed\",\"rawInput\":");
 	k |= jenc_append(&r->out, input);
 	json_decref(input);
@@ -488,53 +576,49 @@ acp_raw_result(struct acp_replay *r, const struct json_member *d, int nd)
 		return -1;
 	/* content: write and edit end on their diff; the others on their text (read: 4 KiB of it) */
 	buf_puts(&r->out, ",\"content\":[");
-	if (!is_error && out && out->s[0] == '{' && (k = json_raw_lookup(out, "diff", &diff)) != 0) {
-		if (k < 0)
+	if (!is_error && outp && out.s[0] == '{' && acp_raw_get(x, acp_raw_at(x, d, "output"), "diff", &diff) &&
+	    diff.s[0] == '{') {
+		if (json_raw_copy(&r->out, &diff) < 0)
 			return -1;
-		if (diff.s[0] == '{') {
-			if (json_raw_copy(&r->out, &diff) < 0)
+	} else {
+		if (x->unsure || content == 0 || (first = acp_raw_items(x, content)) == 0 ||
+		    acp_raw_get(x, first, "text", &text) == NULL || text.s[0] != '"')
+			return -1;
+		buf_puts(&r->out, "{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":");
+		if (strcmp(nm, "read") == 0 && text.n - 2 > ACP_READ_SHOWN) {
+			const char *t = acp_raw_cstr(r, &text, &aoff);
+			size_t len = r->tmp.len - 1 - aoff;
+			if (t == NULL)
 				return -1;
-			goto content_done;
-		}
-	}
-	if (content == NULL || json_raw_items_begin(&it, content) < 0 || json_raw_item(&it, &first) != 1 ||
-	    json_raw_lookup(&first, "text", &text) != 1 || text.s[0] != '"')
-		return -1;
-	buf_puts(&r->out, "{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":");
-	if (strcmp(name, "read") == 0 && text.n - 2 > ACP_READ_SHOWN) {
-		const char *t = acp_raw_cstr(r, &text, &aoff);
-		size_t len = r->tmp.len - 1 - aoff;
-		if (t == NULL)
+			if (len > ACP_READ_SHOWN)
+				len = utf8_boundary(t, len, ACP_READ_SHOWN);
+			jenc_string(&r->out, t, len);
+			nm = r->tmp.data + noff;
+			cid = r->tmp.data + coff;
+		} else if (json_raw_copy(&r->out, &text) < 0) {
 			return -1;
-		if (len > ACP_READ_SHOWN)
-			len = utf8_boundary(t, len, ACP_READ_SHOWN);
-		jenc_string(&r->out, t, len);
-		name = r->tmp.data + noff;
-		cid = r->tmp.data + coff;
-	} else if (json_raw_copy(&r->out, &text) < 0) {
-		return -1;
+		}
+		buf_puts(&r->out, "}}");
 	}
-	buf_puts(&r->out, "}}");
-content_done:
 	buf_puts(&r->out, "]");
 	/* rawOutput: as it was logged; list_agents' listing inside {"agents": [...]} (SPEC §20) */
-	if (out && out->s[0] == '[' && strcmp(name, "list_agents") == 0) {
+	if (outp && out.s[0] == '[' && strcmp(nm, "list_agents") == 0) {
 		buf_puts(&r->out, ",\"rawOutput\":{\"agents\":");
-		if (json_raw_copy(&r->out, out) < 0)
+		if (json_raw_copy(&r->out, &out) < 0)
 			return -1;
 		buf_puts(&r->out, "}");
-	} else if (out) {
+	} else if (outp) {
 		buf_puts(&r->out, ",\"rawOutput\":");
-		if (json_raw_copy(&r->out, out) < 0)
+		if (json_raw_copy(&r->out, &out) < 0)
 			return -1;
-	} else if (is_error && error) {
+	} else if (is_error && errp) {
 		buf_puts(&r->out, ",\"rawOutput\":{\"error\":");
-		if (json_raw_copy(&r->out, error) < 0)
+		if (json_raw_copy(&r->out, &error) < 0)
 			return -1;
 		buf_puts(&r->out, "}");
 	}
-	if (agent && agent->s[0] == '"') {
-		const char *aid = acp_raw_cstr(r, agent, &aoff);
+	if (agentp && agent.s[0] == '"') {
+		const char *aid = acp_raw_cstr(r, &agent, &aoff);
 		if (aid == NULL)
 			return -1;
 		if (sess_id_valid(aid)) {
@@ -544,6 +628,8 @@ content_done:
 		}
 		cid = r->tmp.data + coff;
 	}
+	if (x->unsure)
+		return -1;
 	buf_puts(&r->out, "}");
 	acp_raw_end(r);
 	/* a result ends its call: what the replay holds stays small */
@@ -557,27 +643,28 @@ content_done:
 static int
 acp_replay_render(struct acp_replay *r, const char *s, size_t n)
 {
-	struct json_member top[ACP_RAW_MEMBERS], d[ACP_RAW_MEMBERS];
-	struct json_span line = { s, n, 0 };
-	const struct json_span *type, *data;
+	struct acp_raw x = { .r = r, .tp = &r->tape };
+	struct json_span type;
+	size_t d;
 	json_t *calls;
-	int nt, nd, k;
+	int k;
 
 	r->out.len = r->tmp.len = 0;
 	r->nends = r->next = 0;
-	/* The walk over the line's members checks the whole of it, as the tree's parse would. */
-	if ((nt = json_raw_members(&line, top, ACP_RAW_MEMBERS)) < 0 || (type = json_raw_get(top, nt, "type")) == NULL ||
-	    (data = json_raw_get(top, nt, "data")) == NULL || (nd = json_raw_members(data, d, ACP_RAW_MEMBERS)) < 0)
+	/* The line was checked when the session was loaded; what is copied out is checked again as
+	 * it is copied (json_raw_copy), so the client never gets a broken message from it. */
+	if (json_tape_build(&r->tape, s, n) < 0 || acp_raw_get(&x, ACP_RAW_LINE, "type", &type) == NULL ||
+	    (d = acp_raw_at(&x, ACP_RAW_LINE, "data")) == 0 || *r->tape.t[d].s != '{' || x.unsure)
 		return -1;
-	if (acp_raw_eq(type, "user/message", 0) == 1)
-		k = acp_raw_user(r, d, nd);
-	else if (acp_raw_eq(type, "tool/result", 0) == 1)
-		k = acp_raw_result(r, d, nd);
-	else if (acp_raw_eq(type, "tool/call", 0) == 1)
-		k = json_raw_get(d, nd, "title") ? -1 : 0;	/* a logged title: the tree notes it */
-	else if (acp_raw_eq(type, "assistant/message", 0) == 1) {
+	if (acp_raw_eq(&type, "user/message", 0) == 1)
+		k = acp_raw_user(&x, d);
+	else if (acp_raw_eq(&type, "tool/result", 0) == 1)
+		k = acp_raw_result(&x, d);
+	else if (acp_raw_eq(&type, "tool/call", 0) == 1)
+		k = acp_raw_at(&x, d, "title") || x.unsure ? -1 : 0;	/* a logged title: the tree notes it */
+	else if (acp_raw_eq(&type, "assistant/message", 0) == 1) {
 		calls = json_object();
-		if ((k = acp_raw_assistant(r, d, nd, calls)) == 0)
+		if ((k = acp_raw_assistant(&x, d, calls)) == 0)
 			json_object_update(r->calls, calls);
 		json_decref(calls);
 	} else
@@ -665,6 +752,7 @@ acp_replay_free(struct acp_replay *r)
 	r->ev = r->calls = r->titles = NULL;
 	buf_free(&r->out);
 	buf_free(&r->tmp);
+	json_tape_free(&r->tape);
 	free(r->ends);
 	r->ends = NULL;
 	r->nends = r->next = r->cap_ends = 0;

@@ -10,6 +10,7 @@
 
 #include "agent/toolbox.h"
 #include "base/buf.h"
+#include "base/jsonraw.h"
 
 /* A text or reasoning delta; returns new ref. */
 json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len);
@@ -49,6 +50,7 @@ struct acp_replay {
 	size_t *ends;		/* update i is out.data[ends[i - 1], ends[i]) */
 	size_t nends, next, cap_ends;
 	struct buf tmp;		/* strings decoded from the line */
+	struct json_tape tape;	/* the line's tokens */
 };
 
 /* The event types a replay reads (the others show nothing): NULL-terminated. */

@@ -1,20 +1,14 @@
 /* Values read out of a validated JSON text, and copied out in jenc's bytes, without a tree. */
 #include "base/jsonraw.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "base/jenc.h"
 #include "base/utf8.h"
-
-static const char *
-raw_ws(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-		p++;
-	return p;
-}
+#include "base/xmalloc.h"
 
 /*
  * The string whose opening quote is at p: returns the byte after its closing quote, or NULL.
@@ -80,173 +74,127 @@ raw_string_end(const char *p, const char *end)
 	return NULL;
 }
 
-/* The end of the value at p, found by its brackets and quotes alone; NULL when it runs off. */
-static const char *
-raw_skip(const char *p, const char *end)
+void
+json_tape_init(struct json_tape *tp)
 {
-	int depth = 0;
+	tp->t = NULL;
+	tp->n = tp->cap = 0;
+}
 
-	while (p < end) {
-		switch (*p) {
-		case '"':
-			if ((p = raw_string_end(p, end)) == NULL)
-				return NULL;
-			if (depth == 0)
-				return p;
-			continue;
-		case '{': case '[':
-			depth++;
-			p++;
-			continue;
-		case '}': case ']':
-			if (depth == 0)
-				return NULL;
-			p++;
-			if (--depth == 0)
-				return p;
-			continue;
-		default:
-			if (depth == 0) {	/* a number or a literal: up to what follows it */
-				const char *q = p;
-				while (q < end && *q != ',' && *q != '}' && *q != ']' && *q != ' ' && *q != '\t' &&
-				    *q != '\n' && *q != '\r' && *q != ':')
-					q++;
-				return q > p ? q : NULL;
-			}
-			p++;
-			continue;
-		}
+void
+json_tape_free(struct json_tape *tp)
+{
+	free(tp->t);
+	json_tape_init(tp);
+}
+
+static size_t
+tape_push(struct json_tape *tp, const char *s, size_t n)
+{
+	if (tp->n == tp->cap) {
+		tp->cap = tp->cap ? tp->cap * 2 : 64;
+		tp->t = xrealloc(tp->t, tp->cap * sizeof(*tp->t));
 	}
-	return NULL;
+	tp->t[tp->n].s = s;
+	tp->t[tp->n].n = n;
+	tp->t[tp->n].end = tp->n + 1;
+	return tp->n++;
 }
 
 int
-json_raw_members_begin(struct json_raw_iter *it, const struct json_span *v)
+json_tape_build(struct json_tape *tp, const char *s, size_t n)
 {
-	const char *end = v->s + v->n, *p = raw_ws(v->s, end);
+	const char *p = s, *end = s + n, *q;
+	size_t stack[JSON_TAPE_MAX_DEPTH];
+	int depth = 0;
 
-	if (p >= end || *p != '{')
-		return -1;
-	it->p = p + 1;
-	it->end = end;
-	it->first = 1;
+	tp->n = 0;
+	while (p < end) {
+		switch (*p) {
+		case ' ': case '\n': case '\r': case '\t': case ',': case ':':
+			p++;
+			continue;
+		case '{': case '[':
+			if (depth == JSON_TAPE_MAX_DEPTH)
+				return -1;
+			stack[depth++] = tape_push(tp, p, 0);
+			p++;
+			continue;
+		case '}': case ']': {
+			if (depth == 0)
+				return -1;
+			struct json_tok *o = &tp->t[stack[--depth]];
+			if (*o->s != (*p == '}' ? '{' : '['))
+				return -1;
+			o->n = (size_t)(p + 1 - o->s);
+			o->end = tp->n;
+			p++;
+			continue;
+		}
+		case '"':
+			if ((q = raw_string_end(p, end)) == NULL)
+				return -1;
+			break;
+		default:	/* a number or a literal: up to what follows it */
+			for (q = p; q < end && *q != ',' && *q != '}' && *q != ']' && *q != ':' && *q != ' ' &&
+			    *q != '\n' && *q != '\r' && *q != '\t' && *q != '"' && *q != '{' && *q != '['; q++)
+				;
+			break;
+		}
+		tape_push(tp, p, (size_t)(q - p));
+		p = q;
+	}
+	return depth == 0 && tp->n > 0 && tp->t[0].end == tp->n ? 0 : -1;
+}
+
+/* Whether a key token has an escape (then it may stand for a key its bytes do not spell). */
+static inline int
+tape_key_escaped(const struct json_tok *kt)
+{
+	for (size_t i = 1; i + 1 < kt->n; i++)
+		if (kt->s[i] == '\\')
+			return 1;
 	return 0;
 }
 
 int
-json_raw_member(struct json_raw_iter *it, struct json_member *m)
+json_tape_members(const struct json_tape *tp, size_t o, struct json_tape_member *m, size_t max)
 {
-	const char *p = raw_ws(it->p, it->end), *q;
-	int esc, canon, nul;
+	size_t n = 0, k;
 
-	if (p < it->end && *p == '}')
-		return raw_ws(p + 1, it->end) == it->end ? 0 : -1;
-	if (!it->first) {
-		if (p >= it->end || *p != ',')
+	if (o >= tp->n || *tp->t[o].s != '{')
+		return -1;
+	for (k = o + 1; k < tp->t[o].end; k = tp->t[k + 1].end) {
+		const struct json_tok *kt = &tp->t[k];
+		/* a key, then its value: anything else is not an object's text; an escaped key may
+		 * stand for any of them: not sure */
+		if (n == max || k + 1 >= tp->t[o].end || kt->n < 2 || kt->s[0] != '"' || tape_key_escaped(kt))
 			return -1;
-		p = raw_ws(p + 1, it->end);
-	}
-	if (p >= it->end || *p != '"' || (q = raw_string(p, it->end, &esc, &canon, &nul)) == NULL || esc)
-		return -1;
-	m->key = p + 1;
-	m->klen = (size_t)(q - p) - 2;
-	p = raw_ws(q, it->end);
-	if (p >= it->end || *p != ':')
-		return -1;
-	p = raw_ws(p + 1, it->end);
-	if ((q = raw_skip(p, it->end)) == NULL)
-		return -1;
-	m->val.s = p;
-	m->val.n = (size_t)(q - p);
-	m->val.plain = 0;
-	it->first = 0;
-	it->p = q;
-	return 1;
-}
-
-int
-json_raw_members(const struct json_span *v, struct json_member *m, int max)
-{
-	struct json_raw_iter it;
-	int n = 0, r;
-
-	if (json_raw_members_begin(&it, v) < 0)
-		return -1;
-	while (n < max && (r = json_raw_member(&it, &m[n])) == 1) {
-		for (int i = 0; i < n; i++)
+		m[n].key = kt->s + 1;
+		m[n].klen = kt->n - 2;
+		m[n].at = k + 1;
+		for (size_t i = 0; i < n; i++)
 			if (m[i].klen == m[n].klen && memcmp(m[i].key, m[n].key, m[n].klen) == 0)
 				return -1;	/* a key twice: jansson refuses the text */
 		n++;
 	}
-	return n < max && r == 0 ? n : -1;
+	return (int)n;
 }
 
 int
-json_raw_lookup(const struct json_span *v, const char *key, struct json_span *val)
+json_tape_get(const struct json_tape *tp, size_t o, const char *key, size_t *at)
 {
-	struct json_raw_iter it;
-	struct json_member m;
+	struct json_tape_member m[JSON_TAPE_MAX_MEMBERS];
 	size_t kl = strlen(key);
-	int r, found = 0;
+	int n = json_tape_members(tp, o, m, JSON_TAPE_MAX_MEMBERS);
 
-	if (json_raw_members_begin(&it, v) < 0)
-		return -1;
-	/* to the end: a key twice makes the text one jansson refuses */
-	while ((r = json_raw_member(&it, &m)) == 1) {
-		if (m.klen == kl && memcmp(m.key, key, kl) == 0) {
-			if (found)
-				return -1;
-			*val = m.val;
-			found = 1;
+	for (int i = 0; i < n; i++) {
+		if (m[i].klen == kl && memcmp(m[i].key, key, kl) == 0) {
+			*at = m[i].at;
+			return 1;
 		}
 	}
-	return r < 0 ? -1 : found;
-}
-
-const struct json_span *
-json_raw_get(const struct json_member *m, int n, const char *key)
-{
-	size_t kl = strlen(key);
-
-	for (int i = 0; i < n; i++)
-		if (m[i].klen == kl && memcmp(m[i].key, key, kl) == 0)
-			return &m[i].val;
-	return NULL;
-}
-
-int
-json_raw_items_begin(struct json_raw_iter *it, const struct json_span *v)
-{
-	const char *end = v->s + v->n, *p = raw_ws(v->s, end);
-
-	if (p >= end || *p != '[')
-		return -1;
-	it->p = p + 1;
-	it->end = end;
-	it->first = 1;
-	return 0;
-}
-
-int
-json_raw_item(struct json_raw_iter *it, struct json_span *item)
-{
-	const char *p = raw_ws(it->p, it->end), *q;
-
-	if (p < it->end && *p == ']')
-		return raw_ws(p + 1, it->end) == it->end ? 0 : -1;
-	if (!it->first) {
-		if (p >= it->end || *p != ',')
-			return -1;
-		p = raw_ws(p + 1, it->end);
-	}
-	if ((q = raw_skip(p, it->end)) == NULL)
-		return -1;
-	it->first = 0;
-	it->p = q;
-	item->s = p;
-	item->n = (size_t)(q - p);
-	item->plain = 0;
-	return 1;
+	return n < 0 ? -1 : 0;
 }
 
 int

@@ -1,11 +1,11 @@
 /*
- * Values read out of a JSON text without a tree: an object's members, an array's items, a
+ * Values read out of a JSON text without a tree: a tape of its tokens to find them by, a
  * string's bytes, and a value copied out as base/jenc.c would encode jansson's tree of it.
  *
- * The text must be one json_scan_valid said yes to: these walk it, they do not check it again
- * (a walk that meets something it does not expect still stops, it never reads past the end).
- * Where jansson's tree would hold something these cannot copy byte for byte (a real, an integer
- * beyond 18 digits, -0, \u0000) they say no, and the caller takes the tree.
+ * The tape is not a check (it finds values by brackets and quotes, and stops at the end); the
+ * copy is: what it writes is one valid value, or nothing. Where jansson's tree would hold
+ * something these cannot write byte for byte (a real, an integer beyond 18 digits, -0, \u0000)
+ * they say no, and the caller takes the tree.
  */
 #ifndef BASE_JSONRAW_H
 #define BASE_JSONRAW_H
@@ -15,35 +15,47 @@
 #include "base/buf.h"
 #include "base/jsonscan.h"
 
-struct json_member {
-	const char *key;	/* the key's bytes between its quotes (it has no escape) */
+/*
+ * A line's values in order, found by their brackets and quotes alone (one pass, memchr for each
+ * string's end): token i is one value (a key is a string value), and end is the token after it
+ * and all it holds, so a walk steps over a big value in one move.
+ */
+struct json_tok {
+	const char *s;
+	size_t n;		/* s[0..n) is the value's text */
+	size_t end;
+};
+struct json_tape {
+	struct json_tok *t;	/* owned */
+	size_t n, cap;
+};
+#define JSON_TAPE_MAX_DEPTH 64
+
+void json_tape_init(struct json_tape *tp);
+void json_tape_free(struct json_tape *tp);
+/* The tokens of s[0..n) (one value) into tp, emptied first: 0, or -1 when its brackets or
+ * quotes do not close (or it nests deeper than JSON_TAPE_MAX_DEPTH). */
+int json_tape_build(struct json_tape *tp, const char *s, size_t n);
+/* key's value in the object at token o: 1 with its token in *at; 0 when it has none; -1 when o
+ * is not an object, has a key twice, an escaped key, more than JSON_TAPE_MAX_MEMBERS, or a token
+ * out of place. */
+int json_tape_get(const struct json_tape *tp, size_t o, const char *key, size_t *at);
+/* The members of the object at token o, in order, at most max: how many, or -1 as json_tape_get
+ * (and when it has more than max). */
+#define JSON_TAPE_MAX_MEMBERS 32
+struct json_tape_member {
+	const char *key;	/* its bytes between the quotes (no escape) */
 	size_t klen;
-	struct json_span val;	/* the value's text */
+	size_t at;		/* the value's token */
 };
-
-struct json_raw_iter {
-	const char *p, *end;
-	int first;
-};
-
-/* The members of the object whose text is v: at most max into m. Returns how many, or -1 when
- * v is not an object, has more than max members, a key twice, or a key with an escape in it
- * (every "no" of this file means: take the tree). */
-int json_raw_members(const struct json_span *v, struct json_member *m, int max);
-/* The value of key among n members, or NULL. */
-const struct json_span *json_raw_get(const struct json_member *m, int n, const char *key);
-/* key's value in the object v into *val: 1, 0 when it has none, -1 as json_raw_members. */
-int json_raw_lookup(const struct json_span *v, const char *key, struct json_span *val);
-/* Walking an object's members: begin (-1 when v is not an object), then json_raw_member: 1 with
- * the next into *m, 0 at the end, -1 on an escaped key or a text that is not one. */
-int json_raw_members_begin(struct json_raw_iter *it, const struct json_span *v);
-int json_raw_member(struct json_raw_iter *it, struct json_member *m);
-
-/* Walking an array's items: json_raw_items_begin, then json_raw_item until it returns 0. */
-/* -1 when v is not an array. */
-int json_raw_items_begin(struct json_raw_iter *it, const struct json_span *v);
-/* The next item into *item: 1; 0 at the end; -1 on a text that is not an array's. */
-int json_raw_item(struct json_raw_iter *it, struct json_span *item);
+int json_tape_members(const struct json_tape *tp, size_t o, struct json_tape_member *m, size_t max);
+/* Token i's text as a span. */
+static inline struct json_span
+json_tape_span(const struct json_tape *tp, size_t i)
+{
+	struct json_span v = { tp->t[i].s, tp->t[i].n, 0 };
+	return v;
+}
 
 /* Whether v is the string s (its text is exactly "s", no escape). */
 int json_raw_is(const struct json_span *v, const char *s);

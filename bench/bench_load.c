@@ -8,6 +8,7 @@
  *
  *   bench_load AGENT [RUNS]
  *   bench_load --write FILE [COMPACT_BYTES]	(the log alone, to profile a load by hand)
+ * With BENCH_LOAD_LOG=FILE the agents log at info there: each load's read, rebuild and replay times.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -98,9 +99,12 @@ spawn(struct child *c, const char *agent, const char *state)
 		close(in[1]);	/* else the agent holds its own stdin open: no EOF */
 		close(out[0]);
 		close(out[1]);
-		int devnull = open("/dev/null", O_WRONLY);
-		dup2(devnull, 2);
-		execl(agent, agent, "--model", "builtin", "--sync", "none", "--state-dir", state, (char *)NULL);
+		/* BENCH_LOAD_LOG=FILE: the agent's info log (how long each step of a load took) */
+		const char *log = getenv("BENCH_LOAD_LOG");
+		int errfd = open(log ? log : "/dev/null", log ? O_WRONLY | O_CREAT | O_APPEND : O_WRONLY, 0600);
+		dup2(errfd, 2);
+		execl(agent, agent, "--model", "builtin", "--sync", "none", "--log-level", log ? "info" : "warn", "--state-dir",
+		    state, (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);

@@ -144,6 +144,20 @@ sess_cursor_next(struct sess_cursor *c)
 	return ev;
 }
 
+/* Whether line starts {"seq":N, with N seq, as the writer writes it. */
+static int
+sess_cursor_head(const char *line, size_t len, size_t seq)
+{
+	char digits[24], *d = digits + sizeof(digits);
+	size_t n;
+
+	do
+		*--d = (char)('0' + seq % 10);
+	while ((seq /= 10) != 0);
+	n = (size_t)(digits + sizeof(digits) - d);
+	return len > 7 + n + 1 && memcmp(line, "{\"seq\":", 7) == 0 && memcmp(line + 7, d, n) == 0 && line[7 + n] == ',';
+}
+
 const char *
 sess_cursor_next_line(struct sess_cursor *c, size_t *len, json_t **evp, int raw_ok)
 {
@@ -155,9 +169,7 @@ sess_cursor_next_line(struct sess_cursor *c, size_t *len, json_t **evp, int raw_
 		return NULL;
 	if (c->seq < c->fto) {
 		const char *line = c->fd >= 0 ? sess_cursor_raw(c, len) : NULL;
-		char head[40];
-		int hl = snprintf(head, sizeof(head), "{\"seq\":%zu,", c->seq);
-		if (raw_ok && line && *len > (size_t)hl && memcmp(line, head, (size_t)hl) == 0) {
+		if (raw_ok && line && sess_cursor_head(line, *len, c->seq)) {
 			c->seq++;
 			return line;	/* the writer's own line: its reader checks the rest */
 		}

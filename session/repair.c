@@ -11,6 +11,7 @@
 
 #include "base/jsonscan.h"
 #include "base/xmalloc.h"
+#include "session/ahead.h"
 #include "session/checked.h"
 #include "session/event.h"
 
@@ -95,9 +96,11 @@ inspect_run_init(struct inspect_run *run, struct sess_image *img)
 /*
  * The lines of one chunk (data[0..len), at file offset run->base). A line is taken once it is
  * known whether it is the file's last one (a torn last line is ignored, any other bad line is
- * corruption): every line but the chunk's final one, and that too with final (the file ends
- * there). *used is how many bytes were taken; the caller keeps the rest for the next chunk.
+ * corruption): every line but the chunk's final one (INSPECT_MORE), and that too when the file
+ * ends there (INSPECT_FINAL) or more lines follow it (INSPECT_BOUNDARY: the chunk ends on a
+ * newline). *used is how many bytes were taken; the caller keeps the rest for the next chunk.
  */
+enum { INSPECT_MORE, INSPECT_FINAL, INSPECT_BOUNDARY };
 static int
 inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, size_t *used, struct err *e)
 {
@@ -109,9 +112,9 @@ inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, 
 		const char *nl = memchr(data + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - data) : len;
 		json_t *j;
-		if (!final && (nl == NULL || end + 1 == len))
+		if (final == INSPECT_MORE && (nl == NULL || end + 1 == len))
 			break;		/* whether this line is the last is not known yet */
-		int last = (nl == NULL || end + 1 == len);
+		int last = final == INSPECT_FINAL && (nl == NULL || end + 1 == len);
 		run->line_no++;
 		if (run->stream && nl && run->line_no > 1) {
 			/* A line of a shape the full check accepted needs no tree (checked.h). */
@@ -246,7 +249,7 @@ sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct er
 	int rc;
 
 	inspect_run_init(&run, img);
-	rc = inspect_lines(&run, data, len, 1, &used, e);
+	rc = inspect_lines(&run, data, len, INSPECT_FINAL, &used, e);
 	if (rc == 0)
 		rc = inspect_finish(&run, e);
 	if (rc < 0)
@@ -256,31 +259,105 @@ sess_inspect_buf(const char *data, size_t len, struct sess_image *img, struct er
 
 /* The file is read a chunk at a time: a load keeps the events, never the whole file's bytes too. */
 #define INSPECT_CHUNK (1u << 20)
+/* From this size on, a streamed read checks the file's second half on a second thread. */
+#define INSPECT_SPLIT_MIN ((off_t)16 << 20)
 
-static int inspect_fd(int fd, const char *path, const atomic_int *cancel, int stream, struct sess_image *img,
-    struct err *e);
+static int inspect_fd(int fd, const char *path, const atomic_int *cancel, int stream, off_t split_min,
+    struct sess_image *img, struct err *e);
 
 int
 sess_inspect_fd(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e)
 {
-	return inspect_fd(fd, path, cancel, 0, img, e);
+	return inspect_fd(fd, path, cancel, 0, 0, img, e);
 }
 
 int
 sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e)
 {
-	return inspect_fd(fd, path, cancel, 1, img, e);
+	return inspect_fd(fd, path, cancel, 1, INSPECT_SPLIT_MIN, img, e);
+}
+
+int
+sess_inspect_stream_split(int fd, const char *path, const atomic_int *cancel, off_t split_min, struct sess_image *img,
+    struct err *e)
+{
+	return inspect_fd(fd, path, cancel, 1, split_min, img, e);
+}
+
+/* Reads [*off, limit) of the file (limit -1: to its end) through inspect_lines, *buf (cap bytes
+ * and a 16-byte pad) its buffer; *off ends where the lines taken end. */
+static int
+inspect_range(struct inspect_run *run, const char *path, const atomic_int *cancel, off_t *off, off_t limit,
+    char **bufp, size_t *capp, struct err *e)
+{
+	size_t have = 0;
+	off_t at = *off;
+	int rc = 0, eof = 0, bound = 0;
+
+	run->base = *off;
+	while (rc == 0 && !run->done) {
+		size_t used;
+		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
+			return err_set(e, ERR_INTERNAL, "reading %s was cancelled", path);
+		while (!eof && have < *capp) {
+			/* pread: the lease holder may have moved the offset; a file cut meanwhile reads
+			 * short, never faults */
+			size_t want = *capp - have;
+			if (limit >= 0 && (off_t)want > limit - at)
+				want = (size_t)(limit - at);
+			if (want == 0) {
+				eof = bound = 1;	/* the range ends on a line's end: more follow */
+				break;
+			}
+			ssize_t n = pread(run->fd, *bufp + have, want, at);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return err_set(e, ERR_SESSION_LOG_IO, "cannot read %s: %s", path, strerror(errno));
+			if (n == 0)
+				eof = 1;
+			have += (size_t)n;
+			at += n;
+		}
+		memset(*bufp + have, 0, 16);
+		if ((rc = inspect_lines(run, *bufp, have, !eof ? INSPECT_MORE : bound ? INSPECT_BOUNDARY : INSPECT_FINAL,
+		    &used, e)) < 0 || eof)
+			break;
+		if (used == 0 && have == *capp) {
+			*capp *= 2;	/* one line longer than the buffer */
+			*bufp = xrealloc(*bufp, *capp + 16);
+		}
+		memmove(*bufp, *bufp + used, have - used);
+		have -= used;
+	}
+	*off = run->base;
+	return rc;
+}
+
+/* Takes what the thread ahead checked when the read in order ended where it began. */
+static int
+inspect_splice(struct inspect_run *run, struct sess_ahead *a, off_t *off)
+{
+	if (run->done || a->n == 0 || *off != a->start || run->seq != a->seq0)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		inspect_note_streamed(run, (size_t)run->seq, a->offs[i], a->types[i]);
+	run->line_no += (int)a->n;
+	run->img->valid_len = *off = a->stop;
+	return 1;
 }
 
 static int
-inspect_fd(int fd, const char *path, const atomic_int *cancel, int stream, struct sess_image *img, struct err *e)
+inspect_fd(int fd, const char *path, const atomic_int *cancel, int stream, off_t split_min, struct sess_image *img,
+    struct err *e)
 {
 	struct inspect_run run;
+	struct sess_ahead ahead;
 	struct stat st;
-	size_t cap = INSPECT_CHUNK, have = 0;
+	size_t cap = INSPECT_CHUNK;
 	off_t off = 0;
 	char *buf;
-	int rc = 0, eof = 0;
+	int rc, split;
 
 	inspect_run_init(&run, img);
 	run.stream = stream;
@@ -290,38 +367,17 @@ inspect_fd(int fd, const char *path, const atomic_int *cancel, int stream, struc
 		return err_set(e, ERR_SESSION_LOG_IO, "%s is not a regular file", path);
 	}
 	buf = xmalloc(cap + 16);	/* padded: the scan's short compares read whole words (jsonscan.h) */
-	while (rc == 0 && !run.done) {
-		size_t used;
-		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
-			rc = err_set(e, ERR_INTERNAL, "reading %s was cancelled", path);
-			break;
+	/* A big streamed read checks its second half on a second thread meanwhile (session/ahead.h). */
+	split = stream && split_min > 0 && st.st_size >= split_min && st.st_size >= 2 &&
+	    sess_ahead_start(&ahead, fd, st.st_size / 2, st.st_size, cancel) == 0;
+	rc = inspect_range(&run, path, cancel, &off, split ? ahead.start : -1, &buf, &cap, e);
+	if (split) {
+		sess_ahead_join(&ahead);
+		if (rc == 0 && !run.done) {
+			inspect_splice(&run, &ahead, &off);
+			rc = inspect_range(&run, path, cancel, &off, -1, &buf, &cap, e);
 		}
-		while (!eof && have < cap) {
-			/* pread from 0: the lease holder may have moved the offset; a file cut meanwhile
-			 * reads short, never faults */
-			ssize_t n = pread(fd, buf + have, cap - have, off);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				rc = err_set(e, ERR_SESSION_LOG_IO, "cannot read %s: %s", path, strerror(errno));
-				break;
-			}
-			if (n == 0)
-				eof = 1;
-			have += (size_t)n;
-			off += n;
-		}
-		if (rc < 0)
-			break;
-		memset(buf + have, 0, 16);
-		if ((rc = inspect_lines(&run, buf, have, eof, &used, e)) < 0 || eof)
-			break;
-		if (used == 0 && have == cap) {
-			cap *= 2;	/* one line longer than the buffer */
-			buf = xrealloc(buf, cap + 16);
-		}
-		memmove(buf, buf + used, have - used);
-		have -= used;
+		sess_ahead_free(&ahead);
 	}
 	free(buf);
 	if (rc == 0)

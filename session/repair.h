@@ -49,8 +49,13 @@ int sess_inspect_file(const char *path, struct sess_image *img, struct err *e);
  * NULL), when another thread sets it, stops the read between chunks (-1, internal).
  */
 int sess_inspect_fd(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e);
-/* The same, streamed: img keeps offsets and the open turn (above). */
+/* The same, streamed: img keeps offsets and the open turn (above). A file of 16 MB or more has
+ * its second half checked on a second thread meanwhile (session/ahead.h): the same image and the
+ * same errors, in about half the time. */
 int sess_inspect_stream(int fd, const char *path, const atomic_int *cancel, struct sess_image *img, struct err *e);
+/* The same with the size from which it splits (tests: 1 splits every file of two bytes or more). */
+int sess_inspect_stream_split(int fd, const char *path, const atomic_int *cancel, off_t split_min, struct sess_image *img,
+    struct err *e);
 /*
  * The read-only inspect at scan speed: inspect's verdict and counts without a JSON tree per
  * event. Events whose type is in keep (a NULL-terminated list, or NULL) are parsed, their payloads

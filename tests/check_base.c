@@ -1,5 +1,8 @@
-/* base/: utf8, map, run queue, JSON encoder, SHA-256. */
+/* base/: utf8, map, run queue, JSON encoder and raw reader, SHA-256. */
 #include <ctype.h>
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +10,9 @@
 
 #include "base/buf.h"
 #include "base/jenc.h"
+#include "base/jsonraw.h"
 #include "base/map.h"
+#include "base/offload.h"
 #include "base/runq.h"
 #include "base/sha256.h"
 #include "base/utf8.h"
@@ -318,6 +323,227 @@ START_TEST(jenc_matches_jansson_compact_output)
 }
 END_TEST
 
+/* json_raw_copy of text writes jenc's bytes of jansson's tree of it, or (-1) nothing. */
+static int
+raw_copy_is_jenc(const char *text)
+{
+	struct json_span v = { text, strlen(text), 0 };
+	struct buf b;
+	int r;
+
+	buf_init(&b);
+	buf_puts(&b, "pre");
+	r = json_raw_copy(&b, &v);
+	if (r == 0) {
+		json_t *j = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+		char *want;
+		ck_assert_msg(j != NULL, "copied what jansson refuses: %s", text);
+		want = jenc_dumps(j, NULL);
+		ck_assert_msg(strcmp(b.data + 3, want) == 0, "%s: %s, want %s", text, b.data + 3, want);
+		free(want);
+		json_decref(j);
+	} else {
+		ck_assert_str_eq(b.data, "pre");	/* nothing written */
+	}
+	buf_free(&b);
+	return r;
+}
+
+START_TEST(json_raw_copy_writes_jenc_bytes_or_nothing)
+{
+	static const char *const yes[] = {
+		"{}", "[]", "\"\"", "0", "-12", "123456789012345678", "true", "false", "null",
+		"{\"a\":[1,{\"b\":\"c\"},[]],\"d\":null}",
+		" { \"a\" : [ 1 , 2 ] , \"b\" : { } } ",	/* another writer's spaces */
+		"\"caf\\u00e9 \\/ \\u001f \\u001F \\ud83d\\ude00 \\t\\n\\\"\\\\ \\b\\f\\r\"",	/* and escapes */
+		"\"\\u007f \\u0041\"", "\"snow \xe2\x98\x83\"", "{\"k\\u0065y\":1}",
+	};
+	static const char *const no[] = {
+		"1.5", "1e3", "-0", "1234567890123456789", "\"nul \\u0000\"", "{\"a\" 1}", "[1,]", "{,}", "[1 2]",
+		"{\"a\":1}x", "tru", "\"open", "\"raw \x01 control\"", "\"bad \xff utf8\"", "\"\\ud800 alone\"",
+		"{\"a\":}", "[}", "{]", "", "   ", "{\"a\":1,}", "\"x\":1", "01", "+1", "-", "[1]]",
+	};
+	char deep[200];
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(raw_copy_is_jenc(yes[i]) == 0, "refused %s", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(raw_copy_is_jenc(no[i]) < 0, "copied %s", no[i]);
+	memset(deep, '[', 65);
+	memset(deep + 65, ']', 65);
+	deep[130] = '\0';
+	ck_assert_int_lt(raw_copy_is_jenc(deep), 0);	/* deeper than it goes */
+	deep[64] = '\0';
+	memset(deep, '[', 32);
+	memset(deep + 32, ']', 32);
+	ck_assert_int_eq(raw_copy_is_jenc(deep), 0);
+}
+END_TEST
+
+/* Random trees written by jansson in its other styles (ASCII escapes, indents, escaped slashes):
+ * copied, each is jenc's compact text of the same tree. */
+START_TEST(json_raw_copy_agrees_with_jansson_on_random_trees)
+{
+	static const char *const strs[] = { "", "a/b", "caf\xc3\xa9", "\xf0\x9f\x98\x80", "q\"b\\", "\x01\x1f\t\n", "long text here" };
+	static const size_t flags[] = { JSON_COMPACT, JSON_ENSURE_ASCII, JSON_INDENT(2), JSON_ESCAPE_SLASH | JSON_COMPACT };
+	unsigned seed = 1;
+
+	for (int k = 0; k < 400; k++) {
+		json_t *stack[8], *root = json_object();
+		int depth = 1;
+		stack[0] = root;
+		for (int n = 0; n < 20; n++) {
+			seed = seed * 1103515245u + 12345u;
+			unsigned r = (seed >> 16) % 9;
+			json_t *top = stack[depth - 1], *v;
+			switch (r) {
+			case 0: v = json_object(); break;
+			case 1: v = json_array(); break;
+			case 2: v = json_integer((json_int_t)(seed % 100000) - 50000); break;
+			case 3: v = json_true(); break;
+			case 4: v = json_null(); break;
+			default: v = json_string(strs[seed % 7]); break;
+			}
+			if (json_is_object(top)) {
+				char key[16];
+				snprintf(key, sizeof(key), "k%u%s", n, seed % 3 == 0 ? "\xc3\xa9" : "");
+				json_object_set_new(top, key, v);
+			} else {
+				json_array_append_new(top, v);
+			}
+			if ((json_is_object(v) || json_is_array(v)) && depth < 8)
+				stack[depth++] = v;
+			else if (r % 4 == 0 && depth > 1)
+				depth--;
+		}
+		char *text = json_dumps(root, flags[k % 4]);
+		ck_assert_int_eq(raw_copy_is_jenc(text), 0);
+		free(text);
+		json_decref(root);
+	}
+}
+END_TEST
+
+/* The tape finds a value by its key without a tree, and says when it cannot be sure. */
+START_TEST(json_tape_finds_values_and_says_when_it_is_not_sure)
+{
+	static const char text[] = "{\"a\":1,\"b\":{\"c\":[1,\"x]\",{\"d\":\"y}\"}]},\"e\":\"s\\\"q\",\"f\":[]}";
+	struct json_tape tp;
+	size_t at, b, c;
+	struct json_span v;
+	struct buf d;
+
+	json_tape_init(&tp);
+	ck_assert_int_eq(json_tape_build(&tp, text, strlen(text)), 0);
+	ck_assert_int_eq(json_tape_get(&tp, 0, "a", &at), 1);
+	v = json_tape_span(&tp, at);
+	ck_assert_int_eq((int)v.n, 1);
+	ck_assert_int_eq(json_tape_get(&tp, 0, "b", &b), 1);
+	ck_assert_int_eq(json_tape_get(&tp, b, "c", &c), 1);
+	ck_assert_int_eq(tp.t[c].s[0], '[');
+	ck_assert_int_eq(tp.t[tp.t[c + 1].end].s[0], '"');	/* the array's second item: "x]" */
+	ck_assert_int_eq(json_tape_get(&tp, 0, "e", &at), 1);
+	v = json_tape_span(&tp, at);
+	buf_init(&d);
+	ck_assert_int_eq(json_raw_decode(&v, &d), 0);
+	ck_assert_str_eq(d.data, "s\"q");
+	buf_free(&d);
+	ck_assert_int_eq(json_tape_get(&tp, 0, "zz", &at), 0);
+	ck_assert_int_eq(json_tape_get(&tp, c, "a", &at), -1);	/* not an object */
+	/* a key twice, or escaped (it may be the one asked for): not sure */
+	ck_assert_int_eq(json_tape_build(&tp, "{\"a\":1,\"a\":2}", 13), 0);
+	ck_assert_int_eq(json_tape_get(&tp, 0, "a", &at), -1);
+	ck_assert_int_eq(json_tape_build(&tp, "{\"\\u0061\":1}", 12), 0);
+	ck_assert_int_eq(json_tape_get(&tp, 0, "a", &at), -1);
+	/* brackets and quotes that do not close, or close the wrong way */
+	ck_assert_int_eq(json_tape_build(&tp, "{\"a\":[1}", 8), -1);
+	ck_assert_int_eq(json_tape_build(&tp, "{\"a\":1", 6), -1);
+	ck_assert_int_eq(json_tape_build(&tp, "{\"a\":\"1}", 8), -1);
+	ck_assert_int_eq(json_tape_build(&tp, "]", 1), -1);
+	ck_assert_int_eq(json_tape_build(&tp, "{}{}", 4), -1);
+	ck_assert_int_eq(json_tape_build(&tp, "", 0), -1);
+	json_tape_free(&tp);
+}
+END_TEST
+
+START_TEST(json_raw_decode_and_int_refuse_what_a_c_string_cannot_hold)
+{
+	struct json_span v;
+	struct buf d;
+	long long x;
+
+	buf_init(&d);
+	buf_puts(&d, "k");
+	v = (struct json_span){ "\"a\\u0000b\"", 10, 0 };
+	ck_assert_int_eq(json_raw_decode(&v, &d), -1);
+	v = (struct json_span){ "\"a\xff\"", 4, 0 };
+	ck_assert_int_eq(json_raw_decode(&v, &d), -1);
+	v = (struct json_span){ "\"open", 5, 0 };
+	ck_assert_int_eq(json_raw_decode(&v, &d), -1);
+	v = (struct json_span){ "12", 2, 0 };
+	ck_assert_int_eq(json_raw_decode(&v, &d), -1);
+	ck_assert_str_eq(d.data, "k");	/* untouched */
+	v = (struct json_span){ "\"\\u00e9\\n\"", 10, 0 };
+	ck_assert_int_eq(json_raw_decode(&v, &d), 0);
+	ck_assert_str_eq(d.data, "k\xc3\xa9\n");
+	buf_free(&d);
+	v = (struct json_span){ "-42", 3, 0 };
+	ck_assert(json_raw_int(&v, &x) && x == -42);
+	v = (struct json_span){ "1.0", 3, 0 };
+	ck_assert(!json_raw_int(&v, &x));
+	v = (struct json_span){ "0123", 4, 0 };
+	ck_assert(!json_raw_int(&v, &x));
+	v = (struct json_span){ "1234567890123456789", 19, 0 };
+	ck_assert(!json_raw_int(&v, &x));
+	v = (struct json_span){ "\"a\"", 3, 0 };
+	ck_assert(json_raw_is(&v, "a") && !json_raw_is(&v, "b"));
+	v = (struct json_span){ "\"\\u0061\"", 8, 0 };
+	ck_assert(!json_raw_is(&v, "a"));	/* not its bytes: the caller is not sure */
+}
+END_TEST
+
+/* Work that gives way (a load's rebuild) runs on a thread niced by what it asked for. */
+struct behind {
+	int nice_seen;
+	int done;
+};
+
+static void
+behind_fn(void *arg, const atomic_int *cancel)
+{
+	struct behind *b = arg;
+
+	(void)cancel;
+	errno = 0;
+	b->nice_seen = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+}
+
+static void
+behind_done(void *arg)
+{
+	((struct behind *)arg)->done = 1;
+}
+
+START_TEST(offload_behind_runs_its_thread_niced)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct runq q;
+	struct behind b = { -100, 0 }, same = { -100, 0 };
+	int base = getpriority(PRIO_PROCESS, 0);
+
+	runq_init(&q, loop);
+	offload_start_behind(loop, &q, behind_fn, behind_done, &b, 5);
+	offload_start(loop, &q, behind_fn, behind_done, &same);
+	while (!b.done || !same.done)
+		ev_run(loop, EVRUN_ONCE);
+	ck_assert_int_eq(b.nice_seen, base + 5 > 19 ? 19 : base + 5);
+	ck_assert_int_eq(same.nice_seen, base);
+	ck_assert_int_eq(getpriority(PRIO_PROCESS, 0), base);	/* the loop's own is as it was */
+	runq_stop(&q);
+	ev_loop_destroy(loop);
+}
+END_TEST
+
 START_TEST(jenc_rejects_invalid_utf8_and_leaves_the_buffer_as_it_was)
 {
 	const char *bad[] = { "\xff", "ab\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "abcdefgh\x80" };
@@ -535,6 +761,11 @@ base_suite(void)
 	tcase_add_test(tc, jenc_matches_jansson_compact_output);
 	tcase_add_test(tc, jenc_rejects_invalid_utf8_and_leaves_the_buffer_as_it_was);
 	tcase_add_test(tc, jenc_refuses_nesting_deeper_than_its_limit);
+	tcase_add_test(tc, offload_behind_runs_its_thread_niced);
+	tcase_add_test(tc, json_raw_copy_writes_jenc_bytes_or_nothing);
+	tcase_add_test(tc, json_raw_copy_agrees_with_jansson_on_random_trees);
+	tcase_add_test(tc, json_tape_finds_values_and_says_when_it_is_not_sure);
+	tcase_add_test(tc, json_raw_decode_and_int_refuse_what_a_c_string_cannot_hold);
 	tcase_add_test(tc, errcode_table_names_every_code_once_in_its_casing);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sha256");

@@ -592,6 +592,32 @@ START_TEST(scan_file_in_chunks_agrees_with_the_buffer_scan)
 END_TEST
 
 /* What inspect says of a file's bytes, streamed from a file (the load's way) and whole. */
+/* A streamed inspect that checks the second half ahead (from any size) says what one in order
+ * says: the same verdict, message and image. */
+static void
+inspect_split_agrees(int fd, const char *path, int rs, const struct sess_image *a, const struct err *stream_e)
+{
+	struct sess_image c;
+	struct err ce;
+
+	err_clear(&ce);
+	ck_assert_int_eq(sess_inspect_stream_split(fd, path, NULL, 1, &c, &ce), rs);
+	if (rs < 0) {
+		ck_assert_str_eq(ce.msg, stream_e->msg);
+		ck_assert_int_eq(ce.code, stream_e->code);
+		return;
+	}
+	ck_assert_uint_eq(c.nevents, a->nevents);
+	ck_assert_uint_eq(c.nclosers, a->nclosers);
+	ck_assert_uint_eq(c.base, a->base);
+	ck_assert_int_eq(c.valid_len, a->valid_len);
+	ck_assert_int_eq(c.torn, a->torn);
+	ck_assert_mem_eq(c.types, a->types, a->nevents + a->nclosers);
+	ck_assert_mem_eq(c.offs, a->offs, (a->nevents + 1) * sizeof(*a->offs));
+	ck_assert(json_equal(c.events, a->events));
+	sess_image_free(&c);
+}
+
 static int
 inspect_both(const char *data, struct err *stream_e, struct err *whole_e)
 {
@@ -609,6 +635,7 @@ inspect_both(const char *data, struct err *stream_e, struct err *whole_e)
 	rs = sess_inspect_stream(fd, path, NULL, &a, stream_e);
 	rw = sess_inspect_buf(data, strlen(data), &b, whole_e);
 	ck_assert_int_eq(rs, rw);
+	inspect_split_agrees(fd, path, rs, &a, stream_e);
 	if (rs == 0) {
 		ck_assert_uint_eq(a.nevents, b.nevents);
 		ck_assert_uint_eq(a.nclosers, b.nclosers);
@@ -781,6 +808,93 @@ START_TEST(cursor_reads_only_the_types_asked_and_ends_where_the_file_lies)
 }
 END_TEST
 
+/* The log of split_file below: turns of a user message, a tool call and its result, an answer. */
+static void
+split_log(struct buf *b, int turns, int unknown_at)
+{
+	long long seq = 0;
+
+	buf_puts(b, HDR);
+	for (int t = 1; t <= turns; t++) {
+		buf_printf(b, "{\"seq\":%lld,\"time\":%d,\"type\":\"turn/start\",\"data\":{\"turn\":%d}}\n", seq++, t, t);
+		buf_printf(b, "{\"seq\":%lld,\"time\":%d,\"type\":\"user/message\",\"data\":{\"id\":\"m%d\",\"content\":[{\"type\":\"text\",\"text\":\"question %d \\u00e9\"}],\"source\":{\"kind\":\"user\"}}}\n", seq++, t, t, t);
+		if (t == unknown_at)
+			buf_printf(b, "{\"seq\":%lld,\"time\":%d,\"type\":\"future/thing\",\"ignorable\":true,\"data\":{}}\n", seq++, t);
+		buf_printf(b, "{\"seq\":%lld,\"time\":%d,\"type\":\"step/start\",\"data\":{\"turn\":%d,\"step\":1}}\n", seq++, t, t);
+		buf_printf(b, "{\"seq\":%lld,\"time\":%d,\"type\":\"assistant/message\",\"data\":{\"turn\":%d,\"step\":1,\"id\":\"a%d\",\"content\":[{\"type\":\"text\",\"text\":\"answer %d\"}],\"finish\":\"stop\"}}\n", seq++, t, t, t, t);
+		buf_printf(b, "{\"seq\":%lld,\"time\":%d,\"type\":\"step/end\",\"data\":{\"turn\":%d,\"step\":1}}\n", seq++, t, t);
+		if (t < turns)
+			buf_printf(b, "{\"seq\":%lld,\"time\":%d,\"type\":\"turn/end\",\"data\":{\"turn\":%d,\"reason\":{\"kind\":\"completed\"}}}\n", seq++, t, t);
+	}
+}
+
+/* Inspects bytes streamed in order and split (the second half checked ahead): the same. */
+static void
+split_agrees(const char *dir, const char *data, size_t len)
+{
+	char path[128];
+	struct sess_image a;
+	struct err e;
+	int fd, rs;
+
+	snprintf(path, sizeof(path), "%s/split.jsonl", dir);
+	test_write_file(path, data, len);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	err_clear(&e);
+	rs = sess_inspect_stream(fd, path, NULL, &a, &e);
+	inspect_split_agrees(fd, path, rs, &a, &e);
+	if (rs == 0)
+		sess_image_free(&a);
+	close(fd);
+}
+
+/*
+ * The second half checked ahead counts only where the read in order meets it: a log cut, torn,
+ * gapped, or corrupted anywhere (most often in the second half, where the guess is) gives the
+ * verdict, message and image of the read in order.
+ */
+START_TEST(streamed_inspect_split_agrees_with_the_read_in_order)
+{
+	char dir[64];
+	struct buf b;
+	unsigned seed = 7;
+
+	test_mkdtemp(dir, sizeof(dir));
+	buf_init(&b);
+	split_log(&b, 200, 150);
+	split_agrees(dir, b.data, b.len);	/* whole: an open last turn, an unknown ignorable event */
+	split_agrees(dir, b.data, b.len - 1);	/* no newline at the end: a torn last line */
+	split_agrees(dir, b.data, b.len / 2);	/* cut in the middle of a line */
+	{
+		/* a seq gap at the first line of the second half */
+		char *mid = (char *)memchr(b.data + b.len / 2 - 1, '\n', b.len / 2) + 1;
+		char *copy = xmalloc(b.len + 8);
+		size_t head = (size_t)(mid - b.data);
+		memcpy(copy, b.data, head);
+		memcpy(copy + head, "{\"seq\":9", 8);
+		memcpy(copy + head + 8, mid + 8, b.len - head - 8);
+		split_agrees(dir, copy, b.len);
+		/* the same line without its newline before it: one line across the middle */
+		memcpy(copy, b.data, b.len);
+		copy[head - 1] = ' ';
+		split_agrees(dir, copy, b.len);
+		free(copy);
+	}
+	for (int k = 0; k < 200; k++) {
+		char *copy = xmalloc(b.len);
+		memcpy(copy, b.data, b.len);
+		/* a byte or two changed, most often past the middle */
+		size_t from = k % 4 == 0 ? 0 : b.len / 2;
+		test_mutate(copy + from, b.len - from, 1 + k % 2, &seed, "{}[]\",:0123456789ax\\\n ");
+		split_agrees(dir, copy, b.len);
+		free(copy);
+	}
+	buf_free(&b);
+	test_rmtree(dir);
+}
+END_TEST
+
 Suite *
 repair_suite(void)
 {
@@ -801,6 +915,7 @@ repair_suite(void)
 	tcase_add_test(tc, streamed_inspect_refuses_what_the_full_check_refuses_after_lines_of_its_shape);
 	tcase_add_test(tc, checked_shapes_take_lines_of_a_learnt_shape);
 	tcase_add_test(tc, cursor_reads_only_the_types_asked_and_ends_where_the_file_lies);
+	tcase_add_test(tc, streamed_inspect_split_agrees_with_the_read_in_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
