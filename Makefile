@@ -164,6 +164,7 @@ test: deps
 	$(Q)sh tests/load_race.sh $(AGENT)
 	$(Q)sh tests/load_replay.sh $(AGENT)
 	$(Q)sh tests/long_session.sh $(AGENT) $(MOCK)
+	$(Q)sh tests/crash_compact.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/record.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/list_index.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)

@@ -10,7 +10,9 @@
  * a model with a context window instead: a body over N bytes gets HTTP 400 "This model's maximum
  * context length is ..."; a summary request (its system prompt starts "You summarise") gets a
  * short summary; any other request gets T. Both report usage (prompt tokens: the body's bytes / 4).
- * The log then holds {"bytes": n, "kind": "overflow" | "summary" | "turn"} per request.
+ * The log then holds {"bytes": n, "kind": "overflow" | "summary" | "turn"} per request, and when
+ * the conversation has "Turn N:" prompts, their numbers and the turn a summary in it reaches
+ * ({"labels": "1,2", "summary": K}; a summary request's summary says "through Turn K").
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -148,6 +150,32 @@ conn_write_some(struct conn *c)
 	ev_timer_start(c->mk->loop, &c->timer);
 }
 
+/*
+ * What the window model's log tells of a request's conversation (tests/crash_compact.sh): the
+ * numbers N of its "Turn N:" user messages in order ("1,2,3"), and the K of a summary that says
+ * "through Turn K" (-1: none). The labels are appended to b.
+ */
+static long
+mock_labels(const json_t *msgs, struct buf *b)
+{
+	const json_t *m;
+	size_t i;
+	long summary = -1;
+
+	json_array_foreach(msgs, i, m) {
+		const char *c = json_string_value(json_object_get(m, "content"));
+		const char *role = json_string_value(json_object_get(m, "role"));
+		const char *t;
+		if (c == NULL || role == NULL || strcmp(role, "user") != 0)
+			continue;
+		if ((t = strstr(c, "through Turn ")) != NULL)
+			summary = atol(t + 13);
+		else if (strncmp(c, "Turn ", 5) == 0)
+			buf_printf(b, "%s%ld", b->len ? "," : "", atol(c + 5));
+	}
+	return summary;
+}
+
 /* The window model's answer to a body of len bytes: {"response": ..., "log": ...}; new ref. */
 static json_t *
 mock_window(const json_t *w, size_t len, const json_t *body)
@@ -158,7 +186,12 @@ mock_window(const json_t *w, size_t len, const json_t *body)
 	const char *sys = json_string_value(json_object_get(json_array_get(msgs, 0), "content"));
 	const char *kind = "turn";
 	char msg[200];
-	json_t *resp;
+	json_t *resp, *log;
+	struct buf labels;
+	long summary;
+
+	buf_init(&labels);
+	summary = mock_labels(msgs, &labels);
 
 	if ((long long)len > max) {
 		kind = "overflow";
@@ -167,8 +200,15 @@ mock_window(const json_t *w, size_t len, const json_t *body)
 		resp = json_pack("{s:i, s:s}", "status", 400, "body", msg);
 	} else {
 		if (sys && strncmp(sys, "You summarise", 13) == 0) {
+			/* through the last turn it was shown (a summary before counts as its own) */
+			const char *last = labels.len ? strrchr(labels.data, ',') : NULL;
+			long through = labels.len ? atol(last ? last + 1 : labels.data) : summary;
 			kind = "summary";
-			snprintf(msg, sizeof(msg), "Summary of %zu messages.", json_array_size(msgs));
+			if (through >= 0)
+				snprintf(msg, sizeof(msg), "Summary of %zu messages through Turn %ld.", json_array_size(msgs),
+				    through);
+			else
+				snprintf(msg, sizeof(msg), "Summary of %zu messages.", json_array_size(msgs));
 			text = msg;
 		}
 		resp = json_pack("{s:[{s:s, s:[{s:i, s:{s:s}, s:n}]}, {s:s, s:[{s:i, s:{}, s:s}]}, "
@@ -177,7 +217,13 @@ mock_window(const json_t *w, size_t len, const json_t *body)
 		    "id", "w", "choices", "index", 0, "delta", "finish_reason", "stop",
 		    "id", "w", "choices", "usage", "prompt_tokens", (json_int_t)(len / 4), "completion_tokens", 8);
 	}
-	return json_pack("{s:o, s:{s:I, s:s}}", "response", resp, "log", "bytes", (json_int_t)len, "kind", kind);
+	log = json_pack("{s:I, s:s}", "bytes", (json_int_t)len, "kind", kind);
+	if (labels.len || summary >= 0) {
+		json_object_set_new(log, "labels", json_string(labels.len ? labels.data : ""));
+		json_object_set_new(log, "summary", json_integer(summary));
+	}
+	buf_free(&labels);
+	return json_pack("{s:o, s:o}", "response", resp, "log", log);
 }
 
 static void
