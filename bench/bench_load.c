@@ -385,10 +385,13 @@ main(int argc, char **argv)
 	/* The same kind of log written by a session that compacts (every 400 kB of log, about what a
 	 * 128k-token window holds): what a live session holds past its conversation. */
 	long cbytes = write_log(path, 400000L);
-	struct run comp;
-	one_run(argv[1], dir, 1, 0, 0, &comp);
-	printf("load: a %ld-byte log that compacted every 400 kB: %.0f ms; peak RSS %ld kB during the load, %ld kB idle after it\n",
-	    cbytes, comp.load_ms, comp.peak_kb, comp.after_kb);
+	struct run comp[16];
+	for (int i = 0; i < runs; i++)
+		one_run(argv[1], dir, 1, 0, 0, &comp[i]);
+	qsort(comp, (size_t)runs, sizeof(comp[0]), cmp_run_load);
+	printf("load: a %ld-byte log that compacted every 400 kB: %.0f ms (median of %d: min %.0f, max %.0f); peak RSS %ld kB during the load, %ld kB idle after it\n",
+	    cbytes, comp[runs / 2].load_ms, runs, comp[0].load_ms, comp[runs - 1].load_ms, comp[runs / 2].peak_kb,
+	    comp[runs / 2].after_kb);
 	printf("target: load under 400 ms (within 3x of cat plus the replay bytes); the other session's gap under 20 ms; peak / idle RSS under 48 / 16 MB plus the conversation since the latest compaction\n");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? 0 : 1;
