@@ -77,16 +77,17 @@ acp_tool_call_id(long long turn, long long step, const char *call_id)
 {
 	/* "call-%lld-%lld-%s", without printf: a replay makes one per tool call */
 	char t[24], s[24], *ts = acp_decimal(t + sizeof(t), turn), *ss = acp_decimal(s + sizeof(s), step);
-	size_t tl = (size_t)(t + sizeof(t) - ts), sl = (size_t)(s + sizeof(s) - ss), cl = strlen(call_id);
-	char *id = xmalloc(5 + tl + 1 + sl + 1 + cl + 1), *p = id;
+	struct buf b;
 
-	memcpy(p, "call-", 5), p += 5;
-	memcpy(p, ts, tl), p += tl;
-	*p++ = '-';
-	memcpy(p, ss, sl), p += sl;
-	*p++ = '-';
-	memcpy(p, call_id, cl + 1);
-	return id;
+	buf_init(&b);
+	buf_reserve(&b, 5 + sizeof(t) + sizeof(s) + strlen(call_id) + 2);
+	buf_puts(&b, "call-");
+	buf_append(&b, ts, (size_t)(t + sizeof(t) - ts));
+	buf_puts(&b, "-");
+	buf_append(&b, ss, (size_t)(s + sizeof(s) - ss));
+	buf_puts(&b, "-");
+	buf_puts(&b, call_id);
+	return buf_steal(&b);
 }
 
 /* The runtime's id of the call an event (tool/call, tool/result) is about. */

@@ -69,7 +69,8 @@ ahead_main(void *p)
 	struct sess_ahead *a = p;
 	struct sess_checked checked;
 	size_t cap = AHEAD_CHUNK, have = 0, room = 0;
-	off_t off = a->start, base = a->start;
+	off_t off = a->start;
+	off_t base = off;
 	char *buf = xmalloc(cap + 16);	/* padded, as the scan's compares want (jsonscan.h) */
 	int64_t seq = -1;
 
