@@ -631,6 +631,9 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->rt.max_depth = opts->max_depth;
 	srv->rt.max_active = opts->max_active;
 	srv->rt.loop = loop;
+	/* A child's cold resume reads off the loop from the same size as a load (never deterministic:
+	 * a scenario's output must not depend on a thread). */
+	srv->rt.resume_offload_min = opts->deterministic ? 0 : (long long)ACP_LOAD_OFFLOAD_MIN;
 	agent_rt_set_exts(&srv->rt, srv->profile->exts);
 	srv->rt.start_mode = opts->start_mode;
 	srv->rt.child_approvals_never = opts->child_approvals_never;

@@ -66,6 +66,8 @@ struct agent_rt {
 	int max_active;
 	int shutting_down;		/* disposal, not settlement: no notices */
 	struct ev_loop *loop;		/* for timers (wait_agent); may be NULL in tests */
+	/* A cold resume by send_message reads a child's log this big off the loop (0: never). */
+	long long resume_offload_min;
 	const struct agent_ext *const *exts;	/* the profile's extensions, NULL-terminated; borrowed */
 	const struct agent_client *client;	/* the editor (acp/), or NULL: nothing to ask */
 	enum permit_mode start_mode;		/* --permission-mode: a new root's mode */

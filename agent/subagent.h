@@ -51,6 +51,18 @@ json_t *subagent_list_raw(struct agent_rt *rt, const char *parent, int descendan
 /* send_message routing (§6.6). On success fills message_id (37 bytes). */
 int subagent_send(struct agent *sender, const char *target, const char *message, char *message_id,
     struct err *e);
+/*
+ * The same for a tool call that may wait: a message to a stored child whose log is big (at least
+ * rt->resume_offload_min) has the log read off the loop. Returns 0 (done: message_id filled) or
+ * -1 with e, as subagent_send; or 1: *pending is set, and done gets (arg, target, message_id or
+ * NULL, e)
+ * once on the loop, unless subagent_send_cancel(*pending) comes first.
+ */
+struct subagent_sending;
+typedef void subagent_sent_fn(void *arg, const char *target, const char *message_id, const struct err *e);
+int subagent_send_begin(struct agent *sender, const char *target, const char *message, char *message_id,
+    subagent_sent_fn *done, void *arg, struct subagent_sending **pending, struct err *e);
+void subagent_send_cancel(struct subagent_sending *sg);	/* the worker is joined; done never runs */
 /* interrupt_agent (§6.8). */
 int subagent_interrupt(struct agent *caller, const char *target, struct err *e);
 

@@ -7,9 +7,12 @@
 
 #include "agent/subagent_int.h"
 #include "base/log.h"
+#include "base/offload.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
+#include "session/id.h"
 #include "session/repair.h"
+#include "session/store.h"
 
 static void
 sub_deliver(struct agent *sender, struct agent *target, const char *message, char *message_id)
@@ -39,45 +42,43 @@ sub_settled_epochs(const json_t *events)
 	return epoch;
 }
 
-/* Cold resume (§6.6): checks in SPEC order, then load, rebuild, deliver. */
-static struct agent *
-sub_cold_resume(struct agent *sender, const char *target, struct err *e)
+/* The §6.6 checks before a cold resume of target, in SPEC order: 0, or -1 with e. */
+static int
+sub_cold_check(struct agent *sender, const char *target, struct err *e)
 {
 	struct agent_rt *rt = sender->rt;
 	struct sess_entry *en = sess_corpus_get(rt->corpus, target);
-	struct agent *child;
 
-	if (en == NULL || en->gone || en->state != SESS_ENTRY_OK) {
-		err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" is unavailable", target);
-		return NULL;
-	}
-	if (en->parent == NULL || strcmp(en->parent, agent_id(sender)) != 0) {
-		err_set(e, ERR_UNAUTHORIZED, "subagent \"%s\" belongs to another parent session", target);
-		return NULL;
-	}
-	if (!sub_is_subagent(en) || en->mode == NULL || strcmp(en->mode, "continuable") != 0) {
-		err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" has no supported continuation state and cannot "
-		    "be resumed; choose a different target", target);
-		return NULL;
-	}
-	if (sub_capacity(rt, target, e) < 0)
-		return NULL;
-	struct err le;
-	err_clear(&le);
-	child = agent_load(rt, target, sender->tools, NULL, &le);
-	if (child == NULL) {
-		if (le.code == ERR_SESSION_BUSY)
-			err_set(e, ERR_SESSION_BUSY, "subagent \"%s\" is held by another process", target);
-		else if (le.code == ERR_SESSION_LOG_IO)
-			err_set(e, ERR_SESSION_LOG_IO, "subagent \"%s\" cannot be opened: %s", target, le.msg);
-		else
-			err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" is unavailable", target);
-		return NULL;
-	}
+	if (en == NULL || en->gone || en->state != SESS_ENTRY_OK)
+		return err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" is unavailable", target);
+	if (en->parent == NULL || strcmp(en->parent, agent_id(sender)) != 0)
+		return err_set(e, ERR_UNAUTHORIZED, "subagent \"%s\" belongs to another parent session", target);
+	if (!sub_is_subagent(en) || en->mode == NULL || strcmp(en->mode, "continuable") != 0)
+		return err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" has no supported continuation state and "
+		    "cannot be resumed; choose a different target", target);
+	return sub_capacity(rt, target, e);
+}
+
+/* A load of target that failed with le, as §6.6 words it: -1 with e. */
+static int
+sub_load_error(const char *target, const struct err *le, struct err *e)
+{
+	if (le->code == ERR_SESSION_BUSY)
+		return err_set(e, ERR_SESSION_BUSY, "subagent \"%s\" is held by another process", target);
+	if (le->code == ERR_SESSION_LOG_IO)
+		return err_set(e, ERR_SESSION_LOG_IO, "subagent \"%s\" cannot be opened: %s", target, le->msg);
+	return err_set(e, ERR_NOT_RESUMABLE, "subagent \"%s\" is unavailable", target);
+}
+
+/* The loaded child goes live as a continuable child; its parent gets what it missed. The child,
+ * or NULL with e (it is released). */
+static struct agent *
+sub_cold_adopted(struct agent *child, struct err *e)
+{
 	if (sess_failure(child->sess)) {
 		/* A read-only log: the child could take the message but never record its turn, its
 		 * settlement or its notice; refuse before anything is delivered. */
-		err_set(e, ERR_SESSION_LOG_IO, "subagent \"%s\" cannot be written: %s", target,
+		err_set(e, ERR_SESSION_LOG_IO, "subagent \"%s\" cannot be written: %s", agent_id(child),
 		    sess_failure(child->sess));
 		agent_release(child);
 		return NULL;
@@ -89,6 +90,23 @@ sub_cold_resume(struct agent *sender, const char *target, struct err *e)
 	json_decref(evs);
 	subagent_redeliver(child);
 	return child;
+}
+
+/* Cold resume (§6.6): checks in SPEC order, then load, rebuild, deliver. */
+static struct agent *
+sub_cold_resume(struct agent *sender, const char *target, struct err *e)
+{
+	struct agent *child;
+	struct err le;
+
+	if (sub_cold_check(sender, target, e) < 0)
+		return NULL;
+	err_clear(&le);
+	if ((child = agent_load(sender->rt, target, sender->tools, NULL, &le)) == NULL) {
+		sub_load_error(target, &le, e);
+		return NULL;
+	}
+	return sub_cold_adopted(child, e);
 }
 
 struct agent *
@@ -131,6 +149,129 @@ subagent_send(struct agent *sender, const char *target, const char *message, cha
 		return -1;
 	sub_deliver(sender, t, message, message_id);
 	return 0;
+}
+
+/*
+ * A send_message whose target's log is read off the loop (issue 15: a big child's cold resume
+ * was a stall). The worker reads and checks the file and rebuilds its conversation; the loop
+ * then makes it live and delivers, and the call completes.
+ */
+struct subagent_sending {
+	struct agent *sender;
+	char target[SESS_ID_LEN + 1];
+	char *message;
+	struct sess_loading *ld;
+	struct agent_conv conv;
+	size_t nfold;
+	struct offload *job;
+	subagent_sent_fn *done;
+	void *arg;
+};
+
+static void
+sub_sending_free(struct subagent_sending *sg)
+{
+	if (sg->ld)
+		sess_loading_free(sg->ld);
+	agent_conv_free(&sg->conv);
+	free(sg->message);
+	free(sg);
+}
+
+/* On the worker: touches only sg's load and conversation. */
+static void
+sub_sending_read(void *arg, const atomic_int *cancel)
+{
+	struct subagent_sending *sg = arg;
+	struct sess_cursor *fold;
+
+	sess_loading_read(sg->ld, cancel);
+	if (!sess_loading_ok(sg->ld) || atomic_load(cancel))
+		return;
+	fold = agent_conv_begin_loading(&sg->conv, sg->ld, &sg->nfold);
+	agent_conv_fold_cursor(&sg->conv, fold, cancel);
+	sess_cursor_free(fold);
+}
+
+/* Back on the loop (the call was not cancelled, so its sender is live). */
+static void
+sub_sending_read_done(void *arg)
+{
+	struct subagent_sending *sg = arg;
+	struct agent_rt *rt = sg->sender->rt;
+	struct agent *child = NULL;
+	struct agent_conv none;
+	struct err e, le;
+	struct sess *s;
+	char message_id[SESS_ID_LEN + 1] = "";
+
+	sg->job = NULL;
+	err_clear(&e);
+	err_clear(&le);
+	s = sess_store_load_finish(rt->store, sg->ld, &le);
+	sg->ld = NULL;		/* freed by finish */
+	if (s == NULL) {
+		sub_load_error(sg->target, &le, &e);
+	} else if (sub_capacity(rt, sg->target, &e) < 0) {
+		sess_store_release(rt->store, s);	/* others took the room meanwhile */
+	} else {
+		agent_conv_init(&none);
+		child = agent_adopt_conv(rt, s, &none, sg->sender->tools, NULL);
+		agent_set_conv(child, &sg->conv, sg->nfold);	/* and what finish appended */
+		if ((child = sub_cold_adopted(child, &e)) != NULL)
+			sub_deliver(sg->sender, child, sg->message, message_id);
+	}
+	sg->done(sg->arg, sg->target, child ? message_id : NULL, &e);
+	sub_sending_free(sg);
+}
+
+void
+subagent_send_cancel(struct subagent_sending *sg)
+{
+	if (sg == NULL)
+		return;
+	if (sg->job)
+		offload_cancel(sg->job);	/* joins the worker: it stops at its next chunk */
+	sub_sending_free(sg);
+}
+
+int
+subagent_send_begin(struct agent *sender, const char *target, const char *message, char *message_id,
+    subagent_sent_fn *done, void *arg, struct subagent_sending **pending, struct err *e)
+{
+	struct agent_rt *rt = sender->rt;
+	struct subagent_sending *sg;
+	struct sess_loading *ld;
+	struct err le;
+
+	*pending = NULL;
+	/* Only a cold resume waits: anything else (a live target, the parent, a bad id) is at once. */
+	if (rt->resume_offload_min <= 0 || !sess_id_valid(target) || agent_rt_get(rt, target) ||
+	    (agent_parent(sender) && strcmp(target, agent_parent(sender)) == 0))
+		return subagent_send(sender, target, message, message_id, e);
+	/* A cold resume, maybe: the checks, then the lease; a small file is read at once. */
+	if (sub_cold_check(sender, target, e) < 0)
+		return -1;
+	err_clear(&le);
+	if ((ld = sess_store_load_start(rt->store, target, &le)) == NULL)
+		return sub_load_error(target, &le, e);
+	if (sess_loading_size(ld) < rt->resume_offload_min) {
+		sess_loading_free(ld);
+		return subagent_send(sender, target, message, message_id, e);
+	}
+	sg = xcalloc(1, sizeof(*sg));
+	sg->sender = sender;
+	snprintf(sg->target, sizeof(sg->target), "%s", target);
+	sg->message = xstrdup(message ? message : "");
+	sg->ld = ld;
+	agent_conv_init(&sg->conv);
+	sg->done = done;
+	sg->arg = arg;
+	log_debug("subagent: %s: reading %lld bytes off the loop for a message", target,
+	    (long long)sess_loading_size(ld));
+	sg->job = offload_start(rt->loop, rt->runq, sub_sending_read, sub_sending_read_done, sg);
+	*pending = sg;
+	return 1;
 }
 
 /* ---- interrupt ---- */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "agent/subagent.h"
+#include "base/buf.h"
 #include "tests/helpers.h"
 #include "tools/tools.h"
 #include "base/xjson.h"
@@ -310,6 +311,126 @@ START_TEST(send_to_parent_from_one_shot_or_without_live_parent)
 }
 END_TEST
 
+/* What a send that waited for its target's log got. */
+struct sent {
+	int calls;
+	char mid[64];
+	struct err e;
+};
+
+static void
+on_sent(void *arg, const char *target, const char *message_id, const struct err *e)
+{
+	struct sent *s = arg;
+
+	ck_assert_int_eq((int)strlen(target), 36);
+	s->calls++;
+	snprintf(s->mid, sizeof(s->mid), "%s", message_id ? message_id : "");
+	s->e = *e;
+}
+
+/*
+ * A message to a stored child whose log is big waits while the log is read off the loop (issue
+ * 15); cancelled meanwhile, it delivers nothing and lets the log go, so the next one gets
+ * through. Anything but a cold resume is answered at once, with the synchronous errors.
+ */
+START_TEST(send_to_a_cold_child_waits_for_its_log_off_the_loop)
+{
+	struct subagent_sending *pending;
+	struct sent got;
+	struct err e;
+	char mid[64], cid[40];
+
+	start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
+	    "{\"agent\":\"label:c\",\"replies\":[{\"text\":\"first\"},{\"expect\":\"second try\",\"text\":\"got it\"},{\"expect\":\"third try\",\"text\":\"again\"}]},"
+	    "{\"agent\":\"label:d\",\"replies\":[{\"hang\":true}]}]}");
+	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
+	struct agent *c = spawn(root, "c", 1, NULL);
+	ck_assert_ptr_nonnull(c);
+	snprintf(cid, sizeof(cid), "%s", agent_id(c));
+	runq_drain(&T.q);
+	if ((c = agent_rt_get(&T.rt, cid)) != NULL)
+		agent_release(c);	/* stored, not live: a message resumes it from its log */
+	runq_drain(&T.q);
+	ck_assert_ptr_null(agent_rt_get(&T.rt, cid));
+	T.rt.resume_offload_min = 1;	/* every log is big */
+
+	/* cancelled while the log is read: nothing delivered, the log let go */
+	memset(&got, 0, sizeof(got));
+	err_clear(&e);
+	ck_assert_msg(subagent_send_begin(root, cid, "first try", mid, on_sent, &got, &pending, &e) == 1, "%s", e.msg);
+	ck_assert_ptr_nonnull(pending);
+	subagent_send_cancel(pending);
+	runq_drain(&T.q);
+	ck_assert_int_eq(got.calls, 0);
+	ck_assert_ptr_null(agent_rt_get(&T.rt, cid));
+
+	/* the next one waits, then is delivered: the child is live and answers it */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send_begin(root, cid, "second try", mid, on_sent, &got, &pending, &e), 1);
+	ck_assert_ptr_null(agent_rt_get(&T.rt, cid));	/* not before the read is done */
+	runq_drain(&T.q);
+	ck_assert_int_eq(got.calls, 1);
+	ck_assert_int_eq(got.e.code, ERR_NONE);
+	ck_assert_int_eq((int)strlen(got.mid), 36);
+	runq_drain(&T.q);
+	{
+		/* the child took it and answered (then settled and went, as before) */
+		char path[256];
+		struct buf log;
+		snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", T.state, cid);
+		buf_init(&log);
+		ck_assert_int_eq(buf_append_file(&log, path), 0);
+		ck_assert_ptr_null(strstr(log.data, "first try"));
+		ck_assert_ptr_nonnull(strstr(log.data, "second try"));
+		ck_assert_ptr_nonnull(strstr(log.data, "\"got it\""));
+		buf_free(&log);
+	}
+	/* the send_message tool: pending, then completed with the delivery; or cancelled: never */
+	{
+		struct tool_inv inv;
+		struct tool_result r = { 0 };
+		json_t *args = xjson_pack("{s:s, s:s}", "agent_id", cid, "message", "third try");
+		memset(&inv, 0, sizeof(inv));
+		inv.agent = root;
+		inv.tool = &tool_send_message;
+		inv.call_id = (char *)"s1";
+		ck_assert_int_eq(tool_send_message.run(&inv, args, &r), TOOL_PENDING);
+		ck_assert(inv.cancel != NULL);
+		inv.cancel(&inv);
+		runq_drain(&T.q);
+		ck_assert(!inv.done);
+		memset(&inv, 0, sizeof(inv));
+		inv.agent = root;
+		inv.tool = &tool_send_message;
+		inv.call_id = (char *)"s2";
+		ck_assert_int_eq(tool_send_message.run(&inv, args, &r), TOOL_PENDING);
+		runq_drain(&T.q);
+		ck_assert(inv.done);
+		ck_assert_int_eq(inv.result.error_code, ERR_NONE);
+		char want[120];
+		snprintf(want, sizeof(want), "message delivered to agent %s", cid);
+		ck_assert_str_eq(inv.result.text, want);
+		ck_assert_str_eq(inv.result.agent_id, cid);
+		tool_result_clear(&inv.result);
+		json_decref(args);
+	}
+	/* a live child: at once */
+	c = spawn(root, "d", 1, NULL);
+	ck_assert_ptr_nonnull(c);
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send_begin(root, agent_id(c), "now", mid, on_sent, &got, &pending, &e), 0);
+	ck_assert_ptr_null(pending);
+	/* an unknown child: the synchronous error, at once */
+	err_clear(&e);
+	ck_assert_int_eq(subagent_send_begin(root, "00000000-0000-4000-8000-0000000dead0", "x", mid, on_sent, &got,
+	    &pending, &e), -1);
+	ck_assert_int_eq(e.code, ERR_NOT_RESUMABLE);
+	ck_assert_int_eq(got.calls, 1);
+	finish();
+}
+END_TEST
+
 START_TEST(interrupt_authority_matrix)
 {
 	struct err e;
@@ -475,6 +596,7 @@ subagent_suite(void)
 	tcase_add_test(tc, listing_omits_a_live_child_in_its_creation_window);
 	tcase_add_test(tc, send_authority_matrix);
 	tcase_add_test(tc, send_to_parent_from_one_shot_or_without_live_parent);
+	tcase_add_test(tc, send_to_a_cold_child_waits_for_its_log_off_the_loop);
 	tcase_add_test(tc, interrupt_authority_matrix);
 	tcase_add_test(tc, interrupt_a_resident_root_is_unauthorized);
 	tcase_add_test(tc, interrupt_authority_follows_any_depth_and_survives_a_cycle);

@@ -16,27 +16,63 @@ send_message_title(const struct tool *t, const json_t *args)
 	return xasprintf("Message %s", id ? id : "");
 }
 
+/* The result of a message delivered (message_id) or not (e). */
+static void
+send_message_result(struct tool_result *out, const char *target, const char *message_id, const struct err *e)
+{
+	json_t *output;
+	char *text;
+
+	if (message_id == NULL) {
+		tool_result_error(out, e->code, "%s", e->msg);
+		return;
+	}
+	text = xasprintf("message delivered to agent %s", target);
+	output = json_object();		/* the id is generated (hex and dashes): nothing here can fail */
+	json_object_set_new_nocheck(output, "messageId", json_string_nocheck(message_id));
+	tool_result_set(out, text, output);
+	snprintf(out->agent_id, sizeof(out->agent_id), "%s", target);
+	free(text);
+}
+
+/* A message that waited for its target's log to be read (agent/subagent.h). */
+static void
+send_message_sent(void *arg, const char *target, const char *message_id, const struct err *e)
+{
+	struct tool_inv *inv = arg;
+	struct tool_result r;
+
+	memset(&r, 0, sizeof(r));
+	inv->state = NULL;	/* the sending frees itself after this */
+	send_message_result(&r, target, message_id, e);
+	tool_inv_complete(inv, &r);
+}
+
+static void
+send_message_cancel(struct tool_inv *inv)
+{
+	subagent_send_cancel(inv->state);
+	inv->state = NULL;
+}
+
 static int
 send_message_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 {
 	const char *target = json_string_value(json_object_get(args, "agent_id"));
 	char msg_id[SESS_ID_LEN + 1];
+	struct subagent_sending *pending;
 	struct err e;
-	json_t *output;
-	char *text;
+	int rc;
 
 	err_clear(&e);
-	if (subagent_send(inv->agent, target, json_string_value(json_object_get(args, "message")), msg_id,
-		&e) < 0) {
-		tool_result_error(out, e.code, "%s", e.msg);
-		return TOOL_DONE;
+	rc = subagent_send_begin(inv->agent, target, json_string_value(json_object_get(args, "message")), msg_id,
+	    send_message_sent, inv, &pending, &e);
+	if (rc == 1) {
+		inv->state = pending;
+		inv->cancel = send_message_cancel;
+		return TOOL_PENDING;
 	}
-	text = xasprintf("message delivered to agent %s", target);
-	output = json_object();		/* the id is generated (hex and dashes): nothing here can fail */
-	json_object_set_new_nocheck(output, "messageId", json_string_nocheck(msg_id));
-	tool_result_set(out, text, output);
-	snprintf(out->agent_id, sizeof(out->agent_id), "%s", target);
-	free(text);
+	send_message_result(out, target, rc == 0 ? msg_id : NULL, &e);
 	return TOOL_DONE;
 }
 
