@@ -62,7 +62,7 @@ bench_generate(const char *state, int n)
 }
 
 static int
-bench_spawn(struct agent_proc *p, const char *agent, const char *state)
+index_spawn(struct agent_proc *p, const char *agent, const char *state, const char *model)
 {
 	int in[2], out[2];
 
@@ -77,7 +77,11 @@ bench_spawn(struct agent_proc *p, const char *agent, const char *state)
 			dup2(devnull, 2);
 		close(in[1]);
 		close(out[0]);
-		execl(agent, agent, "--model", "builtin", "--state-dir", state, (char *)NULL);
+		if (strcmp(model, "openai") == 0) {	/* what users with a key run; nothing is asked of it */
+			setenv("ACP_AGENT_API_KEY", "sk-bench-not-a-key", 1);
+			setenv("ACP_AGENT_BASE_URL", "http://127.0.0.1:9/v1", 1);
+		}
+		execl(agent, agent, "--model", model, "--state-dir", state, (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
@@ -132,21 +136,42 @@ bench_stop(struct agent_proc *p)
 struct bench_run {
 	double init, first, again, all;
 	size_t listed;
+	long rss_kb;		/* at initialize's answer */
+	int curl;		/* libcurl mapped by then */
 };
+
+/* Whether the process has libcurl mapped. */
+static int
+bench_has_curl(pid_t pid)
+{
+	char path[64], line[512];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "libcurl") != NULL;
+	fclose(f);
+	return found;
+}
 
 /* One process: initialize, then (when pages) the listing figures. */
 static int
-bench_one(const char *agent, const char *state, int pages, struct bench_run *r)
+bench_one(const char *agent, const char *state, const char *model, int pages, struct bench_run *r)
 {
 	static struct agent_proc p;
 	double t0;
 	json_t *j;
 
-	if (bench_spawn(&p, agent, state) < 0)
+	if (index_spawn(&p, agent, state, model) < 0)
 		return -1;
 	t0 = bench_now_ms();
 	j = bench_call(&p, 1, "initialize", "{\"protocolVersion\":1,\"clientCapabilities\":{}}");
 	r->init = bench_now_ms() - t0;
+	r->rss_kb = bench_proc_kb(p.pid, "VmRSS:");
+	r->curl = bench_has_curl(p.pid);
 	json_decref(j);
 	if (j == NULL || !pages) {
 		bench_stop(&p);
@@ -189,18 +214,20 @@ bench_median(double *v, int n)
 	return v[n / 2];
 }
 
-/* Median start-up over RUNS processes on state. */
+/* Median start-up over RUNS processes on state; the last one's RSS and libcurl in *last. */
 static double
-bench_startup(const char *agent, const char *state)
+bench_startup(const char *agent, const char *state, const char *model, struct bench_run *last)
 {
 	double t[RUNS];
 	struct bench_run r;
 
 	for (int i = 0; i < RUNS; i++) {
-		if (bench_one(agent, state, 0, &r) < 0)
+		if (bench_one(agent, state, model, 0, &r) < 0)
 			return -1;
 		t[i] = r.init;
 	}
+	if (last)
+		*last = r;
 	return bench_median(t, RUNS);
 }
 
@@ -223,16 +250,22 @@ main(int argc, char **argv)
 	bench_generate(full, n);
 	fprintf(stderr, "bench_index: %d sessions written in %.0f ms\n", n, bench_now_ms() - t0);
 	/* The first start finds no index file: it builds one (the list waits for that). */
-	if (bench_one(argv[1], full, 1, &cold) < 0)
+	if (bench_one(argv[1], full, "builtin", 1, &cold) < 0)
 		return 1;
-	double s0 = bench_startup(argv[1], empty);
-	double sn = bench_startup(argv[1], full);
+	struct bench_run b0, o0;
+	double s0 = bench_startup(argv[1], empty, "builtin", &b0);
+	double sn = bench_startup(argv[1], full, "builtin", NULL);
+	double so = bench_startup(argv[1], empty, "openai", &o0);
 	printf("startup[0 stored]: %.2f ms median of %d\n", s0, RUNS);
+	if (s0 > 0 && so > 0)
+		printf("startup[--model openai]: %.2f ms median of %d, %ld kB RSS at initialize, libcurl %s by then "
+		    "(builtin: %.2f ms, %ld kB); ratio %.2fx (target: the same as builtin)\n", so, RUNS, o0.rss_kb,
+		    o0.curl ? "loaded" : "not loaded", s0, b0.rss_kb, so / s0);
 	printf("startup[%d stored]: %.2f ms median of %d (first start, no index file: %.2f ms)\n", n, sn, RUNS,
 	    cold.init);
 	if (s0 > 0 && sn > 0)
 		printf("ratio[startup %d stored / 0 stored]: %.2fx\n", n, sn / s0);
-	if (bench_one(argv[1], full, 1, &r) == 0) {
+	if (bench_one(argv[1], full, "builtin", 1, &r) == 0) {
 		printf("list_first[%d roots]: %.2f ms after start-up (waits for the index; %.0f ms with no index "
 		    "file), %.2f ms again\n", n, r.first, cold.first, r.again);
 		printf("list_all[%d roots]: %.0f ms for every page (%zu listed)\n", n, r.all, r.listed);

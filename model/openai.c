@@ -32,7 +32,8 @@
 struct oa {
 	struct model *m;
 	struct ev_loop *loop;
-	struct curl_ev cev;	/* the multi handle on the loop */
+	struct curl_ev cev;	/* the multi handle on the loop, once ready */
+	int ready;		/* libcurl is loaded and cev made: at the first request */
 	char *url;
 	char *auth;		/* "Authorization: Bearer <key>": never logged */
 	char *model;
@@ -85,7 +86,8 @@ oa_req_free(struct model_req *r)
 		CURLAPI->easy_cleanup(r->easy);
 		r->easy = NULL;
 	}
-	CURLAPI->slist_free_all(r->headers);
+	if (r->headers)
+		CURLAPI->slist_free_all(r->headers);	/* (none when libcurl never loaded) */
 	free(r->body);
 	buf_free(&r->errbody);
 	buf_free(&r->pend);
@@ -527,11 +529,30 @@ oa_tools(const json_t *tools)
 	return out;
 }
 
+/*
+ * libcurl and the multi handle, made the first time a request needs them: a start-up with
+ * --model openai loads no HTTP library before it answers initialize (issue 15: libcurl brings 5
+ * shared libraries and 1.2 ms). 0, or -1 with e (libcurl is not installed).
+ */
+static int
+oa_ready(struct oa *oa, struct err *e)
+{
+	if (oa->ready)
+		return 0;
+	if (curl_dl_load(e) == NULL)
+		return -1;
+	if (curl_ev_init(&oa->cev, oa->loop, oa_check_info, oa) < 0)
+		return err_set(e, ERR_MODEL_CONNECTION, "libcurl cannot make a multi handle");
+	oa->ready = 1;
+	return 0;
+}
+
 static struct model_req *
 oa_start(struct model *m, const struct model_call *call, const struct model_sink *sink)
 {
 	struct oa *oa = m->impl;
 	struct model_req *r = xcalloc(1, sizeof(*r));
+	struct err e;
 	/* oa->model is checked UTF-8 at creation, a session's model is a JSON string: the body fails
 	 * only with its messages or tools. */
 	const char *model = call->model ? call->model : oa->model;
@@ -547,9 +568,6 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	r->sink = *sink;
 	r->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
-	r->headers = CURLAPI->slist_append(NULL, oa->auth);
-	r->headers = CURLAPI->slist_append(r->headers, "Content-Type: application/json");
-	r->headers = CURLAPI->slist_append(r->headers, "Accept: text/event-stream");
 	buf_init(&r->errbody);
 	buf_init(&r->pend);
 	buf_init(&r->fast_text);
@@ -567,6 +585,15 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 		oa_finish(r);
 		return r;
 	}
+	err_clear(&e);
+	if (oa_ready(oa, &e) < 0) {
+		oa_fail(r, ERR_MODEL_CONNECTION, "%s", e.msg);	/* libcurl is not installed */
+		oa_finish(r);
+		return r;
+	}
+	r->headers = CURLAPI->slist_append(NULL, oa->auth);
+	r->headers = CURLAPI->slist_append(r->headers, "Content-Type: application/json");
+	r->headers = CURLAPI->slist_append(r->headers, "Accept: text/event-stream");
 	oa_submit(r);
 	return r;
 }
@@ -593,7 +620,8 @@ oa_free(struct model *m)
 {
 	struct oa *oa = m->impl;
 
-	curl_ev_free(&oa->cev);
+	if (oa->ready)
+		curl_ev_free(&oa->cev);
 	free(oa->url);
 	free(oa->auth);
 	free(oa->model);
@@ -623,8 +651,6 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 		err_set(e, ERR_USAGE, "ACP_AGENT_MODEL must be valid UTF-8");
 		return NULL;
 	}
-	if (curl_dl_load(e) == NULL)
-		return NULL;
 	m = xcalloc(1, sizeof(*m));
 	oa = xcalloc(1, sizeof(*oa));
 	m->ops = &oa_ops;
@@ -643,10 +669,5 @@ model_openai_new(struct runq *q, struct ev_loop *loop, const struct openai_confi
 	oa->auth = xasprintf("Authorization: Bearer %s", cfg->api_key);
 	oa->model = xstrdup(cfg->model);
 	m->id = oa->model;
-	if (curl_ev_init(&oa->cev, loop, oa_check_info, oa) < 0) {
-		err_set(e, ERR_MODEL_CONNECTION, "libcurl cannot make a multi handle");
-		oa_free(m);
-		return NULL;
-	}
 	return m;
 }
