@@ -165,6 +165,7 @@ test: deps
 	$(Q)sh tests/load_replay.sh $(AGENT)
 	$(Q)sh tests/long_session.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/crash_compact.sh $(AGENT) $(MOCK)
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/lib/nocurl.so && sh tests/nocurl.sh $(AGENT) $(BUILD)/lib/nocurl.so
 	$(Q)sh tests/record.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/list_index.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)
@@ -173,6 +174,11 @@ test: deps
 	$(Q)sh tests/mcp_servers.sh $(AGENT)
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bin/ws-search && sh tests/search_diff.sh $(BUILD)/bin/ws-search
 	$(Q)$(MAKE) --no-print-directory crash-loop
+
+# tests/nocurl.sh's shim: dlopen of libcurl fails (a machine without it).
+$(BUILD)/lib/nocurl.so: tests/nocurl.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -fPIC -O2 -o $@ $< -ldl
 
 crash-loop: $(AGENT) $(BUILD)/bin/state-check $(MCP_MOCK)
 	$(Q)sh tests/crash_loop.sh $(AGENT) $(BUILD)/bin/state-check $(MCP_MOCK)
