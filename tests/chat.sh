@@ -52,7 +52,12 @@ step() {	# step WAIT_FOR SEND: waits for the screen to show WAIT_FOR, then types
 	fi
 }
 step "Ctrl-D exits" 'hi\r'
-step "chunks of sixteen bytes." '\003'		# Ctrl-C while idle: ignored, the chat goes on
+# Ctrl-C while idle: ignored, the chat goes on. Idle is when the input prompt is drawn again (the
+# answer's last chunk shows before the turn's end comes in: a Ctrl-C then would cancel the turn).
+wait_for "$tmp/screen" "chunks of sixteen bytes." 10 || fail "tty: no answer"
+i=0
+while [ "$(grep -o '> ' "$tmp/screen" | wc -l)" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+printf '\003' >&3
 sleep 0.3
 step "chunks of sixteen bytes." 'run it\r'
 step "Always reject" 'a'			# one key, no Enter
