@@ -121,7 +121,7 @@ acp_load_dispatch(struct acp_load *l, int upto_prompt)
 		if (prompt && upto_prompt)
 			break;
 		l->taken = at;
-		acp_server_line(srv, line, n);
+		acp_server_dispatch(srv, line, n);	/* recorded when it was read */
 	}
 }
 

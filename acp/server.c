@@ -389,6 +389,14 @@ acp_server_line(void *arg, const char *line, size_t len)
 		return;
 	if (srv->rec)
 		record_client_line(srv->rec, line, len);
+	acp_server_dispatch(srv, line, len);
+}
+
+void
+acp_server_dispatch(struct acp_server *srv, const char *line, size_t len)
+{
+	if (srv->shutting_down)
+		return;
 	if (!acp_line_hold(srv, line, len))
 		acp_server_line_now(srv, line, len);
 	/* After the first answer (initialize's) is written: the index is built from now on. */

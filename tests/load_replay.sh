@@ -239,4 +239,20 @@ replayed=$(echo "$line" | sed 's/.*replayed \([0-9]*\) bytes.*/\1/'); peak=$(ech
 [ "$peak" -lt $((1024 * 1024)) ] || fail "$peak bytes were queued at once for a client that did not read (replay $replayed)"
 n=$(grep -c '"sessionUpdate":"\(user\|agent\)_message_chunk"' "$tmp/out")
 [ "$n" -eq "$updates" ] || fail "$n replayed updates after the stall, expected $updates"
-echo "load-replay: ok (requests served during a long replay; a prompt waits for it; EOF, SIGTERM and close stop it, a close while the conversation is rebuilt too; read off the loop: a second load, resume, a prompt after it waits for the conversation and is answered at EOF, EOF, corrupt and torn logs; a stalled client queues at most $peak of $replayed bytes)"
+# 11. Under --record, the lines that waited behind a load read off the loop are recorded once, as
+# they were read (they were dispatched again from the load's queue: a replay sent them twice).
+cp "$tmp/log.jsonl" "$tmp/state/sessions/$sid.jsonl"
+rm -f "$tmp/in" "$tmp/out"
+rm -rf "$tmp/recorded"
+mkfifo "$tmp/in"
+"$agent" --model replay --recording "$tmp/rec.json" --state-dir "$tmp/state" --record "$tmp/recorded" < "$tmp/in" > "$tmp/out" 2>"$tmp/err" & pid=$!
+exec 3>"$tmp/in"
+echo "$init" >&3
+wait_for "$tmp/out" '"id":1,"result"' 60 || fail "no initialize answer (--record)"
+{ load 2; echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"recorded once\"}]}}"; } >&3
+wait_for "$tmp/out" '"id":3,' 60 || fail "the prompt behind the load got no answer (--record)"
+exec 3>&-
+exited_within 50 || fail "no exit after stdin EOF (--record)"
+n=$(cat "$tmp"/recorded/*.json | grep -o 'recorded once' | wc -l)
+[ "$n" -eq 1 ] || fail "the prompt that waited behind the load is in the recording $n times"
+echo "load-replay: ok (requests served during a long replay; a prompt waits for it; EOF, SIGTERM and close stop it, a close while the conversation is rebuilt too; read off the loop: a second load, resume, a prompt after it waits for the conversation and is answered at EOF, EOF, corrupt and torn logs; a stalled client queues at most $peak of $replayed bytes; under --record, what waited is recorded once)"
