@@ -466,6 +466,12 @@ acp_replay_pull(void *arg, size_t *len, json_t **ev)
 	return sess_cursor_next_line(arg, len, ev, 1);
 }
 
+static json_t *
+acp_replay_tree(void *arg, const char *line, size_t len)
+{
+	return sess_cursor_tree(arg, line, len);
+}
+
 /* Starts the replay of a live session that answers the session/load request id (borrowed). */
 void
 acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
@@ -482,7 +488,7 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	buf_init(&t->prefix);
 	acp_update_prefix(&t->prefix, as->id);
 	t->events = sess_cursor_new_only(as->agent->sess, 0, as->agent->sess->nev, acp_replay_types);
-	acp_replay_init(&t->cur, acp_replay_pull, t->events, &srv->tools);
+	acp_replay_init(&t->cur, acp_replay_pull, acp_replay_tree, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
 		;

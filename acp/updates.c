@@ -8,10 +8,8 @@
 #include "base/jenc.h"
 #include "base/jsonbuild.h"
 #include "base/jsonraw.h"
-#include "base/log.h"
 #include "base/utf8.h"
 #include "base/xjson.h"
-#include "session/event.h"
 #include "session/id.h"
 #include "base/xmalloc.h"
 
@@ -21,7 +19,7 @@ acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len
 	json_t *t = xjson_text(text, len);
 
 	return xjson_pack("{s:s, s:{s:s, s:o}, s:s}", "sessionUpdate",
-	    reasoning ? "agent_thought_chunk" : "agent_message_chunk", "content", "type", "text",
+	    reasoning ? ACP_UPDATE_THOUGHT_CHUNK : ACP_UPDATE_AGENT_CHUNK, "content", "type", "text",
 	    "text", t, "messageId", msg_id);
 }
 
@@ -107,7 +105,7 @@ acp_tool_call_update(char *tcid, const char *name, const char *raw_args, const s
 	char *title = acp_tool_title(tb, name, json_is_object(input) ? input : NULL);
 	json_t *u = json_object();
 
-	json_object_set_new(u, "sessionUpdate", json_string("tool_call"));
+	json_object_set_new(u, "sessionUpdate", json_string(ACP_UPDATE_TOOL_CALL));
 	json_object_set_new(u, "toolCallId", json_string(tcid));
 	json_object_set_new(u, "title", json_string(title));
 	json_object_set_new(u, "kind", json_string(acp_tool_kind(tb, name)));
@@ -223,10 +221,12 @@ const char *const acp_replay_types[] = { "user/message", "assistant/message", "t
 	"context/compacted", NULL };
 
 void
-acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, void *arg, const struct toolbox *tb)
+acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, acp_replay_tree_fn *tree, void *arg,
+    const struct toolbox *tb)
 {
 	memset(r, 0, sizeof(*r));
 	r->pull = pull;
+	r->tree = tree;
 	r->arg = arg;
 	r->tb = tb;
 	r->calls = json_object();
@@ -261,7 +261,7 @@ acp_update_usage(long long used, long long size)
 static json_t *
 acp_replay_user_block(const json_t *data, const json_t *blk)
 {
-	return xjson_pack("{s:s, s:O, s:O}", "sessionUpdate", "user_message_chunk", "content", blk,
+	return xjson_pack("{s:s, s:O, s:O}", "sessionUpdate", ACP_UPDATE_USER_CHUNK, "content", blk,
 	    "messageId", json_object_get(data, "id"));
 }
 
@@ -372,21 +372,6 @@ acp_raw_cstr(struct acp_replay *r, const struct json_span *v, size_t *off)
 	return r->tmp.data + *off;
 }
 
-/* 1 when v is the string lit, 0 when it is another string without escapes or (absent_ok) no
- * value at all, -1 when unsure. */
-static int
-acp_raw_eq(const struct json_span *v, const char *lit, int absent_ok)
-{
-	const char *s;
-	size_t n;
-
-	if (v == NULL)
-		return absent_ok ? 0 : -1;
-	if (!json_raw_plain(v, &s, &n))
-		return -1;
-	return n == strlen(lit) && memcmp(s, lit, n) == 0;
-}
-
 /* A line being rendered: its tape, the members of the object last looked into, and whether a
  * look-up met something it cannot be sure of. */
 struct acp_raw {
@@ -453,6 +438,28 @@ acp_raw_item_next(struct acp_raw *x, size_t a, size_t i)
 	return x->tp->t[i].end < x->tp->t[a].end ? x->tp->t[i].end : 0;
 }
 
+/* One chunk update, {"sessionUpdate":kind,"content":<pre><v><post>,"messageId":<id>}, as the
+ * tree functions build it (acp_update_chunk, acp_replay_user_block); -1 when v or id cannot be
+ * copied (r->out is then cut back by the caller's decline). */
+static int
+acp_raw_chunk(struct acp_replay *r, const char *kind, const char *pre, const struct json_span *v, const char *post,
+    const struct json_span *id)
+{
+	buf_puts(&r->out, "{\"sessionUpdate\":\"");
+	buf_puts(&r->out, kind);
+	buf_puts(&r->out, "\",\"content\":");
+	buf_puts(&r->out, pre);
+	if (json_raw_copy(&r->out, v) < 0)
+		return -1;
+	buf_puts(&r->out, post);
+	buf_puts(&r->out, ",\"messageId\":");
+	if (json_raw_copy(&r->out, id) < 0)
+		return -1;
+	buf_puts(&r->out, "}");
+	acp_raw_end(r);
+	return 0;
+}
+
 static int
 acp_raw_user(struct acp_raw *x, size_t d)
 {
@@ -465,20 +472,14 @@ acp_raw_user(struct acp_raw *x, size_t d)
 		return x->unsure ? -1 : 0;	/* no source: not the user's */
 	if (acp_raw_get(x, src, "kind", &kind) == NULL)
 		return x->unsure ? -1 : 0;
-	if ((k = acp_raw_eq(&kind, "user", 0)) <= 0)
+	if ((k = json_raw_is(&kind, "user")) <= 0)
 		return k;	/* injected (a notice, a relay): never shown */
 	if (content == 0 || acp_raw_get(x, d, "id", &id) == NULL || x->unsure)
 		return -1;
 	for (size_t i = acp_raw_items(x, content); i; i = acp_raw_item_next(x, content, i)) {
 		blk = json_tape_span(x->tp, i);
-		buf_puts(&r->out, "{\"sessionUpdate\":\"user_message_chunk\",\"content\":");
-		if (json_raw_copy(&r->out, &blk) < 0)
+		if (acp_raw_chunk(r, ACP_UPDATE_USER_CHUNK, "", &blk, "", &id) < 0)
 			return -1;
-		buf_puts(&r->out, ",\"messageId\":");
-		if (json_raw_copy(&r->out, &id) < 0)
-			return -1;
-		buf_puts(&r->out, "}");
-		acp_raw_end(r);
 	}
 	return x->unsure ? -1 : 0;
 }
@@ -495,22 +496,15 @@ acp_raw_assistant(struct acp_raw *x, size_t d, json_t *calls)
 	if (content == 0)
 		return x->unsure ? -1 : 0;
 	for (size_t i = acp_raw_items(x, content); i; i = acp_raw_item_next(x, content, i)) {
-		if (acp_raw_get(x, i, "type", &type) == NULL || (reasoning = acp_raw_eq(&type, "reasoning", 0)) < 0)
+		if (acp_raw_get(x, i, "type", &type) == NULL || (reasoning = json_raw_is(&type, "reasoning")) < 0)
 			return -1;
-		if (reasoning || acp_raw_eq(&type, "text", 0) == 1) {
+		if (reasoning || json_raw_is(&type, "text") == 1) {
 			if (acp_raw_get(x, i, "text", &text) == NULL || text.s[0] != '"' || idp == NULL || id.s[0] != '"')
 				return -1;
-			buf_puts(&r->out, reasoning ? "{\"sessionUpdate\":\"agent_thought_chunk\"" :
-			    "{\"sessionUpdate\":\"agent_message_chunk\"");
-			buf_puts(&r->out, ",\"content\":{\"type\":\"text\",\"text\":");
-			if (json_raw_copy(&r->out, &text) < 0)
+			if (acp_raw_chunk(r, reasoning ? ACP_UPDATE_THOUGHT_CHUNK : ACP_UPDATE_AGENT_CHUNK,
+			    "{\"type\":\"text\",\"text\":", &text, "}", &id) < 0)
 				return -1;
-			buf_puts(&r->out, "},\"messageId\":");
-			if (json_raw_copy(&r->out, &id) < 0)
-				return -1;
-			buf_puts(&r->out, "}");
-			acp_raw_end(r);
-		} else if (acp_raw_eq(&type, "tool-call", 0) == 1) {
+		} else if (json_raw_is(&type, "tool-call") == 1) {
 			/* what acp_replay_tool_result reads of it: the arguments, when they are a string */
 			size_t coff, aoff;
 			const char *cid = acp_raw_cstr(r, acp_raw_get(x, i, "callId", &callid), &coff);
@@ -560,7 +554,7 @@ acp_raw_result(struct acp_raw *x, size_t d)
 	logged = json_object_get(r->titles, cid);
 	title = acp_tool_title(r->tb, nm, json_is_object(input) ? input : NULL);
 	tcid = acp_tool_call_id(tn, sn, cid);
-	buf_puts(&r->out, "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":");
+	buf_puts(&r->out, "{\"sessionUpdate\":\"" ACP_UPDATE_TOOL_CALL "\",\"toolCallId\":");
 	k = jenc_string(&r->out, tcid, strlen(tcid));
 	buf_puts(&r->out, ",\"title\":");
 	/* a title that is not UTF-8 is left out of the tree's update, and a logged one then goes last */
@@ -657,13 +651,13 @@ acp_replay_render(struct acp_replay *r, const char *s, size_t n)
 	if (json_tape_build(&r->tape, s, n) < 0 || acp_raw_get(&x, ACP_RAW_LINE, "type", &type) == NULL ||
 	    (d = acp_raw_at(&x, ACP_RAW_LINE, "data")) == 0 || *r->tape.t[d].s != '{' || x.unsure)
 		return -1;
-	if (acp_raw_eq(&type, "user/message", 0) == 1)
+	if (json_raw_is(&type, "user/message") == 1)
 		k = acp_raw_user(&x, d);
-	else if (acp_raw_eq(&type, "tool/result", 0) == 1)
+	else if (json_raw_is(&type, "tool/result") == 1)
 		k = acp_raw_result(&x, d);
-	else if (acp_raw_eq(&type, "tool/call", 0) == 1)
+	else if (json_raw_is(&type, "tool/call") == 1)
 		k = acp_raw_at(&x, d, "title") || x.unsure ? -1 : 0;	/* a logged title: the tree notes it */
-	else if (acp_raw_eq(&type, "assistant/message", 0) == 1) {
+	else if (json_raw_is(&type, "assistant/message") == 1) {
 		calls = json_object();
 		if ((k = acp_raw_assistant(&x, d, calls)) == 0)
 			json_object_update(r->calls, calls);
@@ -691,8 +685,9 @@ acp_replay_fill(struct acp_replay *r)
 		if (line) {
 			if (acp_replay_render(r, line, len) == 0)
 				continue;
-			if ((ev = sess_json_parse_line(line, len)) == NULL) {
-				log_error("acp: replay: a line of the log no longer parses; the replay ends there");
+			/* The tree functions trust the payload's shape: checked again (a lying line ends
+			 * the replay, it never reaches them). */
+			if ((ev = r->tree(r->arg, line, len)) == NULL) {
 				r->done = 1;
 				break;
 			}
@@ -778,7 +773,7 @@ acp_update_replay(const json_t *events, const struct toolbox *tb)
 	struct acp_replay_array src = { events, 0, json_array_size(events) };
 	json_t *out = json_array();
 
-	acp_replay_init(&r, acp_replay_array_pull, &src, tb);
+	acp_replay_init(&r, acp_replay_array_pull, NULL, &src, tb);
 	while (acp_replay_next(&r, SIZE_MAX, out) > 0)
 		;
 	acp_replay_free(&r);

@@ -12,6 +12,12 @@
 #include "base/buf.h"
 #include "base/jsonraw.h"
 
+/* The kinds of update both the tree and the line renderers below write (one spelling each). */
+#define ACP_UPDATE_USER_CHUNK "user_message_chunk"
+#define ACP_UPDATE_AGENT_CHUNK "agent_message_chunk"
+#define ACP_UPDATE_THOUGHT_CHUNK "agent_thought_chunk"
+#define ACP_UPDATE_TOOL_CALL "tool_call"
+
 /* A text or reasoning delta; returns new ref. */
 json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len);
 /*
@@ -35,9 +41,14 @@ json_t *acp_update_live(const json_t *ev, const struct toolbox *tb);
 /* The next event: its line (returned, valid until the next pull, *len its length; *ev NULL), or
  * NULL with the event in *ev (new ref), or NULL with *ev NULL at the end. */
 typedef const char *acp_replay_pull_fn(void *arg, size_t *len, json_t **ev);
+/* The event of a line pull just gave that the bytes could not render, as a tree checked as a load
+ * checks it (new ref); NULL ends the replay there (the source says why). A source that gives no
+ * lines passes NULL. */
+typedef json_t *acp_replay_tree_fn(void *arg, const char *line, size_t len);
 
 struct acp_replay {
 	acp_replay_pull_fn *pull;
+	acp_replay_tree_fn *tree;
 	void *arg;
 	const struct toolbox *tb;
 	json_t *ev;		/* the event being replayed as a tree: owned (NULL when none) */
@@ -55,7 +66,8 @@ struct acp_replay {
 
 /* The event types a replay reads (the others show nothing): NULL-terminated. */
 extern const char *const acp_replay_types[];
-void acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, void *arg, const struct toolbox *tb);
+void acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, acp_replay_tree_fn *tree, void *arg,
+    const struct toolbox *tb);
 /* A source over an array of events in memory (borrowed; it must outlive the replay): events
  * [next, end), those there were when the replay was made. */
 struct acp_replay_array {

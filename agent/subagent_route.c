@@ -193,35 +193,46 @@ sub_sending_read(void *arg, const atomic_int *cancel)
 	sess_cursor_free(fold);
 }
 
+/* The child goes live from what was read, and takes the message: 0 with message_id, or -1 with e
+ * (on the loop; sg's load is taken either way). */
+static int
+sub_sending_finish(struct subagent_sending *sg, char *message_id, struct err *e)
+{
+	struct agent_rt *rt = sg->sender->rt;
+	struct agent *child;
+	struct agent_conv none;
+	struct err le;
+	struct sess *s;
+
+	err_clear(&le);
+	s = sess_store_load_finish(rt->store, sg->ld, &le);
+	sg->ld = NULL;		/* freed by finish */
+	if (s == NULL)
+		return sub_load_error(sg->target, &le, e);
+	if (sub_capacity(rt, sg->target, e) < 0) {
+		sess_store_release(rt->store, s);	/* others took the room meanwhile */
+		return -1;
+	}
+	agent_conv_init(&none);
+	child = agent_adopt_conv(rt, s, &none, sg->sender->tools, NULL);
+	agent_set_conv(child, &sg->conv, sg->nfold);	/* and what finish appended */
+	if ((child = sub_cold_adopted(child, e)) == NULL)
+		return -1;
+	sub_deliver(sg->sender, child, sg->message, message_id);
+	return 0;
+}
+
 /* Back on the loop (the call was not cancelled, so its sender is live). */
 static void
 sub_sending_read_done(void *arg)
 {
 	struct subagent_sending *sg = arg;
-	struct agent_rt *rt = sg->sender->rt;
-	struct agent *child = NULL;
-	struct agent_conv none;
-	struct err e, le;
-	struct sess *s;
-	char message_id[SESS_ID_LEN + 1] = "";
+	char message_id[SESS_ID_LEN + 1];
+	struct err e;
 
 	sg->job = NULL;
 	err_clear(&e);
-	err_clear(&le);
-	s = sess_store_load_finish(rt->store, sg->ld, &le);
-	sg->ld = NULL;		/* freed by finish */
-	if (s == NULL) {
-		sub_load_error(sg->target, &le, &e);
-	} else if (sub_capacity(rt, sg->target, &e) < 0) {
-		sess_store_release(rt->store, s);	/* others took the room meanwhile */
-	} else {
-		agent_conv_init(&none);
-		child = agent_adopt_conv(rt, s, &none, sg->sender->tools, NULL);
-		agent_set_conv(child, &sg->conv, sg->nfold);	/* and what finish appended */
-		if ((child = sub_cold_adopted(child, &e)) != NULL)
-			sub_deliver(sg->sender, child, sg->message, message_id);
-	}
-	sg->done(sg->arg, sg->target, child ? message_id : NULL, &e);
+	sg->done(sg->arg, sg->target, sub_sending_finish(sg, message_id, &e) == 0 ? message_id : NULL, &e);
 	sub_sending_free(sg);
 }
 
@@ -249,16 +260,12 @@ subagent_send_begin(struct agent *sender, const char *target, const char *messag
 	if (rt->resume_offload_min <= 0 || !sess_id_valid(target) || agent_rt_get(rt, target) ||
 	    (agent_parent(sender) && strcmp(target, agent_parent(sender)) == 0))
 		return subagent_send(sender, target, message, message_id, e);
-	/* A cold resume, maybe: the checks, then the lease; a small file is read at once. */
+	/* A cold resume: the checks, then the lease; a small file is read at once, on the loop. */
 	if (sub_cold_check(sender, target, e) < 0)
 		return -1;
 	err_clear(&le);
 	if ((ld = sess_store_load_start(rt->store, target, &le)) == NULL)
 		return sub_load_error(target, &le, e);
-	if (sess_loading_size(ld) < rt->resume_offload_min) {
-		sess_loading_free(ld);
-		return subagent_send(sender, target, message, message_id, e);
-	}
 	sg = xcalloc(1, sizeof(*sg));
 	sg->sender = sender;
 	snprintf(sg->target, sizeof(sg->target), "%s", target);
@@ -267,6 +274,14 @@ subagent_send_begin(struct agent *sender, const char *target, const char *messag
 	agent_conv_init(&sg->conv);
 	sg->done = done;
 	sg->arg = arg;
+	if (sess_loading_size(ld) < rt->resume_offload_min) {
+		atomic_int go = 0;
+		int rc;
+		sub_sending_read(sg, &go);	/* small: a few milliseconds */
+		rc = sub_sending_finish(sg, message_id, e);
+		sub_sending_free(sg);
+		return rc;
+	}
 	log_debug("subagent: %s: reading %lld bytes off the loop for a message", target,
 	    (long long)sess_loading_size(ld));
 	sg->job = offload_start(rt->loop, rt->runq, sub_sending_read, sub_sending_read_done, sg);

@@ -214,7 +214,9 @@ json_raw_is(const struct json_span *v, const char *s)
 	const char *b;
 	size_t n;
 
-	return json_raw_plain(v, &b, &n) && n == strlen(s) && memcmp(b, s, n) == 0;
+	if (!json_raw_plain(v, &b, &n))
+		return -1;
+	return n == strlen(s) && memcmp(b, s, n) == 0;
 }
 
 static void

@@ -57,7 +57,8 @@ json_tape_span(const struct json_tape *tp, size_t i)
 	return v;
 }
 
-/* Whether v is the string s (its text is exactly "s", no escape). */
+/* 1 when v is the string s, 0 when it is another string written without escapes, -1 when it
+ * cannot say by the bytes (an escape, or not a string). */
 int json_raw_is(const struct json_span *v, const char *s);
 /* v is a string with no escape: its bytes between the quotes into *s and *n; else 0. */
 int json_raw_plain(const struct json_span *v, const char **s, size_t *n);

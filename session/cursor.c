@@ -144,6 +144,29 @@ sess_cursor_next(struct sess_cursor *c)
 	return ev;
 }
 
+/*
+ * The tree of the file's line for event seq (line may be NULL: a read error), or NULL, logged, and
+ * the cursor ends. Its seq must be seq; full: the whole check a load gives it too (envelope,
+ * payload), for a reader that trusts the payload's shape (a replay's tree functions).
+ */
+static json_t *
+sess_cursor_checked(struct sess_cursor *c, const char *line, size_t len, size_t seq, int full)
+{
+	json_t *ev = line ? sess_json_parse_line(line, len) : NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (ev == NULL || json_integer_value(json_object_get(ev, "seq")) != (json_int_t)seq ||
+	    (full && sess_event_check(ev, (int64_t)seq, &e) < 0)) {
+		log_error("sess: %s: event %zu is no longer in the file as it was written%s%s", c->id, seq,
+		    e.code ? ": " : "", e.code ? e.msg : "");
+		json_decref(ev);
+		c->seq = c->to;
+		return NULL;
+	}
+	return ev;
+}
+
 /* Whether line starts {"seq":N, with N seq, as the writer writes it. */
 static int
 sess_cursor_head(const char *line, size_t len, size_t seq)
@@ -164,6 +187,7 @@ sess_cursor_next_line(struct sess_cursor *c, size_t *len, json_t **evp, int raw_
 	json_t *ev;
 
 	*evp = NULL;
+	*len = 0;
 	sess_cursor_skip(c);
 	if (c->seq >= c->to)
 		return NULL;
@@ -173,13 +197,8 @@ sess_cursor_next_line(struct sess_cursor *c, size_t *len, json_t **evp, int raw_
 			c->seq++;
 			return line;	/* the writer's own line: its reader checks the rest */
 		}
-		ev = line ? sess_json_parse_line(line, *len) : NULL;
-		if (ev == NULL || json_integer_value(json_object_get(ev, "seq")) != (json_int_t)c->seq) {
-			log_error("sess: %s: event %zu is no longer in the file as it was written", c->id, c->seq);
-			json_decref(ev);
-			c->seq = c->to;
+		if ((ev = sess_cursor_checked(c, line, *len, c->seq, raw_ok)) == NULL)
 			return NULL;
-		}
 	} else if (c->nmem_taken < json_array_size(c->mem)) {
 		ev = json_incref(json_array_get(c->mem, c->nmem_taken++));
 	} else {
@@ -194,13 +213,7 @@ sess_cursor_next_line(struct sess_cursor *c, size_t *len, json_t **evp, int raw_
 json_t *
 sess_cursor_tree(struct sess_cursor *c, const char *line, size_t len)
 {
-	json_t *ev = sess_json_parse_line(line, len);
-
-	if (ev == NULL) {
-		log_error("sess: %s: event %zu is no longer in the file as it was written", c->id, c->seq - 1);
-		c->seq = c->to;
-	}
-	return ev;
+	return sess_cursor_checked(c, line, len, c->seq - 1, 1);
 }
 
 void

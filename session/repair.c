@@ -335,16 +335,15 @@ inspect_range(struct inspect_run *run, const char *path, const atomic_int *cance
 }
 
 /* Takes what the thread ahead checked when the read in order ended where it began. */
-static int
+static void
 inspect_splice(struct inspect_run *run, struct sess_ahead *a, off_t *off)
 {
 	if (run->done || a->n == 0 || *off != a->start || run->seq != a->seq0)
-		return 0;
+		return;
 	for (size_t i = 0; i < a->n; i++)
 		inspect_note_streamed(run, (size_t)run->seq, a->offs[i], a->types[i]);
 	run->line_no += (int)a->n;
 	run->img->valid_len = *off = a->stop;
-	return 1;
 }
 
 static int

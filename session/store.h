@@ -139,11 +139,13 @@ json_t *sess_cursor_next(struct sess_cursor *c);	/* new ref, or NULL at the end 
  * ({"seq":N, with N the event's), returns the line (valid until the next call on c; *len its
  * length without the newline) and *ev NULL; else NULL with the event in *ev (new ref), NULL at
  * the end. The line was checked when the session was loaded; one its reader cannot take goes
- * through sess_cursor_tree.
+ * through sess_cursor_tree. With raw_ok an event read as a tree from the file is checked in full
+ * again (it was read twice: what is there may have changed behind the lease).
  */
 const char *sess_cursor_next_line(struct sess_cursor *c, size_t *len, json_t **ev, int raw_ok);
-/* The tree of a line sess_cursor_next_line returned (new ref); NULL when it no longer parses
- * (logged, and the cursor ends, as sess_cursor_next ends on such a line). */
+/* The tree of the line sess_cursor_next_line just returned (new ref), checked in full as a load
+ * checks it; NULL when it no longer passes (logged, and the cursor ends, as it ends on a line
+ * that no longer parses). */
 json_t *sess_cursor_tree(struct sess_cursor *c, const char *line, size_t len);
 void sess_cursor_free(struct sess_cursor *c);
 /* Every event of s read back, in a new array: for tests and checks, never the serving path. */

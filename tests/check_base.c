@@ -496,9 +496,11 @@ START_TEST(json_raw_decode_and_int_refuse_what_a_c_string_cannot_hold)
 	v = (struct json_span){ "1234567890123456789", 19, 0 };
 	ck_assert(!json_raw_int(&v, &x));
 	v = (struct json_span){ "\"a\"", 3, 0 };
-	ck_assert(json_raw_is(&v, "a") && !json_raw_is(&v, "b"));
+	ck_assert(json_raw_is(&v, "a") == 1 && json_raw_is(&v, "b") == 0);
 	v = (struct json_span){ "\"\\u0061\"", 8, 0 };
-	ck_assert(!json_raw_is(&v, "a"));	/* not its bytes: the caller is not sure */
+	ck_assert_int_eq(json_raw_is(&v, "a"), -1);	/* not its bytes: the caller is not sure */
+	v = (struct json_span){ "12", 2, 0 };
+	ck_assert_int_eq(json_raw_is(&v, "12"), -1);	/* not a string */
 }
 END_TEST
 

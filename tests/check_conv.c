@@ -1,5 +1,4 @@
 /* The derived conversation (agent/conv.h, SPEC §19): the fold, the rebuild, the estimate. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,61 +198,46 @@ START_TEST(conv_failed_attempts_count_and_change_nothing_else)
 }
 END_TEST
 
+/* One scenario log's checked prefix (a lying log stops there), the snapshot's <time> a time: the
+ * fold and the rebuild agree after every event, and so does a load's; compactions counted. */
+static void
+agree_log(const char *path, void *arg)
+{
+	size_t *compactions = arg;
+	char line[1 << 16];
+	json_t *events = json_array();
+	FILE *f;
+	int bad = 0;
+
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	while (!bad && fgets(line, sizeof(line), f)) {
+		json_t *j = json_loads(line, JSON_ALLOW_NUL, NULL);
+		struct err e;
+		err_clear(&e);
+		if (j && json_is_string(json_object_get(j, "time")))
+			json_object_set_new(j, "time", json_integer(0));
+		if (j && json_object_get(j, "seq") && sess_event_check(j, (int64_t)json_array_size(events), &e) < 0)
+			bad = 1;
+		else if (j && json_object_get(j, "seq")) {
+			if (strcmp(json_string_value(json_object_get(j, "type")), "context/compacted") == 0)
+				(*compactions)++;
+			json_array_append(events, j);
+		}
+		json_decref(j);
+	}
+	fclose(f);
+	agree(events, path);
+	agree_loaded(events, path);
+	json_decref(events);
+}
+
 /* Every committed scenario log: after every event, the fold and the rebuild agree; and a load's
  * conversation, rebuilt from the file off the loop, agrees with them. */
 START_TEST(conv_fold_equals_rebuild_on_every_scenario_log)
 {
-	DIR *d = opendir("scenarios");
-	struct dirent *de;
-	size_t logs = 0, compactions = 0;
+	size_t compactions = 0;
 
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL) {
-		char dir[512];
-		DIR *s;
-		struct dirent *fe;
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(dir, sizeof(dir), "scenarios/%s/expected/sessions", de->d_name);
-		if ((s = opendir(dir)) == NULL)
-			continue;
-		while ((fe = readdir(s)) != NULL) {
-			char path[1024], line[1 << 16];
-			json_t *events;
-			FILE *f;
-			if (strstr(fe->d_name, ".jsonl") == NULL)
-				continue;
-			events = json_array();
-			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
-			ck_assert_ptr_nonnull(f = fopen(path, "r"));
-			int bad = 0;
-			while (!bad && fgets(line, sizeof(line), f)) {
-				json_t *j = json_loads(line, JSON_ALLOW_NUL, NULL);
-				struct err e;
-				err_clear(&e);
-				if (j && json_is_string(json_object_get(j, "time")))
-					json_object_set_new(j, "time", json_integer(0));	/* the snapshot's <time> */
-				/* What a load would read: the checked prefix (a lying log stops there). */
-				if (j && json_object_get(j, "seq") &&
-				    sess_event_check(j, (int64_t)json_array_size(events), &e) < 0)
-					bad = 1;
-				else if (j && json_object_get(j, "seq")) {
-					if (strcmp(json_string_value(json_object_get(j, "type")), "context/compacted") == 0)
-						compactions++;
-					json_array_append(events, j);
-				}
-				json_decref(j);
-			}
-			fclose(f);
-			agree(events, path);
-			agree_loaded(events, path);
-			json_decref(events);
-			logs++;
-		}
-		closedir(s);
-	}
-	closedir(d);
-	ck_assert_uint_gt(logs, 50);
+	ck_assert_uint_gt(test_each_scenario_log(agree_log, &compactions), 50);
 	ck_assert_uint_ge(compactions, 5);	/* the context-* and openai-overflow scenarios */
 }
 END_TEST

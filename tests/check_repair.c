@@ -802,6 +802,41 @@ START_TEST(cursor_reads_only_the_types_asked_and_ends_where_the_file_lies)
 	free(said);
 	sess_cursor_free(c);
 	free(bad);
+	/* A wanted line rewritten with its seq but a payload no load takes (the tool/call at 4 with no
+	 * name): a replay reader gets the line as written, and its tree is refused with the reason;
+	 * written another way (its keys reordered), the tree is refused as it is read. */
+	for (int form = 0; form < 2; form++) {
+		const char *lying = form == 0 ?
+		    "{\"seq\":4,\"time\":14,\"type\":\"tool/call\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"arguments\":\"{}\"}}\n" :
+		    "{\"time\":14,\"seq\":4,\"type\":\"tool/call\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c1\",\"arguments\":\"{}\"}}\n";
+		const char *line;
+		size_t len;
+		struct buf b;
+		char *four = strstr(open_turn, "{\"seq\":4,"), *five = strstr(open_turn, "{\"seq\":5,");
+		buf_init(&b);
+		buf_append(&b, open_turn, (size_t)(four - open_turn));
+		buf_puts(&b, lying);
+		buf_puts(&b, five);
+		test_write_file(path, b.data, b.len);
+		buf_free(&b);
+		c = sess_cursor_new_only(s, 0, 7, only);
+		test_log_capture_start();
+		line = sess_cursor_next_line(c, &len, &ev, 1);
+		if (form == 0) {
+			ck_assert_ptr_nonnull(line);	/* the writer's form: the line itself */
+			ck_assert_ptr_null(ev);
+			ck_assert_ptr_null(sess_cursor_tree(c, line, len));
+		} else {
+			ck_assert_ptr_null(line);
+			ck_assert_ptr_null(ev);
+		}
+		ck_assert_ptr_null(sess_cursor_next_line(c, &len, &ev, 1));	/* it ended there */
+		ck_assert_ptr_null(ev);
+		said = test_log_capture_stop();
+		ck_assert_msg(strstr(said, "event 4 is no longer in the file as it was written: event 4 (tool/call): name is missing") != NULL, "%s", said);
+		free(said);
+		sess_cursor_free(c);
+	}
 	sess_store_free(&store);
 	sess_env_free(&env);
 	test_rmtree(dir);

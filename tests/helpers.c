@@ -1,6 +1,7 @@
 /* Test helpers. */
 #include "tests/helpers.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,36 @@ test_write_file(const char *path, const char *data, size_t len)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
 	close(fd);
+}
+
+size_t
+test_each_scenario_log(void (*fn)(const char *path, void *arg), void *arg)
+{
+	DIR *d = opendir("scenarios");
+	struct dirent *de;
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		char dir[512], path[1024];
+		DIR *sd;
+		struct dirent *fe;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "scenarios/%s/expected/sessions", de->d_name);
+		if ((sd = opendir(dir)) == NULL)
+			continue;
+		while ((fe = readdir(sd)) != NULL) {
+			if (strstr(fe->d_name, ".jsonl") == NULL)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
+			fn(path, arg);
+			n++;
+		}
+		closedir(sd);
+	}
+	closedir(d);
+	return n;
 }
 
 char *

@@ -30,6 +30,9 @@ void test_rmtree(const char *path);
 void test_mutate(char *m, size_t len, int times, unsigned *seed, const char *pool);
 void test_write_file(const char *path, const char *data, size_t len);
 char *test_read_file(const char *path, size_t *len);	/* owned, NUL-terminated */
+/* Calls fn(path, arg) for every committed scenario log (every .jsonl under scenarios/NAME/expected/sessions,
+ * from the project's root); returns how many. */
+size_t test_each_scenario_log(void (*fn)(const char *path, void *arg), void *arg);
 
 /*
  * The logger in tests: test_log_install (check_main does it) labels every line on stderr as the
