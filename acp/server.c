@@ -646,6 +646,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->rt.start_mode = opts->start_mode;
 	srv->rt.child_approvals_never = opts->child_approvals_never;
 	if (srv->rec) {
+		srv->rt.rank_this_run = 1;
 		srv->rt.touch = record_touch;
 		srv->rt.touch_arg = srv->rec;
 	}

@@ -243,6 +243,17 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 	return a;
 }
 
+/* A new session's createdAt; the first one of this process is remembered (agent_replay_ordinal). */
+static int64_t
+agent_created_now(struct agent_rt *rt)
+{
+	int64_t t = clock_now_ms(&rt->env->clock);
+
+	if (rt->run_since == 0)
+		rt->run_since = t;
+	return t;
+}
+
 struct agent *
 agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools,
     const struct agent_hooks *hooks)
@@ -252,7 +263,7 @@ agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools
 
 	sess_ids_new(&rt->env->ids, id);
 	info.id = id;
-	info.created_at = clock_now_ms(&rt->env->clock);
+	info.created_at = agent_created_now(rt);
 	info.cwd = cwd;
 	return agent_attach(rt, sess_store_create(rt->store, &info), NULL, tools, hooks);
 }
@@ -279,7 +290,7 @@ agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct to
 
 	sess_ids_new(&rt->env->ids, id);
 	info.id = id;
-	info.created_at = clock_now_ms(&rt->env->clock);
+	info.created_at = agent_created_now(rt);
 	info.cwd = sess_header_str(parent->sess, "cwd");
 	info.depth = (int)json_integer_value(json_object_get(parent->sess->header, "delegationDepth")) + 1;
 	info.parent = agent_id(parent);
@@ -1003,6 +1014,9 @@ agent_replay_ordinal(struct agent *a, const char *label)
 		int same = label ? (en->label && strcmp(en->label, label) == 0 && en->parent)
 				 : (en->parent == NULL && en->state == SESS_ENTRY_OK);
 		if (!same || strcmp(en->id, me) == 0)
+			continue;
+		/* --record: a session from before this run is in no recording (docs/scenarios.md) */
+		if (a->rt->rank_this_run && (a->rt->run_since == 0 || en->created_at < a->rt->run_since))
 			continue;
 		if (en->created_at < created || (en->created_at == created && strcmp(en->id, me) < 0))
 			rank++;

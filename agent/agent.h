@@ -76,6 +76,10 @@ struct agent_rt {
 	 * SPEC §21), or NULL. */
 	void (*touch)(void *arg, const char *root, const char *abs);
 	void *touch_arg;
+	/* --record: replay ordinals rank only the sessions this process created, the first at
+	 * run_since (0 until then); older ones in the state directory are not in the recording. */
+	int rank_this_run;
+	int64_t run_since;
 	int lingering;			/* work that outlives its agents (agent_rt_linger) */
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent not yet reaped, in creation order */

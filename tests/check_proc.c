@@ -181,10 +181,18 @@ is_done(void)
 	return fx.done > 0;
 }
 
+/*
+ * The shell's `echo X > gc` creates the file before it writes to it: wait for
+ * the whole line (its newline), not for the file.
+ */
 static int
 gc_written(void)
 {
-	return access(at("gc"), F_OK) == 0;
+	char *s = test_read_file(at("gc"), NULL);
+	int whole = s != NULL && *s != '\0' && s[strlen(s) - 1] == '\n';
+
+	free(s);
+	return whole;
 }
 
 static int

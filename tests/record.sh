@@ -23,12 +23,28 @@ ev() { printf '{"id": "c", "object": "chat.completion.chunk", "choices": [{"inde
 call() { ev "{\"tool_calls\": [{\"index\": 0, \"id\": \"$1\", \"type\": \"function\", \"function\": {\"name\": \"$2\", \"arguments\": \"$3\"}}]}" '"tool_calls"'; }
 usage() { printf '{"id": "c", "choices": [], "usage": {"prompt_tokens": %d, "completion_tokens": %d, "total_tokens": 0}}' "$1" "$2"; }
 
+# A state directory someone used before: an older root, and an older child of it with the label
+# the live session's subagent gets. None of them belongs in a recording.
+used_state() {
+	mkdir -p "$1"
+	old=00000000-0000-4000-8000-0000000000a0 child=00000000-0000-4000-8000-0000000000a1
+	cat > "$1/$old.jsonl" <<EOF
+{"type":"session","version":1,"id":"$old","createdAt":1789000001000,"cwd":"/work/project","delegationDepth":0}
+{"seq":0,"time":1789000001001,"type":"session/created","data":{"mode":"default","model":"builtin"}}
+EOF
+	cat > "$1/$child.jsonl" <<EOF
+{"type":"session","version":1,"id":"$child","createdAt":1789000001010,"cwd":"/work/project","delegationDepth":1,"parentSession":"$old","origin":"subagent"}
+{"seq":0,"time":1789000001011,"type":"subagent/descriptor","data":{"version":2,"mode":"one-shot","provider":"in-process","label":"count words"}}
+EOF
+}
+
 # The live session: played by the runner against the mock, recorded into $1.
 live() {
 	d=$tmp/live$2
 	mkdir -p "$d/workspace"
 	printf 'hello\n' > "$d/workspace/notes.txt"
 	printf '{"version": 1, "scripts": []}\n' > "$d/recording.json"
+	[ -z "${3:-}" ] || used_state "$d/state/sessions"
 	cat > "$d/mock.json" <<EOF
 {"responses": [
  {"events": [$(ev '{"reasoning_content": "Look first."}'), $(ev '{"content": "Reading."}'), $(call call_r1 read '{\"file_path\": \"notes.txt\"}')]},
@@ -101,6 +117,16 @@ rm -rf "$rec/expected"
 diff -ru "$rec" "$tmp/reco2" > "$tmp/diff" || { head -n 30 "$tmp/diff"; fail "two recordings of one session differ"; }
 pass
 
+# Recorded on a state directory with older sessions in it: the same recording (only this run's
+# sessions have scripts), and it replays keyless.
+live "$tmp/reco3" 3 used
+grep -q '"replies": \[\]' "$tmp/reco3/recording.json" && fail "an older session got an empty script: $(head -c 300 "$tmp/reco3/recording.json")"
+diff -u "$tmp/reco2/recording.json" "$tmp/reco3/recording.json" > "$tmp/diff" ||
+	{ head -n 30 "$tmp/diff"; fail "a recording on a used state directory differs"; }
+(unset ACP_AGENT_API_KEY; run_scenario --update "$tmp/reco3/") > "$tmp/replay3.out" 2>&1 ||
+	{ tail -n 20 "$tmp/replay3.out"; fail "a recording made on a used state directory does not replay"; }
+pass
+
 # A workspace that differs at replay (as a bash command's output would): the run fails, and
 # its diff shows the tool output that changed.
 (unset ACP_AGENT_API_KEY; run_scenario --update "$tmp/reco2/") > /dev/null 2>&1 || fail "the second recording does not replay"
@@ -151,4 +177,4 @@ grep -q '"text": "No model is configured' "$tmp/killed/recording.json" ||
 	fail "after a kill, recording.json lacks the builtin reply: $(cat "$tmp/killed/recording.json")"
 ! ls "$tmp/killed"/*.tmp > /dev/null 2>&1 || fail "a temporary file was left in the recording"
 pass
-echo "record: ok ($ok checks: a recorded session with a subagent, an edit, bash and two compactions replays keyless with the live transcript and logs; two recordings identical; no key; bad DIRs; a kill leaves a whole recording)"
+echo "record: ok ($ok checks: a recorded session with a subagent, an edit, bash and two compactions replays keyless with the live transcript and logs; two recordings identical; one on a used state directory too; no key; bad DIRs; a kill leaves a whole recording)"
