@@ -12,6 +12,8 @@ struct scenario_canon {
 	int next;
 	const char *const *paths;
 	const char *const *names;
+	const regex_t *masks;	/* borrowed */
+	size_t nmasks;
 };
 
 struct scenario_canon *
@@ -30,6 +32,42 @@ scenario_canon_free(struct scenario_canon *c)
 {
 	json_decref(c->ids);
 	free(c);
+}
+
+void
+scenario_canon_masks(struct scenario_canon *c, const regex_t *masks, size_t n)
+{
+	c->masks = masks;
+	c->nmasks = n;
+}
+
+/* s with every match of c's masks replaced by <masked>; owned (s is freed). */
+static char *
+scenario_canon_mask(const struct scenario_canon *c, char *s)
+{
+	for (size_t k = 0; k < c->nmasks; k++) {
+		struct buf b;
+		const char *p = s;
+		regmatch_t m;
+		int eflags = 0;
+
+		buf_init(&b);
+		while (*p && regexec(&c->masks[k], p, 1, &m, eflags) == 0) {
+			buf_append(&b, p, (size_t)m.rm_so);
+			if (m.rm_eo == m.rm_so) {	/* an empty match masks nothing: step over a byte */
+				buf_append(&b, p + m.rm_so, 1);
+				p += m.rm_so + 1;
+			} else {
+				buf_puts(&b, "<masked>");
+				p += m.rm_eo;
+			}
+			eflags = REG_NOTBOL;
+		}
+		buf_puts(&b, p);
+		free(s);
+		s = b.data ? buf_steal(&b) : xstrdup("");
+	}
+	return s;
 }
 
 static int
@@ -102,7 +140,7 @@ scenario_canon_json(struct scenario_canon *c, json_t *v, const char *key)
 		       strcmp(key, "updatedAt") == 0) && (json_is_integer(v) || json_is_string(v)))
 		return json_string("<time>");
 	if (json_is_string(v)) {
-		char *t = scenario_canon_text(c, json_string_value(v));
+		char *t = scenario_canon_mask(c, scenario_canon_text(c, json_string_value(v)));
 		json_t *out = json_string(t);
 		free(t);
 		return out ? out : json_incref(v);

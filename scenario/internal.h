@@ -2,6 +2,8 @@
 #ifndef SCENARIO_INTERNAL_H
 #define SCENARIO_INTERNAL_H
 
+#include <limits.h>
+#include <regex.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -33,7 +35,9 @@ struct scenario_run {
 	int mock_port;
 	const char *dir;		/* the scenario directory, absolute */
 	char name[256];
-	char tmp[256], state[300], cwd[300];
+	char tmp[256], state[300], cwd[300], home[300], config[320];
+	regex_t *masks;			/* "mask": compiled EREs, nmasks of them; owned */
+	size_t nmasks;
 	json_t *script;			/* scenario.json; owned */
 	pid_t pid;			/* the agent, 0 when none runs */
 	int to_agent, from_agent;
@@ -61,6 +65,16 @@ struct scenario_result {
 	char *failure;			/* owned; NULL when ok */
 	char *diff;			/* owned; NULL unless the snapshot differed */
 };
+
+/* copy.c: from's directories and regular files into to; a link or a special file fails r. */
+int scenario_copy_tree(struct scenario_run *r, const char *from, const char *to);
+
+/* snapshot.c */
+/* "mask" compiled into r->masks; -1 (r failed) when it is not a list of valid EREs. */
+int scenario_mask_load(struct scenario_run *r);
+void scenario_mask_free(struct scenario_run *r);
+/* After a failed run: actual/ written and diffed against expected/, the failure told where. */
+void scenario_snapshot_partial(struct scenario_run *r);
 
 /* util.c */
 int scenario_fail(struct scenario_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -17,7 +17,11 @@
 #include "base/xmalloc.h"
 #include "scenario/internal.h"
 
-/* Copies the scenario's sub (workspace/, state/) into to, when it has one. */
+/*
+ * Copies the scenario's sub into to, when it has one: workspace/ keeps its symlinks as links
+ * (cp -a: confinement scenarios need them); state/ and home/ are copied as plain files, a link
+ * refused (scenario/copy.c).
+ */
 static int
 scenario_play_copy(struct scenario_run *r, const char *sub, const char *to, int links)
 {
@@ -25,13 +29,14 @@ scenario_play_copy(struct scenario_run *r, const char *sub, const char *to, int 
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, sub);
-	if (stat(path, &st) < 0)
+	if (lstat(path, &st) < 0)
 		return 0;
 	if (!S_ISDIR(st.st_mode))
 		return scenario_fail(r, "%s is not a directory", path);
+	if (!links)
+		return scenario_copy_tree(r, path, to);
 	snprintf(src, sizeof(src), "%s/.", path);
-	/* workspace/ keeps its symlinks as links (cp -a); state/ is copied as files (cp -R) */
-	const char *cp[] = { "cp", links ? "-a" : "-R", src, to, NULL };
+	const char *cp[] = { "cp", "-a", src, to, NULL };
 	if (scenario_spawn_wait(cp) != 0)
 		return scenario_fail(r, "cannot copy %s to %s", path, to);
 	return 0;
@@ -69,9 +74,19 @@ scenario_play_setup(struct scenario_run *r)
 	}
 	snprintf(r->state, sizeof(r->state), "%s/state", r->tmp);
 	snprintf(r->cwd, sizeof(r->cwd), "%s/work", r->tmp);
+	/* The agent's HOME and XDG_CONFIG_HOME: fresh, so nothing of the user's own reaches a
+	 * replay; the scenario's home/ is copied in (docs/scenarios.md). */
+	snprintf(r->home, sizeof(r->home), "%s/home", r->tmp);
+	snprintf(r->config, sizeof(r->config), "%s/home/.config", r->tmp);
 	mkdir(r->state, 0700);
 	mkdir(r->cwd, 0700);
-	if (scenario_play_copy(r, "workspace", r->cwd, 1) < 0 || scenario_play_copy(r, "state", r->state, 0) < 0)
+	mkdir(r->home, 0700);
+	if (scenario_play_copy(r, "workspace", r->cwd, 1) < 0 || scenario_play_copy(r, "state", r->state, 0) < 0 ||
+	    scenario_play_copy(r, "home", r->home, 0) < 0)
+		return -1;
+	if (mkdir(r->config, 0700) < 0 && errno != EEXIST)
+		return scenario_fail(r, "cannot create %s: %s", r->config, strerror(errno));
+	if (scenario_mask_load(r) < 0)
 		return -1;
 	if (r->opts->traces) {
 		mkdir(r->opts->traces, 0755);
@@ -127,6 +142,25 @@ scenario_play_steps(struct scenario_run *r)
 	return r->pid > 0 ? scenario_proc_stop(r, 0, 0) : 0;
 }
 
+/* The agent's first warning about its replay (a reply unused, a script exhausted), which says
+ * why a run went another way than its recording; owned, or NULL. */
+static char *
+scenario_play_cause(struct scenario_run *r)
+{
+	char path[400], *err, *line, *end, *out = NULL;
+
+	snprintf(path, sizeof(path), "%s/stderr.log", r->tmp);
+	if ((err = scenario_read_file(path)) == NULL)
+		return NULL;
+	if ((line = strstr(err, "replay: ")) != NULL) {
+		if ((end = strchr(line, '\n')) != NULL)
+			*end = '\0';
+		out = xstrdup(line);
+	}
+	free(err);
+	return out;
+}
+
 /* After the agent: every registered answer used, and the mock's key in no output. */
 static int
 scenario_play_after(struct scenario_run *r)
@@ -136,9 +170,15 @@ scenario_play_after(struct scenario_run *r)
 
 	json_array_foreach(r->answers, i, ans) {
 		if (!json_is_true(json_object_get(ans, "used"))) {
-			const char *match = json_string_value(json_object_get(ans, "match"));
-			return scenario_fail(r, "the answer for %s (match \"%s\") was never used",
-			    json_string_value(json_object_get(ans, "method")), match ? match : "");
+			json_t *m = json_object_get(ans, "match");
+			char *match = m ? json_dumps(m, JSON_ENCODE_ANY) : NULL;
+			char *cause = scenario_play_cause(r);
+			scenario_fail(r, "the answer for %s (match %s) was never used: no such request came%s%s",
+			    json_string_value(json_object_get(ans, "method")), match ? match : "(any)",
+			    cause ? "; the agent said: " : "", cause ? cause : "");
+			free(match);
+			free(cause);
+			return -1;
 		}
 	}
 	if (r->mock_port > 0) {
@@ -219,6 +259,8 @@ scenario_play(const struct scenario_opts *o, const char *dirarg, struct scenario
 		fclose(r.trace);
 	if (rc == 0 && !o->pretty)
 		rc = scenario_snapshot_check(&r);
+	else if (rc < 0 && r.script && r.tmp[0] && !o->pretty)
+		scenario_snapshot_partial(&r);
 done:
 	if (rc < 0 || r.failure[0])
 		fprintf(stderr, "FAIL %s: %s\n", r.name, r.failure);
@@ -238,4 +280,5 @@ done:
 	json_decref(r.env_extra);
 	json_decref(r.mcp);
 	json_decref(r.script);
+	scenario_mask_free(&r);
 }

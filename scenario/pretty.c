@@ -8,6 +8,15 @@
 
 #include "scenario/internal.h"
 
+/* A string member's text, or what stands for it when it is missing. */
+static const char *
+scenario_pretty_str(const json_t *v, const char *missing)
+{
+	const char *s = json_string_value(v);
+
+	return s ? s : missing;
+}
+
 void
 scenario_pretty_flush(struct scenario_run *r)
 {
@@ -30,7 +39,9 @@ scenario_pretty_client(struct scenario_run *r, const json_t *msg)
 	if (strcmp(method, "session/prompt") == 0) {
 		r->pretty_between = 0;
 		json_t *first = json_array_get(json_object_get(params, "prompt"), 0);
-		printf("\nclient > prompt: %s\n", json_string_value(json_object_get(first, "text")));
+		printf("\nclient > prompt: %s\n", json_is_string(json_object_get(first, "text")) ?
+		    json_string_value(json_object_get(first, "text")) :
+		    scenario_pretty_str(json_object_get(first, "type"), "(empty)"));
 	} else if (strcmp(method, "_acp_agent/wait_idle") != 0) {
 		printf("client > %s\n", method);
 	}
@@ -41,10 +52,10 @@ static void
 scenario_pretty_result(struct scenario_run *r, const json_t *res)
 {
 	if (json_object_get(res, "stopReason")) {
-		printf("agent < turn ended: %s\n", json_string_value(json_object_get(res, "stopReason")));
+		printf("agent < turn ended: %s\n", scenario_pretty_str(json_object_get(res, "stopReason"), "?"));
 		r->pretty_between = 1;
 	} else if (json_object_get(res, "sessionId")) {
-		printf("agent < session %s\n", json_string_value(json_object_get(res, "sessionId")));
+		printf("agent < session %s\n", scenario_pretty_str(json_object_get(res, "sessionId"), "?"));
 	} else if (json_object_get(res, "sessions")) {
 		printf("agent < %zu session(s) listed\n", json_array_size(json_object_get(res, "sessions")));
 	} else if (json_object_get(res, "agentInfo")) {
@@ -74,25 +85,38 @@ scenario_pretty_agent(struct scenario_run *r, const char *line)
 		if (r->pretty_kind && strcmp(r->pretty_kind, k) != 0)
 			scenario_pretty_flush(r);
 		r->pretty_kind = k;
-		buf_puts(&r->pretty_text, json_string_value(json_object_get(json_object_get(u, "content"), "text")));
+		buf_puts(&r->pretty_text, scenario_pretty_str(json_object_get(json_object_get(u, "content"), "text"), ""));
 		json_decref(msg);
 		return;
 	}
 	scenario_pretty_flush(r);
 	if (kind && strcmp(kind, "tool_call") == 0) {
-		printf("  agent calls: %s\n", json_string_value(json_object_get(u, "title")));
+		printf("  agent calls: %s\n", scenario_pretty_str(json_object_get(u, "title"), "(untitled)"));
 	} else if (kind && strcmp(kind, "tool_call_update") == 0) {
 		json_t *c = json_array_get(json_object_get(u, "content"), 0);
-		printf("  tool %s: %s\n", json_string_value(json_object_get(u, "status")),
-		    json_string_value(json_object_get(json_object_get(c, "content"), "text")));
+		const char *text = json_string_value(json_object_get(json_object_get(c, "content"), "text"));
+		const char *status = scenario_pretty_str(json_object_get(u, "status"), "updated");
+		if (text)
+			printf("  tool %s: %s\n", status, text);
+		else if (c)
+			printf("  tool %s (%s)\n", status, scenario_pretty_str(json_object_get(c, "type"), "content"));
+		else
+			printf("  tool %s\n", status);
 	} else if (kind && strcmp(kind, "available_commands_update") == 0) {
-		printf("  (the agent advertises its slash commands: /agents, /send, /interrupt)\n");
+		json_t *cmds = json_object_get(u, "availableCommands"), *cmd;
+		size_t i;
+		printf("  (the agent advertises its slash commands:");
+		json_array_foreach(cmds, i, cmd)
+			printf("%s /%s", i ? "," : "", scenario_pretty_str(json_object_get(cmd, "name"), "?"));
+		printf(")\n");
 	} else if (kind) {
 		printf("  (update: %s)\n", kind);
 	} else if (json_object_get(msg, "error")) {
 		json_t *err = json_object_get(msg, "error");
+		const json_t *details = json_object_get(json_object_get(err, "data"), "details");
 		printf("agent < error %lld: %s\n", (long long)json_integer_value(json_object_get(err, "code")),
-		    json_string_value(json_object_get(json_object_get(err, "data"), "details")));
+		    json_is_string(details) ? json_string_value(details) :
+		    scenario_pretty_str(json_object_get(err, "message"), "(no message)"));
 	} else if (json_object_get(msg, "result")) {
 		scenario_pretty_result(r, json_object_get(msg, "result"));
 	}

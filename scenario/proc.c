@@ -37,6 +37,8 @@ scenario_proc_exec(struct scenario_run *r, const char *rec)
 	signal(SIGHUP, SIG_DFL);
 	if (chdir(r->cwd) < 0)
 		_exit(126);
+	setenv("HOME", r->home, 1);
+	setenv("XDG_CONFIG_HOME", r->config, 1);
 	json_object_foreach(env, k, v) setenv(k, json_string_value(v), 1);
 	json_object_foreach(r->env_extra, k, v) setenv(k, json_string_value(v), 1);
 	if (r->mock_pid > 0) {

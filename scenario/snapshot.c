@@ -168,6 +168,8 @@ scenario_snapshot_actual(struct scenario_run *r)
 	struct buf b;
 	char path[400], *text;
 
+	scenario_canon_masks(c, r->masks, r->nmasks);
+
 	lines = json_is_true(json_object_get(r->script, "mergeChunks")) ? scenario_snapshot_merge_chunks(r->lines)
 									   : json_incref(r->lines);
 	buf_init(&b);
@@ -315,4 +317,65 @@ scenario_snapshot_check(struct scenario_run *r)
 		return scenario_fail(r, "output differs from %s (actual kept in %s)", exp, act);
 	}
 	return 0;
+}
+
+int
+scenario_mask_load(struct scenario_run *r)
+{
+	const json_t *masks = json_object_get(r->script, "mask");
+	json_t *m;
+	size_t i;
+
+	if (masks == NULL)
+		return 0;
+	if (!json_is_array(masks))
+		return scenario_fail(r, "scenario.json: \"mask\" must be a list of regular expressions (ERE)");
+	r->masks = xcalloc(json_array_size(masks) + 1, sizeof(*r->masks));
+	json_array_foreach(masks, i, m) {
+		char why[200];
+		int rc;
+		if (!json_is_string(m) || json_string_length(m) == 0)
+			return scenario_fail(r, "scenario.json: mask %zu: expected a non-empty string", i + 1);
+		if ((rc = regcomp(&r->masks[i], json_string_value(m), REG_EXTENDED)) != 0) {
+			regerror(rc, &r->masks[i], why, sizeof(why));
+			return scenario_fail(r, "scenario.json: mask %zu (%s): %s", i + 1, json_string_value(m), why);
+		}
+		r->nmasks++;
+	}
+	return 0;
+}
+
+void
+scenario_mask_free(struct scenario_run *r)
+{
+	for (size_t i = 0; i < r->nmasks; i++)
+		regfree(&r->masks[i]);
+	free(r->masks);
+	r->masks = NULL;
+	r->nmasks = 0;
+}
+
+void
+scenario_snapshot_partial(struct scenario_run *r)
+{
+	char exp[600], act[600], why[sizeof(r->failure)];
+	struct stat st;
+	json_t *actual;
+	int same;
+
+	snprintf(exp, sizeof(exp), "%s/expected", r->dir);
+	snprintf(act, sizeof(act), "%s/actual", r->tmp);
+	if (r->opts->update || stat(exp, &st) < 0 || json_array_size(r->lines) == 0)
+		return;
+	actual = scenario_snapshot_actual(r);
+	same = scenario_snapshot_write(r, actual, exp, act);
+	json_decref(actual);
+	snprintf(why, sizeof(why), "%s", r->failure);
+	if (same == 0) {
+		printf("%s: what happened up to the failure, against %s:\n", r->name, exp);
+		scenario_snapshot_diff(r, exp, act);
+	}
+	/* r->failure is set; scenario_fail would keep it: say where things are ourselves. */
+	snprintf(r->failure, sizeof(r->failure), "%.700s (actual kept in %.250s%s)", why, act,
+	    same == 0 ? "; the diff above shows where it went another way" : "");
 }

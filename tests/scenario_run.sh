@@ -9,7 +9,7 @@
 set -u
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d /tmp/acp-scenario-run-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 export SCENARIO_TMPDIR="$tmp/run"
 mkdir "$tmp/run"
 fails=0 ok=0
@@ -142,6 +142,76 @@ has "$tmp/notsc.err" "FAIL empty: $tmp/empty/scenario.json: No such file or dire
 has "$tmp/notsc.err" "FAIL absent: $tmp/absent: No such file or directory"
 has "$tmp/notsc.out" "1 passed, 2 failed"
 
+# The agent's HOME and XDG_CONFIG_HOME are fresh directories of the run, the scenario's home/
+# copied in; nothing of the user's own HOME reaches it. "mask" hides output that changes by itself.
+mkdir -p "$sc/home/home" "$tmp/userhome"
+echo "from the scenario" > "$sc/home/home/marker"
+echo "the user's own" > "$tmp/userhome/user-file"
+cat > "$sc/home/scenario.json" <<'EOF'
+{"args": ["--permission-mode", "full-access"], "mask": ["[0-9]{12,}", "at[0-9:]+"], "steps": [
+  {"send": {"method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}},
+  {"send": {"method": "session/new", "params": {"cwd": "{{cwd}}", "mcpServers": []}}},
+  {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "Look around."}]}}},
+  {"eof": true}]}
+EOF
+cat > "$sc/home/recording.json" <<'EOF'
+{"version": 1, "scripts": [{"agent": "root", "replies": [
+  {"tool_calls": [{"name": "bash", "arguments": {"command": "cat ~/marker; echo \"config=$XDG_CONFIG_HOME\"; ls -A \"$XDG_CONFIG_HOME\" | wc -l; ls ~/user-file 2>&1 | sed 's/.*user-file.*/no user-file/'; date +%s%N; date +at%T", "description": "Look"}}]},
+  {"text": "Done."}]}]}
+EOF
+HOME=$tmp/userhome run home-update --update "$sc/home"
+HOME=$tmp/userhome run home "$sc/home"
+[ "$(rc home-update)" = 0 ] && [ "$(rc home)" = 0 ] && pass ||
+	fail "the home/mask scenario: $(cat "$tmp/home-update.err" "$tmp/home.err" "$tmp/home.out")"
+has "$sc/home/expected/stdout.jsonl" 'from the scenario\nconfig={{tmp}}/home/.config\n0\nno user-file\n<masked>\n<masked>\n'
+! grep -q "the user's own" "$sc/home/expected/stdout.jsonl" && pass || fail "the user's HOME reached the replay"
+printf '{"args": [], "mask": ["(unclosed"], "steps": []}\n' > "$sc/home/scenario.json"
+run badmask "$sc/home"
+[ "$(rc badmask)" = 1 ] && pass || fail "a bad mask exited $(rc badmask)"
+has "$tmp/badmask.err" 'FAIL home: scenario.json: mask 1 ((unclosed): '
+
+# state/ is copied, not linked out: a state/sessions that is a link to a directory is refused
+# (the agent would write there), before the agent starts.
+mkdir -p "$sc/linked/state" "$tmp/outside"
+cp "$sc/hello/scenario.json" "$sc/hello/recording.json" "$sc/linked/"
+ln -s "$tmp/outside" "$sc/linked/state/sessions"
+run linked "$sc/linked"
+[ "$(rc linked)" = 1 ] && [ -z "$(ls -A "$tmp/outside")" ] && pass || fail "a linked state/sessions: exit $(rc linked), $(ls -A "$tmp/outside")"
+has "$tmp/linked.err" "FAIL linked: $sc/linked/state/sessions is a symbolic link to a directory ($tmp/outside)"
+
+# A run that goes another way at a step (a workspace file changed, so a recorded edit no longer
+# applies and its ask never comes): the cause, the diff up to the failure, actual/ kept.
+mkdir -p "$sc/edit/workspace"
+echo hello > "$sc/edit/workspace/notes.txt"
+cat > "$sc/edit/scenario.json" <<'EOF'
+{"args": [], "steps": [
+  {"send": {"method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}},
+  {"send": {"method": "session/new", "params": {"cwd": "{{cwd}}", "mcpServers": []}}},
+  {"answer": {"method": "session/request_permission", "match": "\"title\":\"Edit notes.txt\"", "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}},
+  {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "Edit."}]}}},
+  {"eof": true}]}
+EOF
+cat > "$sc/edit/recording.json" <<'EOF'
+{"version": 1, "scripts": [{"agent": "root", "replies": [
+  {"tool_calls": [{"name": "read", "arguments": {"file_path": "notes.txt"}}]},
+  {"tool_calls": [{"name": "edit", "arguments": {"file_path": "notes.txt", "old_string": "hello", "new_string": "hello world"}}]},
+  {"text": "Edited."}]}]}
+EOF
+run edit-update --update "$sc/edit"
+[ "$(rc edit-update)" = 0 ] && pass || fail "the edit scenario: $(cat "$tmp/edit-update.err")"
+run edit-pretty --pretty "$sc/edit"
+! grep -q '(null)' "$tmp/edit-pretty.out" && pass || fail "--pretty printed (null): $(cat "$tmp/edit-pretty.out")"
+has "$tmp/edit-pretty.out" "(the agent advertises its slash commands: /agents, /send, /interrupt, /mode, /compact)"
+echo goodbye > "$sc/edit/workspace/notes.txt"
+run edit "$sc/edit"
+[ "$(rc edit)" = 1 ] && pass || fail "a run that went another way exited $(rc edit)"
+has "$tmp/edit.err" 'FAIL edit: the answer for session/request_permission (match "\"title\":\"Edit notes.txt\"") was never used: no such request came'
+has "$tmp/edit.err" "(actual kept in $tmp/run/acp-scenario-edit-"
+has "$tmp/edit.out" "edit: what happened up to the failure, against $sc/edit/expected:"
+grep -q '^+.*"status":"failed"' "$tmp/edit.out" && pass || fail "the diff does not show the failed edit: $(cat "$tmp/edit.out")"
+kept=$(sed -n 's/.*(actual kept in \([^;)]*\).*/\1/p' "$tmp/edit.err")
+[ -s "$kept/stdout.jsonl" ] && pass || fail "actual/ was not kept: $kept"
+
 # Bad usage: one line on stderr, exit 2.
 usage() {
 	want=$1
@@ -179,4 +249,4 @@ else
 fi
 
 [ $fails -eq 0 ] || { echo "scenario_run: $fails failure(s) ($ok checks passed)"; exit 1; }
-echo "scenario_run: ok ($ok checks: --update writes a new scenario's expected/, a mismatch's diff and exit 1, JUnit XML, the templates, docs/scenarios.md's example, non-scenarios, usage errors, make install)"
+echo "scenario_run: ok ($ok checks: --update writes a new scenario's expected/, a mismatch's diff and exit 1, JUnit XML, the templates, docs/scenarios.md's example, a fresh HOME and home/, masks, state/ links, a failure at a step with its diff, non-scenarios, usage errors, make install)"
