@@ -1,4 +1,4 @@
-/* Slash commands: /agents, /send <id> <text>, /interrupt <id>, /mode <id>, /compact. */
+/* Slash commands: /agents, /send <agent> <text>, /interrupt <agent>, /mode <id>, /compact, /help. */
 #include "acp/commands.h"
 
 #include <ctype.h>
@@ -6,27 +6,140 @@
 #include <string.h>
 
 #include "acp/internal.h"
+#include "agent/subagent.h"
+#include "base/buf.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 
 static int acp_commands_word(const char *text, const char *word);
 
+/* The commands as advertised (SPEC §3.6, §28), and as /help lists them: one table. */
+static const struct acp_command {
+	const char *name, *description, *hint;
+} acp_commands[] = {
+	{ "agents", "List every subagent below this session, with status", "(no arguments)" },
+	{ "send", "Send a message to a subagent of this session", "<agent id> <text>" },
+	{ "interrupt", "Stop a subagent's current turn", "<agent id>" },
+	{ "mode", "Set the session's permission mode, without the model", "read-only|default|accept-edits|full-access" },
+	{ "compact", "Summarise the conversation so far to free the model's context", "(no arguments)" },
+	{ "help", "List these commands", "(no arguments)" },
+};
+
+#define ACP_NCOMMANDS (sizeof(acp_commands) / sizeof(acp_commands[0]))
+
 json_t *
 acp_commands_update(void)
 {
-	return xjson_pack("{s:s, s:[{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}, "
-	    "{s:s, s:s, s:{s:s}}, {s:s, s:s, s:{s:s}}]}",
-	    "sessionUpdate", "available_commands_update", "availableCommands",
-	    "name", "agents", "description", "List every subagent below this session, with status",
-	    "input", "hint", "(no arguments)",
-	    "name", "send", "description", "Send a message to a subagent of this session",
-	    "input", "hint", "<agent id> <text>",
-	    "name", "interrupt", "description", "Stop a subagent's current turn",
-	    "input", "hint", "<agent id>",
-	    "name", "mode", "description", "Set the session's permission mode, without the model",
-	    "input", "hint", "read-only|default|accept-edits|full-access",
-	    "name", "compact", "description", "Summarise the conversation so far to free the model's context",
-	    "input", "hint", "(no arguments)");
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < ACP_NCOMMANDS; i++)
+		json_array_append_new(list, xjson_pack("{s:s, s:s, s:{s:s}}", "name", acp_commands[i].name,
+		    "description", acp_commands[i].description, "input", "hint", acp_commands[i].hint));
+	return xjson_pack("{s:s, s:o}", "sessionUpdate", "available_commands_update", "availableCommands", list);
+}
+
+/* /help's text: each command with its hint and what it does. */
+static char *
+acp_commands_help(void)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_puts(&b, "Commands:");
+	for (size_t i = 0; i < ACP_NCOMMANDS; i++) {
+		const char *h = acp_commands[i].hint;
+		buf_printf(&b, "\n/%s%s%s: %s", acp_commands[i].name, h[0] == '(' ? "" : " ", h[0] == '(' ? "" : h,
+		    acp_commands[i].description);
+	}
+	buf_puts(&b, "\n<agent id> is an id, a unique prefix of at least 8 characters, or a subagent's label.");
+	return buf_steal(&b);
+}
+
+/* The end of the n-th space-separated word of text (n from 1), or NULL when it has fewer. */
+static const char *
+acp_commands_words_end(const char *text, int n)
+{
+	const char *p = text;
+
+	for (int k = 0; k < n; k++) {
+		while (*p == ' ')
+			p++;
+		if (*p == '\0' || *p == '\n')
+			return NULL;
+		p += strcspn(p, " \n");
+	}
+	return p;
+}
+
+/* Appends "<id> (<label>)" for each of matches to b. */
+static void
+acp_commands_list_matches(struct buf *b, json_t *matches)
+{
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(matches, i, m) buf_printf(b, "%s%s (%s)", i ? ", " : "",
+	    json_string_value(json_object_get(m, "id")), json_string_value(json_object_get(m, "label")));
+}
+
+/*
+ * The agent the words of text name among root's descendants (SPEC §3.6, §28): a whole id as it
+ * is; else the longest run of leading words that is exactly one descendant's label; else a unique
+ * id prefix of at least 8 characters. Sets *id (owned) and *rest (what follows the words) and
+ * returns NULL, or returns the owned answer: no agent matches, or which ones are ambiguous.
+ */
+static char *
+acp_commands_target(struct agent *root, const char *text, char **id, const char **rest)
+{
+	size_t first = strcspn(text, " \n"), i;
+	json_t *all, *e, *matches = json_array();
+	struct err err;
+	char *out = NULL;
+
+	*id = NULL;
+	if (first == SESS_ID_LEN && sess_id_validn(text, first)) {
+		*id = xstrndup(text, first);
+		*rest = text + first;
+		json_decref(matches);
+		return NULL;
+	}
+	err_clear(&err);
+	all = subagent_list_raw(root->rt, agent_id(root), 1, &err);
+	/* labels: the longest run of words first */
+	int nwords = 0;
+	while (acp_commands_words_end(text, nwords + 1))
+		nwords++;
+	for (int n = nwords; n >= 1 && json_array_size(matches) == 0; n--) {
+		const char *end = acp_commands_words_end(text, n);
+		json_array_foreach(all, i, e) {
+			const char *label = json_string_value(json_object_get(e, "label"));
+			if (label && strlen(label) == (size_t)(end - text) && memcmp(label, text, (size_t)(end - text)) == 0)
+				json_array_append(matches, e);
+		}
+		*rest = end;
+	}
+	if (json_array_size(matches) == 0 && first >= 8) {
+		json_array_foreach(all, i, e) {
+			const char *eid = json_string_value(json_object_get(e, "id"));
+			if (json_object_get(e, "label") && eid && strncmp(eid, text, first) == 0)
+				json_array_append(matches, e);
+		}
+		*rest = text + first;
+	}
+	if (json_array_size(matches) == 1) {
+		*id = xstrdup(json_string_value(json_object_get(json_array_get(matches, 0), "id")));
+	} else if (json_array_size(matches) == 0) {
+		out = xasprintf("no agent matches \"%.*s\"", (int)first, text);
+	} else {
+		struct buf b;
+		buf_init(&b);
+		buf_printf(&b, "ambiguous agent \"%.*s\": ", (int)(*rest - text), text);
+		acp_commands_list_matches(&b, matches);
+		out = buf_steal(&b);
+	}
+	json_decref(matches);
+	json_decref(all);
+	return out;
 }
 
 int
@@ -126,30 +239,33 @@ acp_commands_run(struct acp_session *as, const char *text)
 	}
 	if (acp_commands_word(text, "/agents"))
 		return acp_commands_tool(root, "list_agents", json_loads(p->agents_args, 0, NULL));
-	if (acp_commands_word(text, "/interrupt")) {
-		rest = text + strlen("/interrupt");
-		while (*rest == ' ')
-			rest++;
-		if (*rest == '\0')
-			return xstrdup("Usage: /interrupt <agent id>");
-		char *id = xstrndup(rest, strcspn(rest, " \n"));
-		char *out = acp_commands_tool(root, "interrupt_agent", xjson_pack("{s:s}", key, id));
-		free(id);
-		return out;
-	}
-	if (!acp_commands_word(text, "/send"))
+	if (acp_commands_word(text, "/help"))
+		return acp_commands_help();
+	int interrupt = acp_commands_word(text, "/interrupt");
+	if (!interrupt && !acp_commands_word(text, "/send"))
 		return xasprintf(ACP_COMMANDS_UNKNOWN, (int)acp_commands_slash_word(text), text);
-	rest = text + strlen("/send");
+	rest = text + strlen(interrupt ? "/interrupt" : "/send");
 	while (*rest == ' ')
 		rest++;
-	size_t idlen = strcspn(rest, " \n");
-	const char *msg = rest + idlen;
+	if (*rest == '\0' || *rest == '\n')
+		return xstrdup(interrupt ? "Usage: /interrupt <agent id>" : "Usage: /send <agent id> <text>");
+	char *id = NULL, *out;
+	const char *msg;
+	/* The Team addresses its members by name, which the team tools resolve themselves. */
+	if (strcmp(key, "agent_id") != 0) {
+		id = xstrndup(rest, strcspn(rest, " \n"));
+		msg = rest + strlen(id);
+	} else if ((out = acp_commands_target(root, rest, &id, &msg)) != NULL) {
+		return out;
+	}
 	while (*msg == ' ' || *msg == '\n')
 		msg++;
-	if (idlen == 0 || *msg == '\0')
-		return xstrdup("Usage: /send <agent id> <text>");
-	char *id = xstrndup(rest, idlen);
-	char *out = acp_commands_tool(root, "send_message", xjson_pack("{s:s, s:s}", key, id, "message", msg));
+	if (interrupt)
+		out = acp_commands_tool(root, "interrupt_agent", xjson_pack("{s:s}", key, id));
+	else if (*msg == '\0')
+		out = xstrdup("Usage: /send <agent id> <text>");
+	else
+		out = acp_commands_tool(root, "send_message", xjson_pack("{s:s, s:s}", key, id, "message", msg));
 	free(id);
 	return out;
 }

@@ -54,7 +54,11 @@ acp_session_config(struct acp_server *srv, struct agent *root)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(models, i, v) json_array_append_new(opts, xjson_pack("{s:O, s:O}", "value", v, "name", v));
+	json_array_foreach(models, i, v) {
+		char *desc = xasprintf("Model %s (%s)", json_string_value(v), model_provider(srv->model));
+		json_array_append_new(opts, xjson_pack("{s:O, s:O, s:s}", "value", v, "name", v, "description", desc));
+		free(desc);
+	}
 	json_decref(models);
 	return xjson_pack("[{s:s, s:s, s:s, s:s, s:s, s:o}, {s:s, s:s, s:s, s:s, s:s, s:o}]",
 	    "id", "mode", "name", "Mode", "category", "mode", "type", "select", "currentValue",

@@ -31,8 +31,10 @@ acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const ch
 {
 	struct acp_session *as = arg;
 	char *tcid = acp_tool_call_id(a->turn, a->step, call_id);	/* the call is in a's current step */
+	const struct tool_inv *inv = agent_find_call(a, call_id);
 
-	acp_send_update(as->srv, as->id, acp_update_progress(tcid, child_id, text));
+	/* content replaces: what the call showed first (bash's command) stays above its output */
+	acp_send_update(as->srv, as->id, acp_update_progress(tcid, child_id, text, inv ? inv->plan.content : NULL));
 	free(tcid);
 }
 

@@ -178,12 +178,14 @@ acp_args_agent(const json_t *input)
 }
 
 json_t *
-acp_update_progress(const char *tool_call_id, const char *child_id, const char *text)
+acp_update_progress(const char *tool_call_id, const char *child_id, const char *text, const json_t *lead)
 {
-	json_t *u = xjson_pack("{s:s, s:s, s:s, s:[{s:s, s:{s:s, s:o}}]}", "sessionUpdate",
-	    "tool_call_update", "toolCallId", tool_call_id, "status", "in_progress", "content",
-	    "type",
-	    "content", "content", "type", "text", "text", xjson_text(text, strlen(text)));
+	json_t *content = lead ? json_deep_copy(lead) : json_array();
+	json_t *u = xjson_pack("{s:s, s:s, s:s, s:o}", "sessionUpdate", "tool_call_update", "toolCallId",
+	    tool_call_id, "status", "in_progress", "content", content);
+
+	json_array_append_new(content, xjson_pack("{s:s, s:{s:s, s:o}}", "type", "content", "content", "type",
+	    "text", "text", xjson_text(text, strlen(text))));
 
 	acp_set_agent_meta(u, child_id);
 	return u;

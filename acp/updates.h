@@ -26,8 +26,9 @@ json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, si
  * reuses its ids (the provider's id stays in the log, for the model). Returns owned.
  */
 char *acp_tool_call_id(long long turn, long long step, const char *call_id);
-/* Progress of a pending delegation call (a foreground child's work); returns new ref. */
-json_t *acp_update_progress(const char *tool_call_id, const char *child_id, const char *text);
+/* Progress of a running call (bash output, a foreground child's work) after lead (borrowed, the
+ * content the call showed first), or after nothing when NULL; returns new ref. */
+json_t *acp_update_progress(const char *tool_call_id, const char *child_id, const char *text, const json_t *lead);
 /* The live update for one appended event, or NULL (most events show nothing); new ref. */
 json_t *acp_update_live(const json_t *ev, const struct toolbox *tb);
 /*

@@ -208,10 +208,13 @@ ask_done(void *arg, const json_t *result, const json_t *error, const struct err 
 		inv->on_done(inv);
 		return;
 	}
-	if (option == NULL || (strcmp(option, "allow") != 0 && strcmp(option, "allow_always") != 0 &&
-	    strcmp(option, "reject") != 0 && strcmp(option, "reject_always") != 0)) {
-		log_warn("agent %s: unknown permission answer \"%s\" for %s: rejected", agent_id(a),
-		    option ? option : "", inv->call_id);
+	/* Only an option that was offered, selected, counts (SPEC §17.3, §28): allow_always where no
+	 * always was offered, or an outcome of "maybe", is a reject. */
+	int offered = option && (strcmp(option, "allow") == 0 || strcmp(option, "reject") == 0 ||
+	    (k->rule && (strcmp(option, "allow_always") == 0 || strcmp(option, "reject_always") == 0)));
+	if (kind == NULL || strcmp(kind, "selected") != 0 || !offered) {
+		log_warn("agent %s: permission answer %s \"%s\" for %s was not offered: rejected", agent_id(a),
+		    kind ? kind : "(no outcome)", option ? option : "", inv->call_id);
 		option = "reject";
 	}
 	int allow = strncmp(option, "allow", 5) == 0;

@@ -38,7 +38,8 @@ struct tool_plan {
 	char *command;			/* bash: the command, for the "exec:" rule */
 	char *mcp_tool;			/* an MCP tool: "server:tool", for the "mcp:" rule */
 	json_t *locations;		/* ACP locations, or NULL */
-	json_t *content;		/* ACP content shown while asking (a diff), or NULL */
+	json_t *content;		/* ACP content shown from the first update and while asking (a diff,
+					 * bash's command), and before a running call's output; or NULL */
 };
 
 struct tool {

@@ -142,7 +142,10 @@ chat_lines(struct chat_render *r, struct buf *out, const char *prefix, const cha
 			size_t left = 0;
 			for (const char *q = p; *q; q++)
 				left += *q == '\n' && q[1] != '\0';
-			chat_printf(r, out, CHAT_DIM, "%s" CHAT_MORE_LINES, prefix, left + 1);
+			if (left == 0)
+				chat_printf(r, out, CHAT_DIM, "%s" CHAT_MORE_LINE, prefix);
+			else
+				chat_printf(r, out, CHAT_DIM, "%s" CHAT_MORE_LINES, prefix, left + 1);
 			return;
 		}
 		chat_puts(r, out, NULL, prefix);

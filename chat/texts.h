@@ -26,6 +26,7 @@
 #define CHAT_ASK_AGAIN "answer with one of the keys shown: %s\n"
 #define CHAT_ASK_ANSWER "answered: %s\n"
 #define CHAT_ASK_WITHDRAWN "(the agent withdrew the question)\n"
+#define CHAT_MORE_LINE "... (1 more line)\n"
 #define CHAT_MORE_LINES "... (%zu more lines)\n"
 #define CHAT_COMMANDS "commands:"
 #define CHAT_MODE "(mode: %s)\n"

@@ -16,6 +16,12 @@ model_id(const struct model *m)
 	return m->id ? m->id : m->ops->name;
 }
 
+const char *
+model_provider(const struct model *m)
+{
+	return m->provider ? m->provider : m->ops->name;
+}
+
 int
 model_context_overflow(const char *msg)
 {

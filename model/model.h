@@ -72,6 +72,7 @@ struct model {
 	struct runq *runq;		/* borrowed */
 	void *impl;
 	const char *id;			/* the model as sessions name it (ACP_AGENT_MODEL); NULL: ops->name */
+	const char *provider;		/* the provider a wrapper (tap) passes on; NULL: ops->name */
 };
 
 /* Whether an HTTP 400's message says the request outgrew the context window: it contains
@@ -84,6 +85,8 @@ char *model_builtin_summary(const json_t *messages);
 
 /* The model a new session records in its session/created event (SPEC §20). */
 const char *model_id(const struct model *m);
+/* The provider behind it: "openai", "replay" or "builtin" (a model option's description). */
+const char *model_provider(const struct model *m);
 
 /* The openai provider's settings; strings borrowed for the call to model_openai_new. */
 struct openai_config {
@@ -126,6 +129,8 @@ void model_free(struct model *m);
 	"No model is configured, so this agent cannot answer prompts yet. To use a model, set "     \
 	"ACP_AGENT_API_KEY (and optionally ACP_AGENT_BASE_URL and ACP_AGENT_MODEL) for an "        \
 	"OpenAI-compatible provider, then restart the agent. Slash commands work without a model: " \
-	"/agents lists the subagents, /send <id> <text> messages one, /interrupt <id> stops one."
+	"/agents lists the subagents, /send <id> <text> messages one, /interrupt <id> stops one, "  \
+	"/mode <id> sets the permission mode, /compact summarises the conversation, /help lists "   \
+	"them all."
 
 #endif

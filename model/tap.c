@@ -223,5 +223,6 @@ model_tap_new(struct model *inner, model_tap_fn *fn, void *arg)
 	m->runq = inner->runq;
 	m->impl = t;
 	m->id = model_id(inner);
+	m->provider = model_provider(inner);
 	return m;
 }

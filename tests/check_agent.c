@@ -5,6 +5,7 @@
 
 #include "agent/agent.h"
 #include "agent/ask.h"
+#include "base/xmalloc.h"
 #include "tests/helpers.h"
 
 static struct test_runtime T;
@@ -309,7 +310,7 @@ START_TEST(agent_an_error_message_that_is_not_utf8_still_reaches_the_reason)
 {
 	static const struct model_ops bad_ops = { "bad", bad_start, bad_cancel, NULL, NULL };
 	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 50);
-	struct model bad = { &bad_ops, &T.q, NULL, NULL };
+	struct model bad = { &bad_ops, &T.q, NULL, NULL, NULL };
 	struct model *replay = T.rt.model;
 
 	T.rt.model = &bad;
@@ -358,7 +359,7 @@ START_TEST(agent_call_ids_are_unique_within_a_message)
 {
 	static const struct model_ops dup_ops = { "dup", bad_start, bad_cancel, NULL, NULL };
 	struct agent *a = start("{\"version\":1,\"scripts\":[]}", 1);
-	struct model dup = { &dup_ops, &T.q, NULL, NULL };
+	struct model dup = { &dup_ops, &T.q, NULL, NULL, NULL };
 	struct model *replay = T.rt.model;
 
 	T.rt.model = &dup;
@@ -748,14 +749,17 @@ static const struct tool risky_tool = { .name = "risky", .description = "runs",
 static const struct tool edit_tool = { .name = "edits", .description = "edits",
 	.schema = "{\"type\":\"object\",\"properties\":{}}", .kind = "edit", .run = echo_run, .cls = PERMIT_EDIT };
 
-/* A root in mode m whose script calls risky (command) twice, in two turns, then answers. */
+/* A root in mode m whose script calls risky (command, then the same with " -s") in two turns. */
 static struct agent *
-ask_start(enum permit_mode m)
+ask_start_cmd(enum permit_mode m, const char *command)
 {
-	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
-	    "{\"tool_calls\":[{\"name\":\"risky\",\"arguments\":{\"command\":\"git status\"}}]},{\"text\":\"one\"},"
-	    "{\"tool_calls\":[{\"name\":\"risky\",\"arguments\":{\"command\":\"git status -s\"}}]},{\"text\":\"two\"}"
-	    "]}]}", 50);
+	char *script = xasprintf("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"risky\",\"arguments\":{\"command\":\"%s\"}}]},{\"text\":\"one\"},"
+	    "{\"tool_calls\":[{\"name\":\"risky\",\"arguments\":{\"command\":\"%s -s\"}}]},{\"text\":\"two\"}"
+	    "]}]}", command, command);
+	struct agent *a = start(script, 50);
+
+	free(script);
 
 	memset(&F, 0, sizeof(F));
 	toolbox_add(&tb, &risky_tool);
@@ -763,6 +767,24 @@ ask_start(enum permit_mode m)
 	T.rt.client = &fake_client;
 	T.rt.start_mode = m;
 	return a;
+}
+
+/* A root in mode m whose script calls risky ("git status") twice, in two turns, then answers. */
+static struct agent *
+ask_start(enum permit_mode m)
+{
+	return ask_start_cmd(m, "git status");
+}
+
+/* The client's answer to ask k with any outcome and option. */
+static void
+answer_raw(int k, const char *outcome, const char *option)
+{
+	json_t *r = json_pack("{s:{s:s, s:s}}", "outcome", "outcome", outcome, "optionId", option);
+
+	F.asks[k].done(F.asks[k].arg, r, NULL, NULL);
+	json_decref(r);
+	runq_drain(&T.q);
 }
 
 static void
@@ -873,9 +895,42 @@ START_TEST(agent_ask_unknown_option_is_a_reject)
 	test_log_capture_start();
 	answer(0, "maybe");
 	char *logged = test_log_capture_stop();
-	ck_assert_ptr_nonnull(strstr(logged, "unknown permission answer \"maybe\""));
+	ck_assert_ptr_nonnull(strstr(logged, "permission answer selected \"maybe\" for call_1_1_1 was not offered"));
 	free(logged);
 	ck_assert_int_eq(F.runs, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(find(a, "tool/result", 0), "error"),
+	    "code")), "PERMISSION_REJECTED");
+	ask_finish();
+}
+END_TEST
+
+/* SPEC §17.3, §28: an outcome other than selected or cancelled is a reject, whatever its option. */
+START_TEST(agent_ask_outcome_not_selected_is_a_reject)
+{
+	struct agent *a = ask_start(PERMIT_DEFAULT);
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	answer_raw(0, "maybe", "allow");
+	ck_assert_int_eq(F.runs, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(find(a, "tool/result", 0), "error"),
+	    "code")), "PERMISSION_REJECTED");
+	ask_finish();
+}
+END_TEST
+
+/* An always option where none was offered (a compound command has no rule) is a reject. */
+START_TEST(agent_ask_always_not_offered_is_a_reject)
+{
+	struct agent *a = ask_start_cmd(PERMIT_DEFAULT, "ls | wc -l");
+
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_eq(F.nasks, 1);
+	ck_assert_int_eq((int)json_array_size(F.asks[0].options), 2);	/* allow, reject */
+	answer(0, "allow_always");
+	ck_assert_int_eq(F.runs, 0);
+	ck_assert_ptr_null(find(a, "permission/rule", 0));
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(find(a, "tool/result", 0), "error"),
 	    "code")), "PERMISSION_REJECTED");
 	ask_finish();
@@ -963,6 +1018,8 @@ agent_suite(void)
 	tcase_add_test(tc, agent_ask_reject_fails_the_call_and_the_turn_goes_on);
 	tcase_add_test(tc, agent_ask_cancelled_outcome_and_cancel_while_asking);
 	tcase_add_test(tc, agent_ask_unknown_option_is_a_reject);
+	tcase_add_test(tc, agent_ask_outcome_not_selected_is_a_reject);
+	tcase_add_test(tc, agent_ask_always_not_offered_is_a_reject);
 	tcase_add_test(tc, agent_ask_modes_follow_the_table);
 	tcase_add_test(tc, agent_ask_read_only_refuses_edits);
 	tcase_add_test(tc, agent_ask_rejected_edit_names_an_edit);

@@ -175,6 +175,18 @@ START_TEST(chat_render_tool_calls_by_id_with_status)
 	    "  Error: nope\n[done] Read a.txt\n  1\n  2\n  3\n  4\n  5\n  6\n  7\n  8\n  ... (2 more lines)\n");
 	buf_free(&out);
 	chat_render_free(&r);
+	/* one line left out: "line", not "lines" */
+	chat_render_init(&r, 0);
+	buf_init(&out);
+	render_all(&r, "["
+	    "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"c1\",\"title\":\"Read a.txt\",\"kind\":\"read\",\"status\":\"in_progress\"},"
+	    "{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"c1\",\"status\":\"completed\",\"content\":"
+	    "[{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"1\\n2\\n3\\n4\\n5\\n6\\n7\\n8\\n9\"}}]}]",
+	    &out);
+	ck_assert_str_eq(out.data, "[running] Read a.txt\n[done] Read a.txt\n  1\n  2\n  3\n  4\n  5\n  6\n  7\n  8\n"
+	    "  ... (1 more line)\n");
+	buf_free(&out);
+	chat_render_free(&r);
 }
 END_TEST
 

@@ -31,6 +31,7 @@ main(void)
 	srunner_add_suite(sr, permit_suite());
 	srunner_add_suite(sr, workspace_suite());
 	srunner_add_suite(sr, search_suite());
+	srunner_add_suite(sr, grep_hostile_suite());
 	srunner_add_suite(sr, proc_suite());
 	srunner_add_suite(sr, mcp_text_suite());
 	srunner_add_suite(sr, mcp_suite());

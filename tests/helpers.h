@@ -66,6 +66,7 @@ Suite *permit_suite(void);
 Suite *mcp_suite(void);
 Suite *workspace_suite(void);
 Suite *search_suite(void);
+Suite *grep_hostile_suite(void);
 Suite *proc_suite(void);
 Suite *mcp_text_suite(void);
 Suite *mcp_http_suite(void);

@@ -15,7 +15,7 @@ for side in replay openai; do
 	done
 done
 for side in replay openai; do
-	sed 's/"id":"model","name":"Model","category":"model","type":"select","currentValue":"[^"]*","options":\[{"value":"[^"]*","name":"[^"]*"}\]/"id":"model",<model select>/' \
+	sed 's/"id":"model","name":"Model","category":"model","type":"select","currentValue":"[^"]*","options":\[{"value":"[^"]*","name":"[^"]*","description":"[^"]*"}\]/"id":"model",<model select>/' \
 		scenarios/parity-$side/expected/stdout.jsonl > "$tmp/$side.stdout"
 done
 if diff -u "$tmp/replay.stdout" "$tmp/openai.stdout" &&

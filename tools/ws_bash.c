@@ -111,6 +111,23 @@ bash_title(const struct tool *t, const json_t *args)
 	return xstrndup(s, end);
 }
 
+/* The command as a fenced block, the first content of the call and its ask (SPEC §28). */
+static json_t *
+bash_content(const json_t *args)
+{
+	const json_t *c = json_object_get(args, "command");
+	char *text;
+	json_t *out;
+
+	if (!json_is_string(c))
+		return NULL;
+	text = xasprintf("```sh\n%s\n```", json_string_value(c));
+	out = xjson_pack("[{s:s, s:{s:s, s:o}}]", "type", "content", "content", "type", "text", "text",
+	    xjson_text(text, strlen(text)));
+	free(text);
+	return out;
+}
+
 static int
 bash_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *plan, struct tool_result *out)
 {
@@ -125,6 +142,7 @@ bash_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *plan, s
 	}
 	free(wd);
 	plan->command = xstrdup(json_string_value(json_object_get(args, "command")));
+	plan->content = bash_content(args);
 	return 0;
 }
 

@@ -79,17 +79,29 @@ ws_via_editor(const struct tool_inv *inv, const char *cap, const struct ws_path 
 	return c && !where->read_only && c->can(c->self, cap);
 }
 
-/* A client's error answer as a tool error (SPEC §16.4, §20.1). */
+/* Whether s says a file is not there: ENOENT, "no such file" in any case, "not found". */
+static int
+ws_says_not_found(const char *s)
+{
+	return s && (strstr(s, "ENOENT") || strcasestr(s, "no such file") || strstr(s, "not found"));
+}
+
+/* A client's error answer as a tool error (SPEC §16.4, §20.1, §28): the official SDK answers a
+ * thrown ENOENT with -32603 "Internal error" and the errno in data, so data is read too. */
 static void
 ws_client_error(struct tool_result *r, const char *p, const json_t *error, const struct err *e)
 {
 	const char *msg = json_string_value(json_object_get(error, "message"));
+	const json_t *data = json_object_get(error, "data");
+	char *dtext = data ? json_dumps(data, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	int missing = ws_says_not_found(msg) || ws_says_not_found(dtext);
 
+	free(dtext);
 	if (e) {
 		tool_result_error(r, e->code, "%s", e->msg);
 		return;
 	}
-	if (json_integer_value(json_object_get(error, "code")) == -32002 || (msg && strstr(msg, "not found"))) {
+	if (json_integer_value(json_object_get(error, "code")) == -32002 || missing) {
 		tool_result_error(r, ERR_FS_NOT_FOUND, "file \"%.300s\" does not exist", p);
 		return;
 	}
