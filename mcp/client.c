@@ -91,6 +91,13 @@ mcp_limits_default(struct mcp_limits *l)
 	l->open_arg = NULL;
 }
 
+/* 1 when the JSON string s holds a NUL (C text would cut it there: "tr\u0000ue" would run tr). */
+static int
+mcp_has_nul(const json_t *s)
+{
+	return json_is_string(s) && strlen(json_string_value(s)) != json_string_length(s);
+}
+
 /* [{name, value}] with string members only; a new reference, or NULL with e. */
 static json_t *
 mcp_pairs(const json_t *v, const char *field, struct err *e)
@@ -111,6 +118,10 @@ mcp_pairs(const json_t *v, const char *field, struct err *e)
 			    field, i);
 			return NULL;
 		}
+		if (mcp_has_nul(n) || mcp_has_nul(val)) {
+			err_set(e, ERR_INVALID_PARAMS, "mcpServers: %s[%zu]: must not contain \\u0000", field, i);
+			return NULL;
+		}
 	}
 	return json_deep_copy(v);
 }
@@ -127,6 +138,8 @@ mcp_config_parse(const json_t *server, struct mcp_config *cfg, struct err *e)
 	/* Empty as C text: "\u0000x" is the name "" to everything after this. */
 	if (!json_is_string(name) || json_string_value(name)[0] == '\0')
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: name: expected a non-empty string");
+	if (mcp_has_nul(name))
+		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: name: must not contain \\u0000");
 	if (json_object_get(server, "type") != NULL && type == NULL)
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: type: expected a string");
 	cfg->name = xstrdup(json_string_value(name));
@@ -141,6 +154,10 @@ mcp_config_parse(const json_t *server, struct mcp_config *cfg, struct err *e)
 		    strncmp(json_string_value(url), "https://", 8) != 0)) {
 			mcp_config_free(cfg);
 			return err_set(e, ERR_INVALID_PARAMS, "mcpServers: url: expected an http(s) URL");
+		}
+		if (mcp_has_nul(url)) {
+			mcp_config_free(cfg);
+			return err_set(e, ERR_INVALID_PARAMS, "mcpServers: url: must not contain \\u0000");
 		}
 		cfg->url = xstrdup(json_string_value(url));
 		if ((cfg->headers = mcp_pairs(json_object_get(server, "headers"), "headers", e)) == NULL) {
@@ -159,14 +176,22 @@ mcp_config_parse(const json_t *server, struct mcp_config *cfg, struct err *e)
 		mcp_config_free(cfg);
 		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: command: expected a non-empty string");
 	}
+	if (mcp_has_nul(cmd)) {
+		mcp_config_free(cfg);
+		return err_set(e, ERR_INVALID_PARAMS, "mcpServers: command: must not contain \\u0000");
+	}
 	if (args != NULL) {
 		size_t i;
 		const json_t *a;
-		int ok = json_is_array(args);
-		json_array_foreach(args, i, a) ok &= json_is_string(a);
-		if (!ok) {
+		int ok = json_is_array(args), nul = 0;
+		json_array_foreach(args, i, a) {
+			ok &= json_is_string(a);
+			nul |= mcp_has_nul(a);
+		}
+		if (!ok || nul) {
 			mcp_config_free(cfg);
-			return err_set(e, ERR_INVALID_PARAMS, "mcpServers: args: expected an array of strings");
+			return err_set(e, ERR_INVALID_PARAMS, nul ? "mcpServers: args: must not contain \\u0000" :
+			    "mcpServers: args: expected an array of strings");
 		}
 	}
 	cfg->command = xstrdup(json_string_value(cmd));

@@ -512,6 +512,9 @@ sess_corpus_note_released(struct sess_corpus *c, const char *id)
 		return;
 	en->live = 0;
 	en->size = -1;		/* forces a re-read on next use */
+	/* Looked at now, whatever inotify saw: a session whose log was never published (its
+	 * creation failed: no inodes, a full disk) made no file event, and must not stay listed. */
+	en->dirty = 1;
 	sess_corpus_revalidate(c, en);
 }
 

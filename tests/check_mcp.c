@@ -550,12 +550,21 @@ START_TEST(mcp_config_refusals)
 		{ "{\"name\": \"a\", \"type\": \"http\", \"url\": \"http://x\", \"headers\": [{\"value\": \"v\"}]}",
 		    "mcpServers: headers[0]: expected {name, value} strings" },
 		{ "{\"name\": \"a\", \"type\": \"sse\", \"url\": \"http://x\"}", "the sse transport is not supported" },
+		/* a NUL would cut the C text: "tr\u0000ue" must not run tr */
+		{ "{\"name\": \"a\", \"command\": \"tr\\u0000ue\"}", "mcpServers: command: must not contain \\u0000" },
+		{ "{\"name\": \"a\\u0000b\", \"command\": \"x\"}", "mcpServers: name: must not contain \\u0000" },
+		{ "{\"name\": \"a\", \"command\": \"x\", \"args\": [\"-v\", \"a\\u0000b\"]}",
+		    "mcpServers: args: must not contain \\u0000" },
+		{ "{\"name\": \"a\", \"command\": \"x\", \"env\": [{\"name\": \"A\", \"value\": \"1\\u00002\"}]}",
+		    "mcpServers: env[0]: must not contain \\u0000" },
+		{ "{\"name\": \"a\", \"type\": \"http\", \"url\": \"http://x\\u0000y\"}",
+		    "mcpServers: url: must not contain \\u0000" },
 	};
 	struct mcp_config cfg;
 	struct err e;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *j = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+		json_t *j = json_loads(cases[i].json, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 		err_clear(&e);
 		ck_assert_msg(mcp_config_parse(j, &cfg, &e) == -1, "case %zu accepted", i);
 		ck_assert_str_eq(e.msg, cases[i].msg);

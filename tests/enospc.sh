@@ -14,7 +14,7 @@ if ! mount -t tmpfs -o size=64k,mode=0755 tmpfs "$mnt" 2>/dev/null; then
 	rm -rf "$tmp"
 	exit 0
 fi
-trap 'kill -9 $pid 2>/dev/null; umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill -9 $pid 2>/dev/null; umount "$mnt" "$tmp/ino" 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
 big=$(head -c 90000 /dev/zero | tr '\0' 'x')
 printf '{"version":1,"scripts":[{"agent":"root","replies":[{"text":"%s"},{"text":"small"}]}]}' "$big" > "$tmp/rec.json"
@@ -45,4 +45,22 @@ log="$mnt/state/sessions/$sid.jsonl"
 [ -f "$log" ] || fail "the session was never published"
 [ "$(tail -c 1 "$log" | od -An -c | tr -d ' ')" = '\n' ] || fail "the log ends with a partial line"
 grep -q '"text":"small"' "$log" || fail "the next turn is not in the log"
-echo "enospc: ok (turn failed with session_log_io and its cause, log ends on a whole line, the next prompt works without a reload)"
+
+# No inodes left: session/new fails naming the cause, and the session it could not create is
+# nowhere (not listed, no file), while the process keeps serving.
+mkdir "$tmp/ino"
+mount -t tmpfs -o size=1m,nr_inodes=8,mode=0755 tmpfs "$tmp/ino" || fail "cannot mount the inode-starved tmpfs"
+mkdir -p "$tmp/ino/state/sessions"
+i=0
+while touch "$tmp/ino/fill$i" 2>/dev/null; do i=$((i + 1)); done
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}' \
+	'{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}' |
+	"$agent" --model builtin --state-dir "$tmp/ino/state" > "$tmp/ino.out" 2> "$tmp/ino.err" || fail "the agent failed with no inodes"
+grep '"id":2,' "$tmp/ino.out" | grep -q '"kind":"session_log_io".*No space left on device' ||
+	fail "session/new with no inodes: $(grep '"id":2,' "$tmp/ino.out")"
+grep -q '"id":3,"result":{"sessions":\[\]}' "$tmp/ino.out" ||
+	fail "a session whose creation failed is listed: $(grep '"id":3,' "$tmp/ino.out")"
+[ -z "$(ls "$tmp/ino/state/sessions")" ] || fail "a failed creation left $(ls -a "$tmp/ino/state/sessions")"
+umount "$tmp/ino"
+echo "enospc: ok (turn failed with session_log_io and its cause, log ends on a whole line, the next prompt works without a reload; a session/new with no inodes fails and is not listed)"

@@ -445,6 +445,16 @@ ws_change_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *pl
 		ws_change_free(&c);
 		return -1;
 	}
+	/* The file already holds exactly this: nothing to ask about, nothing to write (a diff of
+	 * headers only told the user nothing). The mode still refuses first. */
+	if (plan->verdict != PERMIT_REFUSE && c.exists && c.len == c.old.len &&
+	    (c.len == 0 || memcmp(c.text, c.old.data, c.len) == 0)) {
+		char text[512];
+		snprintf(text, sizeof(text), "no change: %.400s already holds this content", ws_arg(args, "file_path"));
+		tool_result_set(out, text, xjson_pack("{s:s, s:b}", "path", c.where.abs, "changed", 0));
+		ws_change_free(&c);
+		return -1;
+	}
 	plan->locations = ws_location(c.where.abs, edit ? c.first_line : 0);
 	plan->content = json_pack("[o]", ws_change_diff(&c));
 	ws_change_free(&c);
