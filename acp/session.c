@@ -10,6 +10,7 @@
 #include "acp/internal.h"
 #include "acp/rpc.h"
 #include "acp/updates.h"
+#include "agent/ask.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -627,7 +628,12 @@ acp_session_cancel(struct acp_session *as)
 		as->cancelled = 1;
 	if (a->status == AGENT_RUNNING) {
 		agent_cancel(a, "user");
-	} else if (as->prompt_id && agent_withdraw(a, as->prompt_msg)) {
+		return;
+	}
+	/* An idle root's background children may be asking: their asks end as cancelled calls, and a
+	 * late answer runs nothing (SPEC §28). agent_cancel does this for a running root. */
+	agent_ask_cancel_below(a);
+	if (as->prompt_id && agent_withdraw(a, as->prompt_msg)) {
 		/* The prompt had not started its turn: it ends here, cancelled. */
 		json_t *reason = xjson_pack("{s:s, s:s}", "kind", "aborted", "cause", "user");
 		acp_hook_turn_end(as, a, as->prompt_msg, reason);

@@ -139,6 +139,10 @@ scenario_proc_answer(struct scenario_run *r, const json_t *msg)
 		    (match && (params == NULL || strstr(params, match) == NULL)))
 			continue;
 		json_object_set_new(a, "used", json_true());
+		if (json_is_true(json_object_get(a, "hold"))) {
+			free(params);	/* left unanswered: a later sendRaw answers it, or nothing does */
+			return;
+		}
 		json_t *reply = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", json_object_get(msg, "id"));
 		if (json_object_get(a, "error"))
 			json_object_set(reply, "error", json_object_get(a, "error"));
