@@ -436,6 +436,13 @@ sub_settle_check(void *arg)
 	free(final);
 }
 
+void
+sub_settle_cut_off(struct agent *child)
+{
+	sub_state(child)->delivered = 1;
+	agent_push(child, sub_settle_check);
+}
+
 /* ---- start ---- */
 
 /* A new child of parent with its descriptor written, or NULL with e (depth, capacity, log). */

@@ -338,6 +338,55 @@ sub_notice_known(struct agent *parent, const char *child, long epoch)
 	return 0;
 }
 
+/*
+ * Whether a stored continuable child's residency was cut off by a crash: its last turn never
+ * ended (its log, as the scan kept turn/start, turn/end and subagent/settled, in order).
+ */
+static int
+sub_cut_off(const json_t *marks)
+{
+	int open = 0;
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(marks, i, ev) {
+		const char *type = json_string_value(json_object_get(ev, "type"));
+		if (strcmp(type, "turn/start") == 0)
+			open = 1;
+		else if (strcmp(type, "turn/end") == 0 || strcmp(type, "subagent/settled") == 0)
+			open = 0;
+	}
+	return open;
+}
+
+/* Loads a cut-off child (the load repairs its log: its open turn ends interrupted, SPEC §5.5)
+ * and settles it, so that its parent hears it was stopped, once. */
+static void
+sub_recover_cut_off(struct agent *parent, const char *id)
+{
+	struct agent *child;
+	struct err e;
+
+	err_clear(&e);
+	if ((child = agent_load(parent->rt, id, parent->tools, NULL, &e)) == NULL) {
+		log_warn("subagent %s: cut off by a crash, and cannot be settled now: %s", id, e.msg);
+		return;
+	}
+	if (sess_failure(child->sess)) {
+		log_warn("subagent %s: cut off by a crash, and its log cannot be written: %s", id,
+		    sess_failure(child->sess));
+		agent_release(child);
+		return;
+	}
+	sub_adopt(child, SUBAGENT_CONTINUABLE);
+	static const char *const settled[] = { "subagent/settled", NULL };
+	json_t *evs = sess_collect(child->sess, settled);
+	sub_state(child)->epoch = (int)sub_settled_epochs(evs) + 1;
+	json_decref(evs);
+	log_info("subagent %s: cut off by a crash; settling it for its parent %s", id, agent_id(parent));
+	sub_settle_cut_off(child);
+}
+
 void
 subagent_redeliver(struct agent *parent)
 {
@@ -348,7 +397,7 @@ subagent_redeliver(struct agent *parent)
 	/* First only the settlements (the common answer: the notice is known); the final text before
 	 * one is read by a second scan only for a notice that is missing. The scan checks every line
 	 * without building it (SPEC §12's inspect). */
-	static const char *const settled[] = { "subagent/settled", NULL };
+	static const char *const settled[] = { "turn/start", "turn/end", "subagent/settled", NULL };
 	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", NULL };
 
 	for (size_t i = 0; i < n; i++) {
@@ -361,9 +410,14 @@ subagent_redeliver(struct agent *parent)
 		path = sess_env_path(rt->env, kids[i]->id);
 		err_clear(&e);
 		long epoch = 0;
-		if (sess_scan_file(path, settled, &img, &e) == 0 && img.kept)
+		int cut_off = 0;
+		if (sess_scan_file(path, settled, &img, &e) == 0 && img.kept) {
 			epoch = sub_settled_epochs(img.kept);
+			cut_off = sub_cut_off(img.kept) && agent_rt_get(rt, kids[i]->id) == NULL;
+		}
 		sess_scan_free(&img);
+		if (cut_off)
+			sub_recover_cut_off(parent, kids[i]->id);
 		if (epoch > 0 && !sub_notice_known(parent, kids[i]->id, epoch) &&
 		    sess_scan_file(path, keep, &img, &e) == 0 && img.kept) {
 			/* The end and closing text of that residency: what precedes its settled event. */

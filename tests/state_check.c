@@ -1,7 +1,8 @@
 /*
  * state-check: the crash loop's judge. Given a state directory and the ACP output the killed
  * process had written, it checks: every log inspects; the root log needs no closers (it was
- * loaded, so repaired); every prompt answered before the kill is a complete turn; every settled
+ * loaded, so repaired); every prompt answered before the kill is a complete turn; every
+ * continuable child the crash cut off has settled since (no turn after its last settlement); every settled
  * child's notice is in the root log exactly once; every child announced to the model exists with
  * an identity. Prints counts; exits 1 on any violation.
  *
@@ -100,6 +101,27 @@ main(int argc, char **argv)
 			violation(e.msg, id);
 			continue;
 		}
+		/* A continuable child whose turn the crash cut off settled on the reload (SPEC §28): no
+		 * turn of it is left open, or ended by the repair (interrupted), after its last settlement. */
+		int continuable = 0, unsettled = 0, open = 0, interrupted = 0;
+		json_array_foreach(img.events, i, ev) {
+			const char *type = json_string_value(json_object_get(ev, "type"));
+			const json_t *data = json_object_get(ev, "data");
+			const char *mode = json_string_value(json_object_get(data, "mode"));
+			const char *kind = json_string_value(json_object_get(json_object_get(data, "reason"), "kind"));
+			if (strcmp(type, "subagent/descriptor") == 0) {
+				continuable = mode && strcmp(mode, "continuable") == 0;
+			} else if (strcmp(type, "turn/start") == 0) {
+				unsettled = open = 1;
+			} else if (strcmp(type, "turn/end") == 0) {
+				open = 0;
+				interrupted = kind && strcmp(kind, "interrupted") == 0;
+			} else if (strcmp(type, "subagent/settled") == 0) {
+				unsettled = open = interrupted = 0;
+			}
+		}
+		if (continuable && unsettled && (open || interrupted))
+			violation("a continuable child cut off by the crash never settled", id);
 		json_array_foreach(img.events, i, ev) {
 			if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/settled") != 0)
 				continue;
