@@ -170,6 +170,7 @@ test: deps
 	$(Q)sh tests/list_index.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)
 	$(Q)sh tests/procgroups.sh $(AGENT)
+	$(Q)sh tests/grep_hostile.sh $(AGENT)
 	$(Q)sh tests/clients.sh $(AGENT)
 	$(Q)sh tests/mcp_servers.sh $(AGENT)
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bin/ws-search && sh tests/search_diff.sh $(BUILD)/bin/ws-search

@@ -1,4 +1,4 @@
-/* Killable work: fork, run in the child, collect its bytes through a pipe, kill and reap on cancel. */
+/* Killable work: fork, run in the child, collect its bytes through a pipe; kill, reap on cancel. */
 #include "base/isolate.h"
 
 #include <errno.h>
@@ -43,7 +43,9 @@ isolate_close_from(unsigned lo, unsigned hi)
 	if (lo > hi || syscall(SYS_close_range, lo, hi, 0U) == 0)
 		return;
 	/* Kernels before 5.9: one by one, up to the fd limit. */
-	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (unsigned)rl.rlim_cur : 65536;
+	max = 65536;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < max)
+		max = (unsigned)rl.rlim_cur;
 	for (unsigned fd = lo; fd <= hi && fd < max; fd++)
 		close((int)fd);
 }
@@ -63,7 +65,8 @@ isolate_child(isolate_fn *fn, void *arg, int w, pid_t parent)
 		_exit(127);	/* cannot die with us, or we died before it was armed */
 	if (w < 3 && (w = fcntl(w, F_DUPFD, 3)) < 0)
 		_exit(127);
-	if ((nul = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0)
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0)
 		_exit(127);
 	isolate_close_from(3, (unsigned)w - 1);
 	isolate_close_from((unsigned)w + 1, ~0U);
@@ -92,7 +95,9 @@ isolate_kill(pid_t pid)
 static int
 isolate_cancelled(const atomic_int *cancel, const struct pollfd *wake)
 {
-	return (cancel && atomic_load(cancel)) || (wake && (wake->revents & (POLLIN | POLLHUP | POLLERR)));
+	if (cancel && atomic_load(cancel))
+		return 1;
+	return wake && (wake->revents & (POLLIN | POLLHUP | POLLERR));
 }
 
 int
@@ -144,8 +149,10 @@ isolate_run(isolate_fn *fn, void *arg, struct buf *out, const atomic_int *cancel
 		ssize_t r = read(p[0], raw.data + raw.len, ISOLATE_READ);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0) {
-			ended = 1;	/* EOF: the child has closed its end, that is, it has ended */
+		if (r < 0)
+			break;	/* cannot read: killed below, as a death */
+		if (r == 0) {
+			ended = 1;	/* EOF: the child closed its end, that is, it ended */
 			break;
 		}
 		raw.len += (size_t)r;
@@ -158,9 +165,9 @@ isolate_run(isolate_fn *fn, void *arg, struct buf *out, const atomic_int *cancel
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		/*
-		 * The bytes decide, not the status: a whole record was written before the child's
-		 * _exit (under valgrind its leak report may turn that 0 into 1; with SIGCHLD ignored
-		 * waitpid says ECHILD).
+		 * The bytes decide, not the status: a whole record was written before the
+		 * child's _exit (under valgrind its leak report may turn that 0 into 1; with
+		 * SIGCHLD ignored waitpid says ECHILD).
 		 */
 		uint64_t len = 0;
 		if (raw.len >= sizeof(len))

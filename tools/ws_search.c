@@ -1,12 +1,25 @@
 /*
  * glob and grep (SPEC §16.1, §16.5): confined to the workspace, run off the loop (a search of a
- * big tree takes seconds), cancelled between files. The result texts are workspace/glob.h's and
+ * big tree takes seconds), in a child process: a regexec that backtracks for ever (grep
+ * '^(a*)(a*)(a*)\3\2\1$' over one line of 301 a's) never looks at a cancel flag, so a cancel
+ * (or session/close, EOF, SIGTERM: each cancels the call) kills the child; the worker thread,
+ * its owner, reaps it and returns at once, and the loop's join of that thread waits for nothing.
+ * See base/isolate.h and docs/decisions.md. The result texts are workspace/glob.h's and
  * workspace/grep.h's.
  */
+#include "tools/ws_search.h"
+
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/buf.h"
+#include "base/isolate.h"
+#include "base/log.h"
 #include "base/offload.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -15,13 +28,18 @@
 #include "workspace/glob.h"
 #include "workspace/grep.h"
 
-/* One search in flight: everything the thread reads is its own copy. */
+/*
+ * One search in flight: everything the thread reads is its own copy. wake: an eventfd the cancel
+ * writes to, so the thread stops waiting for the child at once (-1: it polls the flag).
+ */
 struct ws_search {
 	struct tool_inv *inv;
 	struct offload *job;
 	int grep;
 	char *root, *path, *pattern, *include;
 	int deterministic;
+	int wake;
+	int inline_run;		/* no child could be started: the thread searched itself */
 	struct buf out;
 	struct err e;
 	int rc;
@@ -34,8 +52,93 @@ ws_search_free(struct ws_search *s)
 	free(s->path);
 	free(s->pattern);
 	free(s->include);
+	if (s->wake >= 0)
+		close(s->wake);
 	buf_free(&s->out);
 	free(s);
+}
+
+/* The search itself, where it runs (the child, or the thread when there is no child). */
+static int
+ws_search_exec(const struct ws_search_req *q, const atomic_int *cancel, struct buf *out,
+    struct err *e)
+{
+	if (q->grep) {
+		struct ws_grep_opts o = { q->root, q->path, q->pattern, q->include, cancel };
+		return ws_grep(&o, out, e);
+	}
+	struct ws_glob_opts o = { q->root, q->path, q->pattern, q->deterministic, cancel };
+	return ws_glob(&o, out, e);
+}
+
+/* In the child: the search, sent back as rc, code, message length, message, text. */
+static void
+ws_search_child(void *arg, struct buf *out)
+{
+	const struct ws_search_req *q = arg;
+	struct buf text;
+	struct err e;
+	int32_t head[3];
+
+	buf_init(&text);
+	err_clear(&e);
+	head[0] = ws_search_exec(q, NULL, &text, &e);
+	head[1] = (int32_t)e.code;
+	head[2] = (int32_t)strlen(e.msg);
+	buf_append(out, head, sizeof(head));
+	buf_append(out, e.msg, (size_t)head[2]);
+	buf_append(out, text.data ? text.data : "", text.len);
+	buf_free(&text);
+}
+
+int
+ws_search_isolated(const struct ws_search_req *q, const atomic_int *cancel, int wake_fd,
+    struct buf *out, struct err *e, int *inline_run)
+{
+	struct buf raw;
+	int32_t head[3];
+	int status, rc;
+
+	if (inline_run)
+		*inline_run = 0;
+	buf_init(&raw);
+	rc = isolate_run(ws_search_child, (void *)q, &raw, cancel, wake_fd, &status);
+	if (rc == 1) {
+		buf_free(&raw);
+		return err_set(e, ERR_CANCELLED, "search cancelled");
+	}
+	if (rc < 0 && status == -1) {
+		/* No child (out of processes): search here; only the flag can stop it then. */
+		buf_free(&raw);
+		if (inline_run)
+			*inline_run = 1;
+		return ws_search_exec(q, cancel, out, e);
+	}
+	if (rc < 0 || raw.len < sizeof(head)) {
+		buf_free(&raw);
+		if (rc == 0 || !WIFSIGNALED(status))
+			return err_set(e, ERR_INTERNAL,
+			    "the search process ended without a result (status %d)",
+			    rc == 0 ? 0 : WIFEXITED(status) ? WEXITSTATUS(status) : status);
+		return err_set(e, ERR_INTERNAL, "the search process was killed by signal %d",
+		    WTERMSIG(status));
+	}
+	memcpy(head, raw.data, sizeof(head));
+	size_t rest = raw.len - sizeof(head);
+	size_t msg_len = head[2] >= 0 && (size_t)head[2] <= rest ? (size_t)head[2] : 0;
+	if (head[0] != 0) {
+		enum err_code code = ERR_INTERNAL;
+
+		if (head[1] > ERR_NONE && head[1] < ERR_COUNT)
+			code = (enum err_code)head[1];
+		err_set(e, code, "%.*s", (int)msg_len, raw.data + sizeof(head));
+		rc = -1;
+	} else {
+		buf_append(out, raw.data + sizeof(head) + msg_len, rest - msg_len);
+		rc = 0;
+	}
+	buf_free(&raw);
+	return rc;
 }
 
 /* On the worker thread. */
@@ -43,14 +146,10 @@ static void
 ws_search_work(void *arg, const atomic_int *cancel)
 {
 	struct ws_search *s = arg;
+	struct ws_search_req q = { s->grep, s->root, s->path, s->pattern, s->include,
+		s->deterministic };
 
-	if (s->grep) {
-		struct ws_grep_opts o = { s->root, s->path, s->pattern, s->include, cancel };
-		s->rc = ws_grep(&o, &s->out, &s->e);
-	} else {
-		struct ws_glob_opts o = { s->root, s->path, s->pattern, s->deterministic, cancel };
-		s->rc = ws_glob(&o, &s->out, &s->e);
-	}
+	s->rc = ws_search_isolated(&q, cancel, s->wake, &s->out, &s->e, &s->inline_run);
 }
 
 /* Back on the loop. */
@@ -63,6 +162,9 @@ ws_search_done(void *arg)
 
 	inv->state = NULL;
 	inv->cancel = NULL;
+	if (s->inline_run)
+		log_warn("tools: %s: no search process could be started; it ran on a thread",
+		    __func__);
 	if (s->rc < 0)
 		tool_result_error(&r, s->e.code, "%s", s->e.msg);
 	else
@@ -71,12 +173,16 @@ ws_search_done(void *arg)
 	tool_inv_complete(inv, &r);
 }
 
+/* Wakes the thread (it kills and reaps the child, then returns), then joins it: no wait. */
 static void
 ws_search_cancel(struct tool_inv *inv)
 {
 	struct ws_search *s = inv->state;
+	uint64_t one = 1;
 
 	inv->state = NULL;
+	if (s->wake >= 0 && write(s->wake, &one, sizeof(one)) < 0)
+		log_warn("tools: %s: cannot wake the search: %s", __func__, strerror(errno));
 	offload_cancel(s->job);
 	ws_search_free(s);
 }
@@ -104,6 +210,7 @@ ws_search_run(struct tool_inv *inv, const json_t *args, struct tool_result *out,
 	s->include = json_is_string(json_object_get(args, "include")) ?
 	    xstrdup(json_string_value(json_object_get(args, "include"))) : NULL;
 	s->deterministic = inv->agent->rt->env->clock.deterministic;
+	s->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);	/* -1: the thread polls the flag */
 	buf_init(&s->out);
 	err_clear(&s->e);
 	ws_path_free(&where);

@@ -12,7 +12,7 @@
 
 /* One search; every pointer borrowed for the call. */
 struct ws_search_req {
-	int grep;			/* 1: workspace/grep.h's ws_grep, 0: workspace/glob.h's ws_glob */
+	int grep;			/* 1: workspace/grep.h's ws_grep, 0: glob.h's ws_glob */
 	const char *root, *path, *pattern;
 	const char *include;		/* grep's basename glob, or NULL */
 	int deterministic;		/* glob's order */
@@ -26,7 +26,7 @@ struct ws_search_req {
  * without a result). When no process can be started the search runs on the calling thread
  * (*inline_run set; may be NULL): then only the flag stops it, between files and reads.
  */
-int ws_search_isolated(const struct ws_search_req *q, const atomic_int *cancel, int wake_fd, struct buf *out,
-    struct err *e, int *inline_run);
+int ws_search_isolated(const struct ws_search_req *q, const atomic_int *cancel, int wake_fd,
+    struct buf *out, struct err *e, int *inline_run);
 
 #endif

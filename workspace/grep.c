@@ -1,4 +1,4 @@
-/* grep: whole-buffer search (memmem, regexec per candidate line) over ws_walk, and its text. */
+/* grep: buffered search (memmem, regexec per candidate line) over ws_walk, and its text. */
 #include "workspace/grep.h"
 
 #include <ctype.h>
@@ -9,13 +9,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/utf8.h"
 #include "base/xmalloc.h"
 #include "workspace/walk.h"
 
-#define WS_GREP_BUF ((size_t)256 * 1024)	/* the read buffer's first size */
+#define WS_GREP_BUF ((size_t)256 * 1024)	/* the read buffer's first size (at most the cap) */
 #define WS_GREP_BINARY_PEEK 8192
 #define WS_GREP_META ".[]()*+?{}|^$\\"
 #define WS_GREP_WINDOW ((size_t)16 * 1024)	/* bytes per regexec call without a literal */
@@ -23,7 +24,9 @@
 /*
  * One search. must (must_len bytes) is a string every matching line holds: the pattern itself
  * when literal (then re is not compiled), else the longest literal run of the regex, or NULL.
- * buf is the read buffer reused for every file (cap bytes and a NUL); it starts at a line's start.
+ * buf is the read buffer reused for every file (cap bytes and a NUL); it starts at a line's start
+ * and grows, while one line fills it, up to WS_GREP_LINE_CAP. clipped: the region being searched is
+ * the first WS_GREP_LINE_CAP bytes of a longer line.
  */
 struct grep {
 	const struct ws_grep_opts *o;
@@ -38,6 +41,8 @@ struct grep {
 	ws_grep_fn *fn;
 	void *arg;
 	int stop;
+	int clipped;
+	struct ws_grep_stats *stats;	/* never NULL during a search */
 };
 
 /* A matching line b[ls..le) (le: its newline or the end) and its first match b[so..eo). */
@@ -245,17 +250,18 @@ ws_grep_braces(const char *p)
 /*
  * regexec over b[from..to), from a line's start to a line's end: 1 with the match in *so, *eo.
  * b[to] is a NUL for the call, so that a regexec interposer reading string to its NUL despite
- * REG_STARTEND (ASan's) reads no further than the range.
+ * REG_STARTEND (ASan's) reads no further than the range. A clipped line has no end in b: '$'
+ * must not match at the cut (REG_NOTEOL).
  */
 static int
-ws_grep_exec(const regex_t *re, char *b, size_t from, size_t to, size_t *so, size_t *eo)
+ws_grep_exec(const struct grep *g, char *b, size_t from, size_t to, size_t *so, size_t *eo)
 {
 	regmatch_t pm = { 0, (regoff_t)(to - from) };
 	char keep = b[to];
 	int rc;
 
 	b[to] = '\0';
-	rc = regexec(re, b + from, 1, &pm, REG_STARTEND);
+	rc = regexec(&g->re, b + from, 1, &pm, REG_STARTEND | (g->clipped ? REG_NOTEOL : 0));
 	b[to] = keep;
 	if (rc != 0)
 		return 0;
@@ -290,7 +296,7 @@ ws_grep_next(struct grep *g, char *b, size_t pos, size_t end, struct grep_span *
 			const char *nl = w < end ? memchr(b + w, '\n', end - w) : NULL;
 			size_t wend = nl ? (size_t)(nl - b) : end;
 
-			if (!ws_grep_exec(&g->re, b, pos, wend, &so, &eo)) {
+			if (!ws_grep_exec(g, b, pos, wend, &so, &eo)) {
 				if (wend == end)
 					return 0;
 				pos = wend + 1;
@@ -307,7 +313,7 @@ ws_grep_next(struct grep *g, char *b, size_t pos, size_t end, struct grep_span *
 			m->eo = at + g->must_len;
 			return 1;
 		}
-		if ((g->must || eo > m->le) && !ws_grep_exec(&g->re, b, m->ls, m->le, &so, &eo)) {
+		if ((g->must || eo > m->le) && !ws_grep_exec(g, b, m->ls, m->le, &so, &eo)) {
 			pos = m->le + 1;
 			continue;
 		}
@@ -330,7 +336,7 @@ ws_grep_region(struct grep *g, const char *rel, char *b, size_t end, size_t *lin
 		*line_no += ws_grep_count_nl(b + *counted, m.ls - *counted);
 		*counted = m.ls;
 		struct ws_grep_hit h = { rel, g->file_no, *line_no, b + m.ls, m.le - m.ls,
-			m.so - m.ls, m.eo - m.ls };
+			m.so - m.ls, m.eo - m.ls, g->clipped };
 		if (g->fn(g->arg, &h))
 			g->stop = 1;
 		pos = m.le + 1;
@@ -338,13 +344,73 @@ ws_grep_region(struct grep *g, const char *rel, char *b, size_t end, size_t *lin
 }
 
 static int
+ws_grep_cancelled(const struct grep *g)
+{
+	return g->o->cancel && atomic_load(g->o->cancel);
+}
+
+/* read(2) of at most want bytes, retried on EINTR; 0 when want is 0. */
+static ssize_t
+ws_grep_read(int fd, char *p, size_t want)
+{
+	ssize_t n = 0;
+
+	while (want > 0 && (n = read(fd, p, want)) < 0 && errno == EINTR)
+		;
+	return n;
+}
+
+/* Counts a line longer than WS_GREP_LINE_CAP, remembering where the first one is. */
+static void
+ws_grep_note_long(struct grep *g, const char *rel, size_t line_no)
+{
+	if (g->stats->long_lines++ == 0) {
+		g->stats->long_rel = xstrdup(rel);
+		g->stats->long_line_no = line_no;
+	}
+}
+
+/*
+ * Reads past the rest of a line longer than the buffer, a buffer at a time: memory stays bounded
+ * and a cancel is seen between reads. 0: the next line's first *len bytes are at buf[0]; 1: the
+ * file (or the part of it we read: *left) ended; -1: cancelled.
+ */
+static int
+ws_grep_skip_line(struct grep *g, int fd, size_t *left, size_t *len)
+{
+	for (;;) {
+		if (ws_grep_cancelled(g))
+			return -1;
+		ssize_t n = ws_grep_read(fd, g->buf, g->cap < *left ? g->cap : *left);
+		if (n <= 0)
+			return 1;
+		*left -= (size_t)n;
+		const char *nl = memchr(g->buf, '\n', (size_t)n);
+		if (nl != NULL) {
+			size_t next = (size_t)(nl - g->buf) + 1;
+
+			*len = (size_t)n - next;
+			memmove(g->buf, g->buf + next, *len);
+			g->buf[*len] = '\0';
+			return 0;
+		}
+	}
+}
+
+/*
+ * Searches one file: reads it into the buffer (lines never split), searches each filled buffer's
+ * whole lines, carries the unfinished last line over. Reads at most the size the file had at
+ * open; a line that fills WS_GREP_LINE_CAP is searched clipped and the rest of it skipped.
+ */
+static int
 ws_grep_file(void *arg, const struct ws_walk_file *f, int depth, struct err *e)
 {
 	struct grep *g = arg;
 	/* Only a start file the caller named may be a symlink; O_NONBLOCK: a FIFO swapped in. */
 	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-	size_t len = 0, line_no = 1, counted = 0;
-	int eof = 0, checked = 0, fd;
+	size_t len = 0, line_no = 1, counted = 0, left;
+	int eof = 0, checked = 0, cancelled = 0, fd;
+	struct stat st;
 
 	if (g->o->include && fnmatch(g->o->include, f->name, 0) != 0)
 		return 0;
@@ -353,18 +419,30 @@ ws_grep_file(void *arg, const struct ws_walk_file *f, int depth, struct err *e)
 	fd = f->dirfd >= 0 ? openat(f->dirfd, f->name, flags) : open(f->path, flags);
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);	/* a FIFO or a device swapped in after the walk looked */
+		return 0;
+	}
+	/* The size at open bounds the read: a file that keeps growing ends the search anyway. */
+	left = st.st_size > 0 ? (size_t)st.st_size : WS_GREP_LINE_CAP;
 	g->file_no++;
 	for (;;) {
-		if (len == g->cap) {
-			g->cap *= 2;
-			g->buf = xrealloc(g->buf, g->cap + 1);
+		if (ws_grep_cancelled(g)) {
+			cancelled = 1;
+			break;
 		}
-		ssize_t n = read(fd, g->buf + len, g->cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
+		if (len == g->cap && left > 0 && g->cap < WS_GREP_LINE_CAP) {
+			g->cap = g->cap * 2 < WS_GREP_LINE_CAP ? g->cap * 2 : WS_GREP_LINE_CAP;
+			g->buf = xrealloc(g->buf, g->cap + 1);
+			if (g->cap > g->stats->buf_max)
+				g->stats->buf_max = g->cap;
+		}
+		size_t room = g->cap - len;
+		ssize_t n = ws_grep_read(fd, g->buf + len, room < left ? room : left);
 		if (n < 0)
 			break;
-		if (n == 0)
+		left -= (size_t)n;
+		if (n == 0 || left == 0)
 			eof = 1;
 		len += (size_t)n;
 		g->buf[len] = '\0';	/* see ws_grep_exec */
@@ -387,17 +465,30 @@ ws_grep_file(void *arg, const struct ws_walk_file *f, int depth, struct err *e)
 		} else {
 			const char *nl = memrchr(g->buf, '\n', len);
 
-			if (nl == NULL)
+			if (nl == NULL && g->cap < WS_GREP_LINE_CAP)
 				continue;	/* one line fills the buffer: it grows */
+			if (nl == NULL) {
+				/* One line fills the cap: search that much of it, skip the rest. */
+				ws_grep_note_long(g, f->rel, line_no);
+				g->clipped = 1;
+				ws_grep_region(g, f->rel, g->buf, len, &line_no, &counted);
+				g->clipped = 0;
+				if (g->stop)
+					break;
+				int r = ws_grep_skip_line(g, fd, &left, &len);
+				if (r != 0) {
+					cancelled = r < 0;
+					break;
+				}
+				line_no++;
+				counted = 0;
+				continue;
+			}
 			end = (size_t)(nl - g->buf);
 		}
 		ws_grep_region(g, f->rel, g->buf, end, &line_no, &counted);
 		if (eof || g->stop)
 			break;
-		if (g->o->cancel && atomic_load(g->o->cancel)) {
-			close(fd);
-			return err_set(e, ERR_CANCELLED, "search cancelled");
-		}
 		/* Carry the unfinished last line to the front. */
 		line_no += ws_grep_count_nl(g->buf + counted, end + 1 - counted);
 		counted = 0;
@@ -405,15 +496,30 @@ ws_grep_file(void *arg, const struct ws_walk_file *f, int depth, struct err *e)
 		len -= end + 1;
 	}
 	close(fd);
+	if (cancelled)
+		return err_set(e, ERR_CANCELLED, "search cancelled");
 	return g->stop;
 }
 
 int
 ws_grep_each(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg, struct err *e)
 {
+	struct ws_grep_stats unused;
+	int rc = ws_grep_each_stats(o, fn, arg, &unused, e);
+
+	free(unused.long_rel);
+	return rc;
+}
+
+int
+ws_grep_each_stats(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg,
+    struct ws_grep_stats *stats, struct err *e)
+{
 	static const struct ws_walk_ops ops = { NULL, ws_grep_file };
-	struct grep g = { .o = o, .fn = fn, .arg = arg };
+	struct grep g = { .o = o, .fn = fn, .arg = arg, .stats = stats };
 	int rc;
+
+	memset(stats, 0, sizeof(*stats));
 
 	if (strchr(o->pattern, '\n'))
 		return err_set(e, ERR_INVALID_ARGUMENT,
@@ -455,6 +561,7 @@ ws_grep_each(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg, struct err
 	}
 	g.cap = WS_GREP_BUF;
 	g.buf = xmalloc(g.cap + 1);
+	g.stats->buf_max = g.cap;
 	rc = ws_walk(o->root, o->path, 1, &ops, &g, o->cancel, e);
 	free(g.buf);
 	free(g.must);
@@ -470,13 +577,16 @@ struct grep_text {
 	int cut;
 };
 
-/* Appends a line, cut to WS_GREP_LINE_MAX bytes around its match s[so..eo). */
+/*
+ * Appends a line, cut to WS_GREP_LINE_MAX bytes around its match s[so..eo); clipped: s[0..len)
+ * is the start of a longer line.
+ */
 static void
-ws_grep_put_line(struct buf *out, const char *s, size_t len, size_t so, size_t eo)
+ws_grep_put_line(struct buf *out, const char *s, size_t len, size_t so, size_t eo, int clipped)
 {
 	size_t start = 0, n;
 
-	if (len <= WS_GREP_LINE_MAX) {
+	if (len <= WS_GREP_LINE_MAX && !clipped) {
 		ws_walk_show(out, s, len);
 		return;
 	}
@@ -489,7 +599,9 @@ ws_grep_put_line(struct buf *out, const char *s, size_t len, size_t so, size_t e
 	if (start > 0)
 		buf_printf(out, "[\xe2\x80\xa6 %zu bytes] ", start);
 	ws_walk_show(out, s + start, n);
-	if (start + n < len)
+	if (clipped)
+		buf_printf(out, " [\xe2\x80\xa6 over %zu bytes]", len - start - n);
+	else if (start + n < len)
 		buf_printf(out, " [\xe2\x80\xa6 %zu bytes]", len - start - n);
 }
 
@@ -510,10 +622,10 @@ ws_grep_put(void *arg, const struct ws_grep_hit *h)
 		t->file_no = h->file_no;
 	}
 	buf_printf(&t->out, "\n  %zu: ", h->line_no);
-	if (len > 0 && h->line[len - 1] == '\r')
+	if (len > 0 && h->line[len - 1] == '\r' && !h->clipped)
 		len--;
 	ws_grep_put_line(&t->out, h->line, len, h->so < len ? h->so : len,
-	    h->eo < len ? h->eo : len);
+	    h->eo < len ? h->eo : len, h->clipped);
 	t->n++;
 	return 0;
 }
@@ -522,9 +634,11 @@ int
 ws_grep(const struct ws_grep_opts *o, struct buf *out, struct err *e)
 {
 	struct grep_text t = { .n = 0 };
+	struct ws_grep_stats st;
 
 	buf_init(&t.out);
-	if (ws_grep_each(o, ws_grep_put, &t, e) != 0) {
+	if (ws_grep_each_stats(o, ws_grep_put, &t, &st, e) != 0) {
+		free(st.long_rel);
 		buf_free(&t.out);
 		return -1;
 	}
@@ -535,6 +649,16 @@ ws_grep(const struct ws_grep_opts *o, struct buf *out, struct err *e)
 	if (t.cut)
 		buf_printf(out, "\n[cut at %d matching lines; narrow the pattern, path or include]",
 		    WS_GREP_MAX);
+	if (st.long_lines > 0) {
+		size_t k = st.long_lines;
+
+		buf_printf(out, "\n[%zu line%s longer than %zu MiB %s searched in %s first %zu MiB "
+		    "only; the first: ", k, k == 1 ? "" : "s", WS_GREP_LINE_CAP >> 20,
+		    k == 1 ? "was" : "were", k == 1 ? "its" : "their", WS_GREP_LINE_CAP >> 20);
+		ws_walk_show(out, st.long_rel, strlen(st.long_rel));
+		buf_printf(out, ":%zu]", st.long_line_no);
+	}
+	free(st.long_rel);
 	buf_free(&t.out);
 	return 0;
 }

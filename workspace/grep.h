@@ -28,8 +28,21 @@
  * match, a last line `[cut at 250 matching lines; narrow the pattern, path or include]` (the
  * search stops there, so no total is given). No match: exactly `no matches for <pattern>`.
  *
+ * Bounded work per file: the memory a search holds is at most WS_GREP_LINE_CAP bytes of a file,
+ * however long its lines. A line longer than that (a minified bundle, a file with no newline at
+ * all) is matched on its first WS_GREP_LINE_CAP bytes only, as if it ended there ('$' does not
+ * match at the cut); the rest is read past in chunks, and a hit on such a line ends in
+ * "[… over <n> bytes]". Such lines are counted, and the text ends with a note
+ *     [2 lines longer than 1 MiB were searched in their first 1 MiB only; the first: a.js:1]
+ * (also after `no matches for <pattern>`), so a miss past the cut is never silent. A file is read
+ * up to the size it had when it was opened (one that reports size 0, as /proc's, up to
+ * WS_GREP_LINE_CAP): a file that keeps growing cannot keep a search going.
+ *
  * Synchronous, thread-safe, no global state: run it on a worker; *cancel non-zero stops it
- * between files (CANCELLED).
+ * between files and between reads (at most WS_GREP_LINE_CAP bytes each; CANCELLED). A regexec
+ * call itself cannot be stopped (a pattern with back-references can take exponential time on
+ * one line): a caller that must be able to stop a search runs it in a process it can kill
+ * (tools/ws_search.c does, through base/isolate.h).
  */
 #ifndef WORKSPACE_GREP_H
 #define WORKSPACE_GREP_H
@@ -42,6 +55,15 @@
 
 #define WS_GREP_MAX 250
 #define WS_GREP_LINE_MAX 2000
+#define WS_GREP_LINE_CAP ((size_t)1024 * 1024)	/* bytes of one line searched (and held) */
+
+/* What a search met besides its hits; filled from zero by the call. */
+struct ws_grep_stats {
+	size_t long_lines;	/* lines over WS_GREP_LINE_CAP, searched in their head only */
+	char *long_rel;		/* owned (free it): the first one's file as shown, or NULL */
+	size_t long_line_no;	/* ... and its line number */
+	size_t buf_max;		/* the most bytes the read buffer held room for */
+};
 
 /* Borrowed for the call. */
 struct ws_grep_opts {
@@ -60,6 +82,7 @@ struct ws_grep_hit {
 	const char *line;	/* the line's bytes, without its newline (a CR stays) */
 	size_t len;
 	size_t so, eo;		/* the first match in it: line[so..eo) */
+	int clipped;		/* the line goes on past len == WS_GREP_LINE_CAP (not searched) */
 };
 
 /* Called for every matching line in order; 0 goes on, 1 stops. */
@@ -71,6 +94,10 @@ typedef int ws_grep_fn(void *arg, const struct ws_grep_hit *h);
  * nor directory), FS_NOT_FOUND, CANCELLED.
  */
 int ws_grep_each(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg, struct err *e);
+/* The same, and what the search met besides its hits into *stats (filled from zero, also on an
+ * error; free stats->long_rel). */
+int ws_grep_each_stats(const struct ws_grep_opts *o, ws_grep_fn *fn, void *arg,
+    struct ws_grep_stats *stats, struct err *e);
 /* The result text appended to out (initialised by the caller); errors as ws_grep_each's. */
 int ws_grep(const struct ws_grep_opts *o, struct buf *out, struct err *e);
 
