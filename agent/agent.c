@@ -110,6 +110,7 @@ agent_destroy(struct agent *a)
 	buf_free(&a->reasoning);
 	buf_free(&a->summary);
 	agent_conv_free(&a->conv);
+	free(a->advertised);
 	free(a->label);
 	json_decref(a->calls);
 	for (size_t i = 0; i < a->nslots; i++)
@@ -1106,7 +1107,26 @@ agent_find_tool(struct agent *a, const char *name)
 		if (tb)
 			t = toolbox_find(tb, name);
 	}
+	/* gone since the step's request advertised it (its server restarts): that tool answers */
+	for (size_t i = 0; t == NULL && name && i < a->nadvertised; i++)
+		if (strcmp(a->advertised[i]->name, name) == 0)
+			t = a->advertised[i];
 	return t;
+}
+
+/* Remembers the extension tools a request advertises (agent_find_tool's last resort). */
+static void
+agent_note_advertised(struct agent *a)
+{
+	a->nadvertised = 0;
+	for (const struct agent_ext *const *x = a->rt->exts; x && *x; x++) {
+		const struct toolbox *tb = (*x)->toolbox ? (*x)->toolbox(a) : NULL;
+		if (tb == NULL || tb->n == 0)
+			continue;
+		a->advertised = xrealloc(a->advertised, (a->nadvertised + tb->n) * sizeof(*a->advertised));
+		memcpy(a->advertised + a->nadvertised, tb->tools, tb->n * sizeof(*tb->tools));
+		a->nadvertised += tb->n;
+	}
 }
 
 json_t *
@@ -1173,6 +1193,8 @@ agent_request(void *arg)
 	a->request_released = 0;
 	char *system = agent_system_prompt(a);
 	json_t *tools = agent_describe_tools(a);
+
+	agent_note_advertised(a);
 	size_t fixed = agent_request_fixed(system, tools);
 
 	a->compact_fixed = fixed;

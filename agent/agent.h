@@ -122,6 +122,10 @@ struct agent {
 	char msg_id[SESS_ID_LEN + 1];
 	struct buf text, reasoning;
 	json_t *calls;			/* [{callId, name, arguments}] */
+	/* The extension tools (MCP) the step's request advertised: a call names one of them even
+	 * when its server went away since, and then fails MCP_NOT_READY, never UNKNOWN_TOOL. */
+	const struct tool **advertised;
+	size_t nadvertised;
 	struct tool_inv **invs;
 	size_t ninv, nstarted, ncommitted;
 	int progress_queued;

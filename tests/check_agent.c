@@ -618,6 +618,56 @@ static void ext_a_prompt(const struct agent *a, struct buf *b) { (void)a; buf_pu
 static void ext_b_prompt(const struct agent *a, struct buf *b) { (void)a; buf_puts(b, "\n\n[B]"); }
 static void ext_free(void *p) { strcat(ext_trace, (const char *)p); strcat(ext_trace, ":freed "); }
 
+/* An extension tool that is gone at the call (its MCP server restarts) but was advertised to
+ * the step's request: the call reaches it (it says why it fails), never UNKNOWN_TOOL. */
+static int vanishing_looks;
+
+static int
+vanishing_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
+{
+	(void)inv, (void)args;
+	tool_result_error(out, ERR_MCP_NOT_READY, "MCP server \"x\" is restarting");
+	return TOOL_DONE;
+}
+
+static const struct tool vanishing_tool = { .name = "mcp__x__gone", .description = "comes and goes",
+	.schema = "{\"type\":\"object\",\"properties\":{}}", .kind = "other", .run = vanishing_run,
+	.cls = PERMIT_READ };
+
+/* Present for the request's two looks (its description, what it advertised), then gone. */
+static const struct toolbox *
+vanishing_toolbox(struct agent *a)
+{
+	static struct toolbox full, empty;
+
+	(void)a;
+	if (full.schemas == NULL) {	/* made once, kept for the run (static, like an MCP set's) */
+		toolbox_init(&full);
+		toolbox_add(&full, &vanishing_tool);
+		toolbox_init(&empty);
+	}
+	return vanishing_looks++ < 2 ? &full : &empty;
+}
+
+START_TEST(agent_call_resolves_against_the_steps_tools)
+{
+	static const struct agent_ext x = { .name = "x", .toolbox = vanishing_toolbox };
+	static const struct agent_ext *const exts[] = { &x, NULL };
+	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["
+	    "{\"tool_calls\":[{\"name\":\"mcp__x__gone\",\"arguments\":{}}]},{\"text\":\"done\"}]}]}", 50);
+
+	vanishing_looks = 0;
+	agent_rt_set_exts(&T.rt, exts);
+	prompt(a, "go", NULL);
+	runq_drain(&T.q);
+	ck_assert_int_ge(vanishing_looks, 3);	/* looked for again at the call: gone by then */
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(find(a, "tool/result", 0), "error"),
+	    "code")), "MCP_NOT_READY");
+	agent_rt_set_exts(&T.rt, NULL);
+	finish();
+}
+END_TEST
+
 START_TEST(agent_extensions_hook_in_order_and_free_their_state)
 {
 	static const struct agent_ext xa = { .name = "a", .prompt = ext_a_prompt, .turn_start = ext_a_start,
@@ -1014,6 +1064,7 @@ agent_suite(void)
 
 	tcase_add_test(tc, agent_turn_dispatches_tools_and_commits_results_in_order);
 	tcase_add_test(tc, agent_extensions_hook_in_order_and_free_their_state);
+	tcase_add_test(tc, agent_call_resolves_against_the_steps_tools);
 	tcase_add_test(tc, agent_ask_allow_runs_and_always_is_remembered);
 	tcase_add_test(tc, agent_ask_reject_fails_the_call_and_the_turn_goes_on);
 	tcase_add_test(tc, agent_ask_cancelled_outcome_and_cancel_while_asking);

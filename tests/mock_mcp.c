@@ -54,6 +54,7 @@
  * "listChanged": "<list>" then switches to toolLists[<list>] and sends
  * notifications/tools/list_changed after the answer ("listChangedFirst": true: before it, so a
  * client has the notification before the call's end: a scenario's next step sees the new list).
+ * "listChangedBurst": N sends N list_changed after the answer, the list unchanged (a flood).
  *
  * Answered without the script: ping ({}), unknown requests (-32601 "Method not found"), a line
  * that is not JSON (-32700, id null); notifications and answers nobody waits for are only logged.
@@ -265,7 +266,7 @@ static void
 check_behaviour(const char *path, const json_t *script, const json_t *b, const char *what)
 {
 	static const char *const keys[] = { "delayMs", "stderr", "result", "text", "echo", "error",
-		"hang", "exit", "request", "listChanged", "listChangedFirst", NULL };
+		"hang", "exit", "request", "listChanged", "listChangedFirst", "listChangedBurst", NULL };
 	static const char *const actions[] = { "result", "text", "echo", "error", "hang", "exit",
 		"request", NULL };
 	const char *list;
@@ -447,6 +448,9 @@ behave(struct mock *m, const json_t *id, const json_t *beh, const json_t *args, 
 		m->tools = json_object_get(json_object_get(m->script, "toolLists"), list);
 		mock_send(m, json_pack("{s:s}", "method", "notifications/tools/list_changed"));
 	}
+	/* a flood: that many list_changed at once, the list unchanged */
+	for (json_int_t k = json_integer_value(json_object_get(beh, "listChangedBurst")); k > 0; k--)
+		mock_send(m, json_pack("{s:s}", "method", "notifications/tools/list_changed"));
 }
 
 static void

@@ -50,7 +50,7 @@ struct mcp_srv {
 	enum mcp_state logged;		/* the state of the last mcp/server event */
 	int logged_any;
 	unsigned long generation;	/* bumped at every ready list */
-	unsigned long logged_generation;
+	json_t *logged_tools;		/* the tool names of the last ready event logged; owned */
 	char *refused;			/* why it never started (sse), or NULL */
 	int told;			/* the failure line was shown */
 	struct mcp_set *set;
@@ -90,6 +90,7 @@ mcp_set_unref(struct mcp_set *set)
 		if (set->srv[i].c)	/* never released (tests): stopped at once */
 			mcp_client_free(set->srv[i].c);
 		free(set->srv[i].name);
+		json_decref(set->srv[i].logged_tools);
 		free(set->srv[i].refused);
 	}
 	for (size_t i = 0; i < set->nrecs; i++) {
@@ -341,27 +342,35 @@ mcp_log_state(struct mcp_srv *srv, enum mcp_state st, const char *reason)
 	struct agent *root = set->root;
 	json_t *data;
 
+	json_t *names = NULL;
+
 	if (root == NULL || root->sess == NULL)
 		return;
-	if (srv->logged_any && srv->logged == st && srv->logged_generation == srv->generation)
-		return;
-	srv->logged_any = 1;
-	srv->logged = st;
-	srv->logged_generation = srv->generation;
-	data = xjson_pack("{s:s, s:s}", "name", srv->name, "state", mcp_state_name(st));
-	if (reason && reason[0])
-		json_object_set_new(data, "reason", xjson_text(reason, strlen(reason)));
 	if (st == MCP_READY) {
-		json_t *names = json_array();
 		size_t nt;
 		const struct mcp_tool *t = mcp_client_tools(srv->c, &nt);
+		names = json_array();
 		for (size_t k = 0; k < nt; k++) {
 			char pub[MCP_NAME_MAX + 1];
 			mcp_public_name(srv->name, t[k].name, pub);
 			json_array_append_new(names, json_string(pub));
 		}
-		json_object_set_new(data, "tools", names);
 	}
+	/* Only a change is logged: a server that floods list_changed with the same list does not
+	 * fill the log with identical ready events. */
+	if (srv->logged_any && srv->logged == st && (st != MCP_READY || json_equal(names, srv->logged_tools))) {
+		json_decref(names);
+		return;
+	}
+	srv->logged_any = 1;
+	srv->logged = st;
+	json_decref(srv->logged_tools);
+	srv->logged_tools = names ? json_incref(names) : NULL;
+	data = xjson_pack("{s:s, s:s}", "name", srv->name, "state", mcp_state_name(st));
+	if (reason && reason[0])
+		json_object_set_new(data, "reason", xjson_text(reason, strlen(reason)));
+	if (names)
+		json_object_set_new(data, "tools", names);
 	json_array_append_new(set->queued, data);	/* logged by mcp_flush */
 }
 
