@@ -21,6 +21,7 @@
 #include "base/xmalloc.h"
 
 #define REPLAY_CHUNK 16
+#define REPLAY_SLICE (64u << 10)	/* bytes streamed per run-queue task */
 
 struct replay_script {
 	char *key;		/* "root" or "label:<label>" */
@@ -38,11 +39,14 @@ struct replay {
 
 struct model_req {
 	struct model_sink sink;
+	struct runq *runq;	/* borrowed: where the next slice of its stream goes */
 	json_t *reply;		/* owned */
 	json_t *calls;		/* owned: [{id?, name, arguments text}] after placeholders */
 	int cancelled;
 	int hang;		/* never finishes; freed by its cancel */
 	int streaming;		/* a hang whose text is still queued: the task frees it if cancelled */
+	int part;		/* streamed so far: 0 reasoning, 1 text, 2 both out */
+	size_t off;		/* ... and bytes of that part */
 };
 
 /* Texts may hold U+0000 (SPEC §3.2 lets clients send it too); names and codes may not. */
@@ -184,18 +188,35 @@ replay_parse(struct replay *rp, const json_t *root, struct err *e)
 	return 0;
 }
 
-/* Streams the string v (U+0000 included) in chunks of at most REPLAY_CHUNK bytes. */
-static void
-replay_chunks(void (*fn)(void *, const char *, size_t), void *arg, const json_t *v)
+/*
+ * Streams the reply's reasoning, then its text (U+0000 included), in chunks of at most
+ * REPLAY_CHUNK bytes, from where the last slice stopped; at most REPLAY_SLICE bytes a call, so a
+ * long reply is one run-queue task per slice and the loop reads stdin (a cancel, a list)
+ * between them. 1 once both are out, 0 while more remains.
+ */
+static int
+replay_stream(struct model_req *r)
 {
-	const char *s = json_string_value(v);
-	size_t len = json_string_length(v), off = 0;
+	static const char *const parts[] = { "reasoning", "text" };
+	size_t budget = REPLAY_SLICE;
 
-	while (off < len) {
-		size_t n = utf8_boundary(s + off, len - off, REPLAY_CHUNK);
-		fn(arg, s + off, n);
-		off += n;
+	for (; r->part < 2; r->part++, r->off = 0) {
+		const json_t *v = json_object_get(r->reply, parts[r->part]);
+		void (*fn)(void *, const char *, size_t) = r->part == 0 ? r->sink.reasoning : r->sink.text;
+		const char *s = json_string_value(v);
+		size_t len = json_string_length(v);
+
+		while (s && r->off < len) {
+			size_t n;
+			if (budget == 0)
+				return 0;
+			n = utf8_boundary(s + r->off, len - r->off, REPLAY_CHUNK);
+			fn(r->sink.arg, s + r->off, n);
+			r->off += n;
+			budget = n < budget ? budget - n : 0;
+		}
 	}
+	return 1;
 }
 
 static void replay_req_free(struct model_req *r);
@@ -206,15 +227,15 @@ replay_stream_then_hang(void *arg)
 {
 	struct model_req *r = arg;
 
-	r->streaming = 0;
 	if (r->cancelled) {
 		replay_req_free(r);
 		return;
 	}
-	if (json_is_string(json_object_get(r->reply, "reasoning")))
-		replay_chunks(r->sink.reasoning, r->sink.arg, json_object_get(r->reply, "reasoning"));
-	if (json_is_string(json_object_get(r->reply, "text")))
-		replay_chunks(r->sink.text, r->sink.arg, json_object_get(r->reply, "text"));
+	if (!replay_stream(r)) {
+		runq_push(r->runq, replay_stream_then_hang, r);
+		return;
+	}
+	r->streaming = 0;
 }
 
 static void
@@ -243,10 +264,10 @@ replay_deliver(void *arg)
 		    json_string_value(json_object_get(err, "message")));
 		goto out;
 	}
-	if (json_is_string(json_object_get(reply, "reasoning")))
-		replay_chunks(r->sink.reasoning, r->sink.arg, json_object_get(reply, "reasoning"));
-	if (json_is_string(json_object_get(reply, "text")))
-		replay_chunks(r->sink.text, r->sink.arg, json_object_get(reply, "text"));
+	if (!replay_stream(r)) {
+		runq_push(r->runq, replay_deliver, r);	/* the rest in the next slice */
+		return;
+	}
 	json_array_foreach(r->calls, i, c)
 		r->sink.tool_call(r->sink.arg, json_string_value(json_object_get(c, "id")),
 		    json_string_value(json_object_get(c, "name")),
@@ -376,6 +397,7 @@ replay_fail(struct model *m, const struct model_sink *sink, enum err_code code, 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	r->sink = *sink;
+	r->runq = m->runq;
 	r->reply = xjson_pack("{s:{s:o, s:s}}", "error", "message", xjson_text(msg, strlen(msg)), "code", err_tool(code));
 	r->calls = json_array();
 	runq_push(m->runq, replay_deliver, r);
@@ -428,6 +450,7 @@ replay_start(struct model *m, const struct model_call *call, const struct model_
 		    "(REPLAY_MISMATCH)", ref->position + 1, ref->key, json_string_value(expect));
 	r = xcalloc(1, sizeof(*r));
 	r->sink = *sink;
+	r->runq = m->runq;
 	r->reply = replay_fill_cwd(reply, call);
 	r->calls = json_array();
 	calls = json_object_get(reply, "tool_calls");

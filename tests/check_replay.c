@@ -117,6 +117,66 @@ got_free(struct got *g)
 	json_decref(g->calls);
 }
 
+/* A long reply streams in slices, one run-queue task each: what was queued behind its first
+ * slice (a cancel read from stdin) runs before the rest, which then never comes. */
+static struct model *slice_model;
+static struct model_req *slice_req;
+
+static void
+slice_cancel(void *arg)
+{
+	(void)arg;
+	slice_model->ops->cancel(slice_model, slice_req);
+}
+
+START_TEST(replay_long_reply_streams_in_slices_a_cancel_gets_between)
+{
+	size_t big = 1u << 20;
+	char *text = malloc(big + 1);
+	struct model_sink sink;
+	struct runq q;
+	struct err e;
+	struct got g;
+	json_t *msgs = json_pack("[{s:s, s:s}]", "role", "user", "content", "go"), *tools = json_array();
+	struct model_call call = { .agent_id = "00000000-0000-4000-8000-000000000001", .system = "sys",
+		.messages = msgs, .tools = tools, .script = { .key = "root" } };
+
+	memset(text, 'x', big);
+	text[big] = '\0';
+	json_t *rec = json_pack("{s:i, s:[{s:s, s:[{s:s}, {s:s}]}]}", "version", 1, "scripts", "agent", "root",
+	    "replies", "text", text, "text", text);
+	char *rtext = json_dumps(rec, 0);
+	slice_model = load(rtext, &q, &e);
+	ck_assert_ptr_nonnull(slice_model);
+	memset(&g, 0, sizeof(g));
+	g.calls = json_array();
+	sink = (struct model_sink){ g_text, g_reasoning, g_call, g_finish, g_error, &g };
+	/* uncancelled: all of it, in order, then the finish */
+	slice_model->ops->start(slice_model, &call, &sink);
+	runq_drain(&q);
+	ck_assert_uint_eq(g.text.len, big);
+	ck_assert_str_eq(g.finish, "stop");
+	got_free(&g);
+	/* cancelled behind its first slice: a part came, no finish, nothing after */
+	memset(&g, 0, sizeof(g));
+	g.calls = json_array();
+	call.script.position = 1;
+	slice_req = slice_model->ops->start(slice_model, &call, &sink);
+	runq_push(&q, slice_cancel, NULL);
+	runq_drain(&q);
+	ck_assert_uint_gt(g.text.len, 0);
+	ck_assert_uint_lt(g.text.len, big);
+	ck_assert_str_eq(g.finish, "");
+	got_free(&g);
+	model_free(slice_model);
+	json_decref(rec);
+	json_decref(msgs);
+	json_decref(tools);
+	free(rtext);
+	free(text);
+}
+END_TEST
+
 START_TEST(replay_streams_text_in_16_byte_utf8_chunks)
 {
 	struct runq q;
@@ -431,6 +491,7 @@ replay_suite(void)
 	TCase *tc = tcase_create("replay");
 
 	tcase_add_test(tc, replay_streams_text_in_16_byte_utf8_chunks);
+	tcase_add_test(tc, replay_long_reply_streams_in_slices_a_cancel_gets_between);
 	tcase_add_test(tc, replay_tool_calls_resolve_placeholders);
 	tcase_add_test(tc, replay_error_expect_and_exhaustion);
 	tcase_add_test(tc, replay_hang_answers_nothing_until_cancelled);
