@@ -169,7 +169,7 @@ test: deps
 	$(Q)sh tests/record.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/list_index.sh $(AGENT)
 	$(Q)sh tests/churn.sh $(AGENT)
-	$(Q)sh tests/procgroups.sh $(AGENT)
+	$(Q)sh tests/procgroups.sh $(AGENT) $(MCP_MOCK)
 	$(Q)sh tests/grep_hostile.sh $(AGENT)
 	$(Q)sh tests/clients.sh $(AGENT)
 	$(Q)sh tests/mcp_servers.sh $(AGENT)

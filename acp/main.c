@@ -13,6 +13,7 @@
 
 #include "acp/server.h"
 #include "record/record.h"
+#include "base/guard.h"
 #include "base/log.h"
 #include "base/version.h"
 #include "base/xmalloc.h"
@@ -555,6 +556,11 @@ main_serve(const struct acp_options *o, const sigset_t *ignored)
 	ev_signal_init(&sighup, main_on_signal, SIGHUP);
 	ev_signal_init(&sigquit, main_on_signal, SIGQUIT);
 	sighup.data = sigquit.data = srv;
+	/* Before anything is spawned: what we start dies with us, even by SIGKILL (base/guard.h). */
+	if (guard_start(&e) < 0) {
+		log_warn("%s; a SIGKILL of the agent may leave its commands' children behind", e.msg);
+		err_clear(&e);
+	}
 	if (acp_server_init(srv, loop, STDIN_FILENO, proto, o, &e) < 0) {
 		fprintf(stderr, "acp-agent: %s\n", e.msg);
 		rc = e.code == ERR_SESSION_LOG_IO ? 1 : 2;

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/guard.h"
 #include "base/xmalloc.h"
 
 extern char **environ;
@@ -135,6 +136,7 @@ spawn_start(const struct spawn_opts *o, enum spawn_stage *stage, int *err)
 	if (pid == 0)
 		spawn_child(&c);
 	*err = errno;
+	guard_add(pid);		/* its group dies with us, even by SIGKILL (base/guard.h) */
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(c.st_w);
 	for (int i = 0; i < 3; i++)
@@ -156,6 +158,7 @@ spawn_start(const struct spawn_opts *o, enum spawn_stage *stage, int *err)
 	}
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	guard_forget(pid);
 	if (n == (ssize_t)sizeof(f)) {
 		*stage = (enum spawn_stage)f.stage;
 		*err = f.err;

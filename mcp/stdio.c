@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/guard.h"
 #include "base/log.h"
 #include "base/reader.h"
 #include "base/spawn.h"
@@ -166,6 +167,7 @@ stdio_reap(struct stdio_tp *s, int block)
 	kill(-s->pid, SIGKILL);
 	while (waitpid(-s->pid, NULL, 0) > 0 || errno == EINTR)
 		;
+	guard_forget(s->pid);
 	s->pid = 0;
 	return 1;
 }

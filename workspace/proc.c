@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/guard.h"
 #include "base/spawn.h"
 #include "base/utf8.h"
 #include "base/xmalloc.h"
@@ -293,6 +294,7 @@ proc_reap(struct ws_proc *p)
 			p->status_known = 1;
 		}
 	}
+	guard_forget(p->pid);	/* the group is gone: nothing for the guardian to kill */
 	p->reaped = 1;
 }
 
