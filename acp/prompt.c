@@ -247,16 +247,23 @@ acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt)
 }
 
 void
-acp_client_say(void *self, const char *sid, const char *text)
+acp_client_notice(void *self, const char *sid, const char *title, const char *description)
 {
 	struct acp_server *srv = self;
 	struct acp_session *as = map_get(&srv->sessions, sid);
 	char mid[SESS_ID_LEN + 1];
+	char *line;
 
 	if (as == NULL || as->agent == NULL)
 		return;
+	if (srv->client_notices) {
+		acp_send_update(srv, as->id, acp_update_notice("warning", title, description));
+		return;
+	}
+	line = description ? xasprintf("%s: %s", title, description) : xstrdup(title);
 	sess_ids_new(&srv->env.ids, mid);
-	acp_send_update(srv, as->id, acp_update_chunk(0, mid, text, strlen(text)));
+	acp_send_update(srv, as->id, acp_update_chunk(0, mid, line, strlen(line)));
+	free(line);
 }
 
 /* Runs a checked prompt on an idle session: a slash command answers now, else a turn starts. */

@@ -200,6 +200,7 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	/* Any object opts in (ACP v1: session.compaction: {}); absent or null does not. */
 	srv->client_compaction = json_is_object(json_object_get(json_object_get(caps, "session"),
 	    "compaction"));
+	srv->client_notices = json_is_object(json_object_get(json_object_get(caps, "session"), "notices"));
 	return acp_result_new(m->id, xjson_pack(
 	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
 	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
@@ -656,7 +657,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->client.can = acp_client_can;
 	srv->client.ask = acp_ask;
 	srv->client.call_status = acp_ask_call_status;
-	srv->client.say = acp_client_say;
+	srv->client.notice = acp_client_notice;
 	srv->client.self = srv;
 	srv->rt.client = &srv->client;
 	wq_init(&srv->wq, loop, proto_fd);

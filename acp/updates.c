@@ -178,6 +178,17 @@ acp_args_agent(const json_t *input)
 }
 
 json_t *
+acp_update_notice(const char *severity, const char *title, const char *description)
+{
+	json_t *u = xjson_pack("{s:s, s:s, s:o}", "sessionUpdate", ACP_UPDATE_NOTICE, "severity", severity, "title",
+	    xjson_text(title, strlen(title)));
+
+	if (description && *description)
+		json_object_set_new(u, "description", xjson_text(description, strlen(description)));
+	return u;
+}
+
+json_t *
 acp_update_progress(const char *tool_call_id, const char *child_id, const char *text, const json_t *lead)
 {
 	json_t *content = lead ? json_deep_copy(lead) : json_array();

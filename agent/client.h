@@ -37,8 +37,13 @@ struct agent_client {
 	    struct err *e);
 	/* An asked call's status changed: "in_progress" after an allow; "completed" or "failed". */
 	void (*call_status)(void *self, struct tool_inv *inv, const char *status);
-	/* Tells the user a line on the ACP session sid (an agent_message_chunk of its own); text borrowed. */
-	void (*say)(void *self, const char *sid, const char *text);
+	/*
+	 * Tells the user on the ACP session sid that something went wrong outside a tool call
+	 * (SPEC §27): a notice {severity: "warning", title, description} for a client with
+	 * session.notices, else the line "<title>: <description>" as an agent_message_chunk of its
+	 * own. Strings borrowed; description may be NULL.
+	 */
+	void (*notice)(void *self, const char *sid, const char *title, const char *description);
 	void *self;
 };
 

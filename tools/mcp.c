@@ -414,9 +414,9 @@ mcp_tell(struct mcp_set *set)
 		srv->told = 1;
 		if (why == NULL)
 			why = mcp_client_reason(srv->c);
-		line = xasprintf("MCP server \"%s\" failed: %s", srv->name, why);
-		if (cl && cl->say)
-			cl->say(cl->self, set->root_id, line);
+		line = xasprintf("MCP server \"%s\" failed", srv->name);
+		if (cl && cl->notice)
+			cl->notice(cl->self, set->root_id, line, why);
 		free(line);
 	}
 }
