@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,10 @@ sess_corpus_free(struct sess_corpus *c)
 	struct err e;
 
 	sess_corpus_stop_job(c);
+	if (c->memo_free)
+		c->memo_free(c->memo);
+	c->memo = NULL;
+	c->memo_free = NULL;
 	err_clear(&e);
 	if (c->ready && sess_corpus_save(c, &e) < 0)
 		log_info("corpus: the index file is not written: %s", e.msg);
@@ -137,6 +142,9 @@ sess_corpus_free(struct sess_corpus *c)
 		free(v);
 	}
 	map_free(&c->by_id);
+	free(c->keys);
+	c->keys = NULL;
+	c->keys_cap = 0;
 	free(c->dirty);
 	c->dirty = NULL;
 	c->ndirty = c->cdirty = 0;
@@ -518,6 +526,65 @@ sess_corpus_note_released(struct sess_corpus *c, const char *id)
 	sess_corpus_revalidate(c, en);
 }
 
+/* sess_entry_order's order for equal times: by id. */
+static int
+sess_corpus_key_order(const void *pa, const void *pb)
+{
+	const struct sess_corpus_key *a = pa, *b = pb;
+
+	return strcmp(a->en->id, b->en->id);
+}
+
+/*
+ * By createdAt with a radix sort of (time, entry) keys, a byte of the times' range a pass, then
+ * by id within equal times. It was a qsort whose comparison read both entries (scattered over
+ * the heap) and which allocated its buffer per call: 13-17 ms of a 100,000-entry listing here.
+ * The keys' two arrays are kept in c for the next sort.
+ */
+void
+sess_corpus_sort(struct sess_corpus *c, struct sess_entry **v, size_t n)
+{
+	struct sess_corpus_key *a, *b, *t;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	if (n < 2)
+		return;
+	if (n > c->keys_cap) {
+		free(c->keys);
+		c->keys_cap = n;
+		c->keys = xmalloc(2 * n * sizeof(*c->keys));
+	}
+	a = c->keys;
+	b = c->keys + c->keys_cap;
+	for (size_t i = 0; i < n; i++) {
+		a[i].created_at = v[i]->created_at;
+		a[i].en = v[i];
+		lo = a[i].created_at < lo ? a[i].created_at : lo;
+		hi = a[i].created_at > hi ? a[i].created_at : hi;
+	}
+	uint64_t range = (uint64_t)hi - (uint64_t)lo;
+	for (unsigned shift = 0; shift < 64 && (range >> shift) != 0; shift += 8) {
+		size_t at[257] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			at[(((uint64_t)a[i].created_at - (uint64_t)lo) >> shift & 0xff) + 1]++;
+		for (int d = 1; d < 257; d++)
+			at[d] += at[d - 1];
+		for (size_t i = 0; i < n; i++)
+			b[at[((uint64_t)a[i].created_at - (uint64_t)lo) >> shift & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && a[j].created_at == a[i].created_at; j++)
+			;
+		if (j - i > 1)
+			qsort(a + i, j - i, sizeof(*a), sess_corpus_key_order);
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = a[i].en;
+}
+
 struct sess_entry **
 sess_corpus_children(struct sess_corpus *c, const char *parent, size_t *n)
 {
@@ -534,7 +601,7 @@ sess_corpus_children(struct sess_corpus *c, const char *parent, size_t *n)
 		if (!en->gone && en->parent && strcmp(en->parent, parent) == 0)
 			v[k++] = en;
 	}
-	qsort(v, k, sizeof(*v), sess_entry_order);
+	sess_corpus_sort(c, v, k);
 	*n = k;
 	return v;
 }

@@ -26,6 +26,12 @@ struct sess;
 struct offload;
 struct sess_reconcile;
 
+/* An entry's place in the listing order (sess_corpus_sort). */
+struct sess_corpus_key {
+	int64_t created_at;
+	struct sess_entry *en;
+};
+
 /*
  * Revalidation: with inotify on the directory only the files it reports as changed are
  * stat()ed again (dirty lists them); without it (or after a queue overflow) every candidate
@@ -36,6 +42,8 @@ struct sess_corpus {
 	struct map by_id;	/* id -> owned struct sess_entry * */
 	struct sess_order roots;	/* the roots session/list shows, sorted */
 	struct sess_entry **dirty;	/* entries inotify marked since the last listing (borrowed) */
+	struct sess_corpus_key *keys;	/* sess_corpus_sort's two arrays of keys_cap, kept */
+	size_t keys_cap;
 	size_t ndirty, cdirty;
 	int inotify_fd;		/* -1: stat every candidate */
 	int watched;		/* the watch was asked for (by the first index run) */
@@ -48,6 +56,10 @@ struct sess_corpus {
 	struct offload *off;
 	void (*on_ready)(void *arg);
 	void *ready_arg;
+	/* What a user of the corpus keeps beside it, freed with it by memo_free (agent/subagent_list.c:
+	 * the model's last listings, whose objects a listing reuses for the entries it finds unchanged). */
+	void *memo;
+	void (*memo_free)(void *memo);
 };
 
 void sess_corpus_init(struct sess_corpus *c, struct sess_env *env);
@@ -78,6 +90,8 @@ void sess_corpus_note_live(struct sess_corpus *c, struct sess *s);
 void sess_corpus_note_released(struct sess_corpus *c, const char *id);
 /* Snapshot of all entries (borrowed pointers, valid until the next change), revalidated. */
 struct sess_entry **sess_corpus_list(struct sess_corpus *c, size_t *n);
+/* Sorts v[0..n) as sess_entry_order does (by createdAt, then id). */
+void sess_corpus_sort(struct sess_corpus *c, struct sess_entry **v, size_t n);
 /* The sessions whose header names parent, revalidated, by createdAt then id (borrowed pointers). */
 struct sess_entry **sess_corpus_children(struct sess_corpus *c, const char *parent, size_t *n);
 /* The listed roots, revalidated, sorted (borrowed: valid until the next change). */

@@ -142,6 +142,42 @@ START_TEST(corpus_refuses_a_file_holding_another_session)
 }
 END_TEST
 
+/* sess_corpus_sort (a radix sort on createdAt, ties by id) gives sess_entry_order's order: ties,
+ * the extremes of int64, negative times, real millisecond stamps, sizes from 0 to 20,000. */
+START_TEST(corpus_sort_matches_the_entry_order)
+{
+	struct sess_corpus c;
+
+	memset(&c, 0, sizeof(c));
+	srand(7);
+	for (int round = 0; round < 300; round++) {
+		size_t n = (size_t)(rand() % (round < 200 ? 50 : 20000));
+		struct sess_entry *e = calloc(n + 1, sizeof(*e));
+		struct sess_entry **a = calloc(n + 1, sizeof(*a)), **b = calloc(n + 1, sizeof(*b));
+		int mode = round % 5;
+		for (size_t k = 0; k < n; k++) {
+			snprintf(e[k].id, sizeof(e[k].id), "00000000-0000-4000-8000-%012x", (unsigned)rand());
+			switch (mode) {
+			case 0: e[k].created_at = rand() % 4; break;
+			case 1: e[k].created_at = ((int64_t)rand() << 31) ^ rand(); break;
+			case 2: e[k].created_at = (rand() & 1) ? INT64_MAX - rand() % 3 : INT64_MIN + rand() % 3; break;
+			case 3: e[k].created_at = -(int64_t)(rand() % 100000); break;
+			default: e[k].created_at = 1700000000000LL + rand() % 100000000; break;
+			}
+			a[k] = b[k] = &e[k];
+		}
+		qsort(a, n, sizeof(*a), sess_entry_order);
+		sess_corpus_sort(&c, b, n);
+		ck_assert_msg(n == 0 || memcmp(a, b, n * sizeof(*a)) == 0, "round %d (%zu entries, mode %d)", round, n,
+		    mode);
+		free(e);
+		free(a);
+		free(b);
+	}
+	free(c.keys);
+}
+END_TEST
+
 Suite *
 corpus_suite(void)
 {
@@ -154,6 +190,7 @@ corpus_suite(void)
 	tcase_add_test(tc, corpus_title_is_at_most_80_characters);
 	tcase_add_test(tc, corpus_scan_fails_when_the_directory_cannot_be_listed);
 	tcase_add_test(tc, corpus_refuses_a_file_holding_another_session);
+	tcase_add_test(tc, corpus_sort_matches_the_entry_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

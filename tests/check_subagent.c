@@ -599,6 +599,137 @@ START_TEST(depth_limit)
 }
 END_TEST
 
+/*
+ * The model's listing reuses an entry's object while what it shows is unchanged (the memo kept
+ * with the corpus): through relabelled, re-moded, corrupt, vanished, new and running children,
+ * grandchildren and another caller, both scopes equal a fresh build, as text and as JSON.
+ */
+static char memo_dir[64];
+static const char *const memo_root = "00000000-0000-4000-8000-100000000000";
+
+static void
+memo_put(int i, const char *mode, const char *label, int created, const char *parent)
+{
+	char path[512], id[40];
+	FILE *f;
+
+	snprintf(id, sizeof(id), "00000000-0000-4000-8000-2%011x", i);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", memo_dir, id);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fprintf(f, "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":%d,\"cwd\":\"/w\","
+	    "\"delegationDepth\":1,\"parentSession\":\"%s\",\"origin\":\"subagent\"}\n", id, created, parent);
+	if (mode)
+		fprintf(f, "{\"seq\":0,\"time\":%d,\"type\":\"subagent/descriptor\",\"data\":{\"version\":2,"
+		    "\"mode\":\"%s\",\"provider\":\"in-process\",\"label\":\"%s\"}}\n", created, mode, label);
+	fclose(f);
+}
+
+/* The memo's listing of both scopes against a fresh one (the memo set aside meanwhile). */
+static void
+memo_cmp(struct agent *caller, struct sess_corpus *c, const char *what)
+{
+	struct err e;
+
+	for (int d = 0; d < 2; d++) {
+		json_t *a = subagent_list(caller, d, &e), *b;
+		char *ta = list_agents_render(a, d), *tfresh, *ja = json_dumps(a, JSON_COMPACT), *jb;
+		void *m = c->memo;
+		void (*mf)(void *) = c->memo_free;
+
+		c->memo = NULL;
+		b = subagent_list(caller, d, &e);
+		tfresh = list_agents_render(b, d);
+		jb = json_dumps(b, JSON_COMPACT);
+		if (c->memo_free)
+			c->memo_free(c->memo);
+		c->memo = m;
+		c->memo_free = mf;
+		ck_assert_msg(strcmp(ta, tfresh) == 0 && strcmp(ja, jb) == 0, "%s (descendants %d):\n%s\n---\n%s", what, d,
+		    ja, jb);
+		json_decref(a);
+		json_decref(b);
+		free(ta);
+		free(tfresh);
+		free(ja);
+		free(jb);
+	}
+}
+
+START_TEST(listing_memo_equals_a_fresh_build)
+{
+	struct sess_env env;
+	struct sess_store store;
+	struct sess_corpus corpus;
+	struct agent_rt rt;
+	struct runq q;
+	struct err e;
+	struct agent caller, live;
+	struct sess sess;
+	char path[512], mid[40];
+	FILE *f;
+
+	test_mkdtemp(memo_dir, sizeof(memo_dir));
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&env, memo_dir, SESS_SYNC_NONE, 0, NULL, &e), 0);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", memo_dir, memo_root);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fprintf(f, "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n",
+	    memo_root);
+	fclose(f);
+	for (int i = 0; i < 40; i++)
+		memo_put(i, i % 7 == 3 ? "one-shot" : "continuable", "lbl", 10 + i, memo_root);
+	snprintf(mid, sizeof(mid), "00000000-0000-4000-8000-2%011x", 3);
+	for (int i = 40; i < 50; i++)
+		memo_put(i, "continuable", "grand", 100 + i, mid);
+	runq_init(&q, NULL);
+	sess_store_init(&store, &env);
+	sess_corpus_init(&corpus, &env);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
+	agent_rt_init(&rt, &q, &env, &store, &corpus, NULL);
+	memset(&caller, 0, sizeof(caller));
+	memset(&sess, 0, sizeof(sess));
+	memset(&live, 0, sizeof(live));
+	memcpy(sess.id, memo_root, sizeof(sess.id) - 1);
+	caller.rt = &rt;
+	caller.sess = &sess;
+	memo_cmp(&caller, &corpus, "initial");
+	memo_cmp(&caller, &corpus, "repeat");
+	memo_put(5, "continuable", "relabelled", 15, memo_root);
+	sess_corpus_get(&corpus, "00000000-0000-4000-8000-200000000005");
+	memo_cmp(&caller, &corpus, "label change");
+	memo_put(6, "one-shot", "lbl", 16, memo_root);
+	memo_cmp(&caller, &corpus, "mode change");
+	memo_put(7, NULL, NULL, 17, memo_root);
+	memo_cmp(&caller, &corpus, "descriptor gone");
+	for (int i = 8; i < 20; i++) {
+		snprintf(path, sizeof(path), "%s/sessions/00000000-0000-4000-8000-2%011x.jsonl", memo_dir, i);
+		unlink(path);
+	}
+	memo_cmp(&caller, &corpus, "12 gone in a row");
+	memo_put(60, "continuable", "new early", 11, memo_root);
+	memo_put(61, "continuable", "new late", 500, memo_root);
+	memo_cmp(&caller, &corpus, "new children");
+	memo_put(41, "continuable", "grand2", 141, mid);
+	memo_cmp(&caller, &corpus, "grandchild label");
+	live.status = AGENT_RUNNING;
+	map_put(&rt.agents, "00000000-0000-4000-8000-200000000001", &live);
+	memo_cmp(&caller, &corpus, "running");
+	live.status = AGENT_IDLE;
+	memo_cmp(&caller, &corpus, "idle again");
+	map_del(&rt.agents, "00000000-0000-4000-8000-200000000001");
+	memo_cmp(&caller, &corpus, "not live");
+	memcpy(sess.id, mid, sizeof(sess.id) - 1);
+	memo_cmp(&caller, &corpus, "another caller");
+	memcpy(sess.id, memo_root, sizeof(sess.id) - 1);
+	memo_cmp(&caller, &corpus, "back to the root");
+	agent_rt_free(&rt);
+	sess_corpus_free(&corpus);
+	sess_store_free(&store);
+	sess_env_free(&env);
+	test_rmtree(memo_dir);
+}
+END_TEST
+
 Suite *
 subagent_suite(void)
 {
@@ -610,6 +741,7 @@ subagent_suite(void)
 	tcase_add_test(tc, listing_matrix_with_unavailable_and_retry);
 	tcase_add_test(tc, listing_survives_a_lineage_cycle);
 	tcase_add_test(tc, listing_omits_a_live_child_in_its_creation_window);
+	tcase_add_test(tc, listing_memo_equals_a_fresh_build);
 	tcase_add_test(tc, send_authority_matrix);
 	tcase_add_test(tc, send_to_parent_from_one_shot_or_without_live_parent);
 	tcase_add_test(tc, send_to_a_cold_child_waits_for_its_log_off_the_loop);
