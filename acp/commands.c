@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "acp/internal.h"
-#include "agent/subagent.h"
 #include "base/buf.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 
 static int acp_commands_word(const char *text, const char *word);
+static char *acp_commands_tool_out(struct agent *root, const char *name, json_t *args, json_t **output);
 
 /* The commands as advertised (SPEC §3.6, §28), and as /help lists them: one table. */
 static const struct acp_command {
@@ -92,19 +92,24 @@ static char *
 acp_commands_target(struct agent *root, const char *text, char **id, const char **rest)
 {
 	size_t first = strcspn(text, " \n"), i;
-	json_t *all, *e, *matches = json_array();
-	struct err err;
+	json_t *all = NULL, *e, *matches = json_array();
 	char *out = NULL;
 
 	*id = NULL;
+	*rest = text + first;
 	if (first == SESS_ID_LEN && sess_id_validn(text, first)) {
 		*id = xstrndup(text, first);
 		*rest = text + first;
 		json_decref(matches);
 		return NULL;
 	}
-	err_clear(&err);
-	all = subagent_list_raw(root->rt, agent_id(root), 1, &err);
+	/* the root's descendants as list_agents gives them to the model (no extension's header
+	 * here: the profile's tool is the seam) */
+	free(acp_commands_tool_out(root, "list_agents", xjson_pack("{s:s}", "scope", "descendants"), &all));
+	if (!json_is_array(all)) {
+		json_decref(all);
+		all = json_array();
+	}
 	/* labels: the longest run of words first */
 	int nwords = 0;
 	while (acp_commands_words_end(text, nwords + 1))
@@ -183,9 +188,10 @@ acp_commands_slash_word(const char *text)
 	return text[n] == '\0' || text[n] == ' ' || text[n] == '\n' ? n : 0;
 }
 
-/* Runs one tool of the root's set directly, as the root; takes args. */
+/* Runs one tool of the root's set directly, as the root; takes args. Its result text (owned), and
+ * with output its structured result (a new reference, or NULL). */
 static char *
-acp_commands_tool(struct agent *root, const char *name, json_t *args)
+acp_commands_tool_out(struct agent *root, const char *name, json_t *args, json_t **output)
 {
 	const struct tool *t = toolbox_find(root->tools, name);
 	struct tool_inv inv;
@@ -193,6 +199,8 @@ acp_commands_tool(struct agent *root, const char *name, json_t *args)
 	char *text;
 	struct err e;
 
+	if (output)
+		*output = NULL;
 	if (t == NULL) {
 		json_decref(args);
 		return xasprintf("Error: /%s is not available in this profile", name);
@@ -216,8 +224,16 @@ acp_commands_tool(struct agent *root, const char *name, json_t *args)
 	json_decref(checked);
 	text = r.text ? r.text : xstrdup("");
 	r.text = NULL;
+	if (output && r.output)
+		*output = json_incref(r.output);
 	tool_result_clear(&r);
 	return text;
+}
+
+static char *
+acp_commands_tool(struct agent *root, const char *name, json_t *args)
+{
+	return acp_commands_tool_out(root, name, args, NULL);
 }
 
 char *

@@ -39,7 +39,7 @@ guard_main(int rfd)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_NAME, "acp-agent-guard");
-	/* Nothing of the agent's stays open here (its stdout must end when it does). */
+	/* Nothing of the agent's stays open here (its protocol stream must end when it does). */
 	if ((nul = open("/dev/null", O_RDWR)) >= 0) {
 		dup2(nul, 0);
 		dup2(nul, 1);

@@ -51,8 +51,8 @@ isolate_close_from(unsigned lo, unsigned hi)
 }
 
 /*
- * The child: dies with the thread that forked it, keeps only stderr and its pipe (stdin and
- * stdout are the protocol's: /dev/null here), runs fn and sends a length, then the bytes.
+ * The child: dies with the thread that forked it, keeps only stderr and its pipe (fds 0 and 1
+ * are the protocol's: /dev/null here), runs fn and sends a length, then the bytes.
  */
 static void __attribute__((noreturn))
 isolate_child(isolate_fn *fn, void *arg, int w, pid_t parent)
