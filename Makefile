@@ -147,9 +147,13 @@ scenarios: $(AGENT) $(MOCK) $(MCP_MOCK)
 schema-check: scenarios
 	$(Q)sh tests/acp-schema/run.sh $(BUILD)/traces
 
+# Builds run JOBS compilers at once (the gate's machine has 2 cores); the tests themselves run
+# one at a time, so none of them shares the machine with another.
+JOBS ?= 2
+
 # Both README commands leave bin/acp-agent, which its "By hand" section and Zed snippet run.
 test: deps
-	$(Q)$(MAKE) --no-print-directory bin/acp-agent
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) bin/acp-agent $(CHECKS) $(MOCK) $(MCP_MOCK) $(BUILD)/bin/state-check $(BUILD)/bin/ws-search
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory schema-check
 	$(Q)sh tests/mock_mcp.sh $(MCP_MOCK) $(AGENT)
@@ -185,6 +189,8 @@ crash-loop: $(AGENT) $(BUILD)/bin/state-check $(MCP_MOCK)
 	$(Q)sh tests/crash_loop.sh $(AGENT) $(BUILD)/bin/state-check $(MCP_MOCK)
 
 asan:
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) VARIANT=asan build/asan/bin/check_all build/asan/bin/acp-agent \
+		build/asan/bin/mock-openai build/asan/bin/mock-mcp
 	$(Q)SCENARIO_NO_RSS_LIMIT=1 $(MAKE) --no-print-directory VARIANT=asan check-unit scenarios
 
 # The Check suites alone under ASan+UBSan (build/asan), run once.

@@ -379,6 +379,46 @@ mcp_log_state(struct mcp_srv *srv, enum mcp_state st, const char *reason)
  * boundary of the tree (a model request), when held requests go, and at the release, not the
  * moment a process answers: the log's order is then the same however fast the servers are.
  */
+/* The index of the server an event names (its place in mcpServers). */
+static size_t
+mcp_event_srv(const struct mcp_set *set, const json_t *data)
+{
+	const char *name = json_string_value(json_object_get(data, "name"));
+
+	for (size_t i = 0; name && i < set->nsrv; i++)
+		if (strcmp(set->srv[i].name, name) == 0)
+			return i;
+	return set->nsrv;
+}
+
+/*
+ * The events of one flush in the order of the servers in mcpServers, each server's own in the
+ * order they came: servers that settled while a turn waited are written together, and the
+ * order they happened to settle in is a race no log should show (a stable insertion sort).
+ */
+static void
+mcp_queued_in_order(struct mcp_set *set)
+{
+	size_t n = json_array_size(set->queued);
+	json_t **v = xcalloc(n ? n : 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *d = json_array_get(set->queued, i);
+		size_t k = i, at = mcp_event_srv(set, d);
+		while (k > 0 && mcp_event_srv(set, v[k - 1]) > at) {
+			v[k] = v[k - 1];
+			k--;
+		}
+		v[k] = d;
+	}
+	json_t *sorted = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append(sorted, v[i]);
+	json_decref(set->queued);
+	set->queued = sorted;
+	free(v);
+}
+
 static void
 mcp_flush(struct mcp_set *set)
 {
@@ -389,6 +429,7 @@ mcp_flush(struct mcp_set *set)
 
 	if (root == NULL || root->sess == NULL || json_array_size(set->queued) == 0)
 		return;
+	mcp_queued_in_order(set);
 	json_array_foreach(set->queued, i, data) {
 		err_clear(&e);
 		if (sess_append(root->sess, "mcp/server", json_incref(data), &e) == NULL)
