@@ -22,7 +22,10 @@ cat > "$tmp/rec.json" <<'EOF'
 EOF
 gone() { ! kill -0 -"$1" 2>/dev/null; }
 checks=0
-for how in eof sigterm sighup close; do
+# start HOW [SERVERS]: an agent in $tmp/HOW/work (the mcpServers SERVERS, default none), a
+# session open ($sid), "go" prompted, and its job and foreground command running.
+start() {
+	how=$1
 	mkdir -p "$tmp/$how/work"
 	mkfifo "$tmp/$how/in"
 	(cd "$tmp/$how/work" && exec "$agent" --deterministic --permission-mode full-access --model replay \
@@ -31,12 +34,15 @@ for how in eof sigterm sighup close; do
 	pid=$!
 	exec 3>"$tmp/$how/in"
 	echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' >&3
-	echo "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"$tmp/$how/work\",\"mcpServers\":[]}}" >&3
+	echo "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"$tmp/$how/work\",\"mcpServers\":[${2:-}]}}" >&3
 	wait_for "$tmp/$how/out" '"id":2,"result"' || fail "$how: no session"
 	sid=$(sed -n 's/.*"id":2,"result":{"sessionId":"\([^"]*\)".*/\1/p' "$tmp/$how/out")
 	echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}" >&3
 	wait_for "$tmp/$how/work/pg.fg" . || fail "$how: the foreground command did not start"
 	wait_for "$tmp/$how/work/pg.job" . || fail "$how: the job did not start"
+}
+for how in eof sigterm sighup close; do
+	start $how
 	job=$(cat "$tmp/$how/work/pg.job"); fg=$(cat "$tmp/$how/work/pg.fg")
 	kill -0 -"$job" 2>/dev/null && kill -0 -"$fg" 2>/dev/null || fail "$how: the groups are not running"
 	case $how in
@@ -60,23 +66,8 @@ done
 # kill -9 of the agent: nothing can run in it, so its guardian (base/guard.h) kills every group it
 # had started: the job, the command and its grandchild, and an MCP server's own child.
 if [ -n "$mock" ]; then
-	how=kill9
-	mkdir -p "$tmp/$how/work"
-	mkfifo "$tmp/$how/in"
 	printf '{"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}\n' > "$tmp/mcp.json"
-	(cd "$tmp/$how/work" && exec "$agent" --deterministic --permission-mode full-access --model replay \
-		--recording "$tmp/rec.json" --state-dir "$tmp/$how/state" < "$tmp/$how/in" > "$tmp/$how/out" \
-		2>"$tmp/$how/err") &
-	pid=$!
-	exec 3>"$tmp/$how/in"
-	echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' >&3
-	srv="{\"name\":\"m\",\"command\":\"sh\",\"args\":[\"-c\",\"sleep 300 & echo \$\$ > pg.mcp; exec $mock $tmp/mcp.json\"],\"env\":[]}"
-	echo "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"$tmp/$how/work\",\"mcpServers\":[$srv]}}" >&3
-	wait_for "$tmp/$how/out" '"id":2,"result"' || fail "$how: no session"
-	sid=$(sed -n 's/.*"id":2,"result":{"sessionId":"\([^"]*\)".*/\1/p' "$tmp/$how/out")
-	echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$sid\",\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}" >&3
-	wait_for "$tmp/$how/work/pg.fg" . || fail "$how: the foreground command did not start"
-	wait_for "$tmp/$how/work/pg.job" . || fail "$how: the job did not start"
+	start kill9 "{\"name\":\"m\",\"command\":\"sh\",\"args\":[\"-c\",\"sleep 300 & echo \$\$ > pg.mcp; exec $mock $tmp/mcp.json\"],\"env\":[]}"
 	wait_for "$tmp/$how/work/pg.mcp" . || fail "$how: the MCP server did not start"
 	job=$(cat "$tmp/$how/work/pg.job"); fg=$(cat "$tmp/$how/work/pg.fg"); mcp=$(cat "$tmp/$how/work/pg.mcp")
 	kill -0 -"$job" 2>/dev/null && kill -0 -"$fg" 2>/dev/null && kill -0 -"$mcp" 2>/dev/null ||
