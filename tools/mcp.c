@@ -537,10 +537,13 @@ mcp_hold(struct agent *a, int first)
 
 	if (set == NULL)
 		return 0;
-	mcp_flush(set);
-	/* A list_changed re-list counts from the next step: that step waits for it. */
-	if (!(first ? mcp_any_starting(set) : mcp_any_listing(set)))
+	/* A list_changed re-list counts from the next step: that step waits for it. What settled
+	 * so far is logged when the wait ends, with the rest, in mcpServers order (mcp_flush): the
+	 * order servers happen to settle in is a race the log must not show. */
+	if (!(first ? mcp_any_starting(set) : mcp_any_listing(set))) {
+		mcp_flush(set);
 		return 0;
+	}
 	set->waiting = xrealloc(set->waiting, (set->nwait + 1) * sizeof(*set->waiting));
 	set->waiting[set->nwait++] = xstrdup(agent_id(a));
 	if (!ev_is_active(&set->wait_tm)) {
@@ -555,7 +558,8 @@ mcp_turn_start(struct agent *a)
 {
 	struct mcp_set *set = agent_parent(a) ? NULL : agent_state(a, &mcp_key);
 
-	if (set)
+	/* failures are told once none is starting (then all at once, in mcpServers order) */
+	if (set && !mcp_any_starting(set))
 		mcp_tell(set);
 }
 
