@@ -200,10 +200,10 @@ asan-unit:
 # The one gate (CI's .ci/run): every test, the lint, and ASan+UBSan over the unit suites and
 # every scenario. About 5 minutes on 2 cores (docs/architecture.md, "The gate").
 check: deps lint-deps
-	$(Q)$(MAKE) --no-print-directory test
-	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)$(MAKE) --no-print-directory asan
-	@echo "check: ok (test, lint, asan)"
+	$(Q)t0=$$(date +%s) && $(MAKE) --no-print-directory test && t1=$$(date +%s) && \
+		$(MAKE) --no-print-directory lint && t2=$$(date +%s) && \
+		$(MAKE) --no-print-directory asan && t3=$$(date +%s) && \
+		echo "check: ok (test $$((t1 - t0)) s, lint $$((t2 - t1)) s, asan $$((t3 - t2)) s)"
 
 valgrind:
 	$(Q)$(MAKE) --no-print-directory VARIANT=valgrind $(BUILD:release=valgrind)/bin/check_all $(BUILD:release=valgrind)/bin/acp-agent build/valgrind/bin/mock-openai build/valgrind/bin/mock-mcp

@@ -76,6 +76,7 @@ guard_main(int rfd)
 	}
 	for (size_t i = 0; i < n; i++)
 		kill(-groups[i], SIGKILL);
+	free(groups);
 	_exit(0);
 }
 

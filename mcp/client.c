@@ -888,6 +888,12 @@ mcp_client_stop(struct mcp_client *c, void (*stopped)(void *arg), void *arg)
 	c->tp->ops->close(c->tp);
 }
 
+int
+mcp_client_idle(const struct mcp_client *c)
+{
+	return c->tp == NULL;
+}
+
 void
 mcp_client_free(struct mcp_client *c)
 {

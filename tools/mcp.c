@@ -601,6 +601,13 @@ mcp_release(struct agent *a)
 			continue;
 		if (mcp_client_state(srv->c) != MCP_FAILED)	/* a failed one stays failed */
 			mcp_log_state(srv, MCP_STOPPED, NULL);
+		if (mcp_client_idle(srv->c)) {
+			/* no server runs (it failed): nothing to wait for; freed now, so that an exit
+			 * right after cannot leave it behind (a hung server's client leaked so) */
+			mcp_client_free(srv->c);
+			srv->c = NULL;
+			continue;
+		}
 		agent_rt_linger(set->rt, 1);
 		mcp_client_stop(srv->c, mcp_stopped, set->rt);
 		srv->c = NULL;
