@@ -530,6 +530,12 @@ mcp_on_list(struct mcp_client *c, const json_t *result, const json_t *error)
 		c->listing = 0;
 		if (c->state == MCP_READY) {
 			log_warn("mcp %s: %s; the old list stays", c->cfg.name, why);
+			if (c->relist) {	/* a list_changed came meanwhile: that one is read */
+				c->relist = 0;
+				c->listing = 1;
+				mcp_list_begin(c);
+				mcp_list_page(c, NULL);
+			}
 			return;
 		}
 		mcp_start_failed(c, why);

@@ -486,6 +486,31 @@ START_TEST(mcp_list_changed_relists)
 }
 END_TEST
 
+/* A list_changed that comes while a re-list is read is read after it, even when that re-list fails. */
+START_TEST(mcp_list_changed_during_a_failed_relist_is_read)
+{
+	struct fix f;
+	json_t *args = json_object();
+	struct err e;
+	size_t n;
+
+	fix_start(&f, "{\"tools\": [{\"name\": \"a\"}], \"toolLists\": {\"more\": [{\"name\": \"a\"}, {\"name\": \"z\"}]}, "
+	    "\"listFailures\": [2], \"calls\": {\"a\": {\"text\": \"ok\", \"listChanged\": \"more\", \"listChangedBurst\": 1}}}", NULL);
+	ck_assert(fix_state_is(&f, MCP_READY, 10.));
+	err_clear(&e);
+	ck_assert_ptr_nonnull(mcp_client_call(f.c, "a", args, fix_call_done, &f, &e));
+	ck_assert(fix_run_until(&f, &f.done, 10.));
+	/* the first re-list fails; the second notification's re-list brings z */
+	for (int i = 0; i < 400 && (mcp_client_tools(f.c, &n), n) < 2; i++)
+		ev_run(f.loop, EVRUN_ONCE);
+	mcp_client_tools(f.c, &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(mcp_client_state(f.c), MCP_READY);
+	json_decref(args);
+	fix_finish(&f);
+}
+END_TEST
+
 START_TEST(mcp_server_requests_and_noise)
 {
 	struct fix f;
@@ -655,6 +680,7 @@ mcp_suite(void)
 	tcase_add_test(tc, mcp_exit_mid_call_and_restart);
 	tcase_add_test(tc, mcp_restarts_give_up_after_the_tries);
 	tcase_add_test(tc, mcp_list_changed_relists);
+	tcase_add_test(tc, mcp_list_changed_during_a_failed_relist_is_read);
 	tcase_add_test(tc, mcp_server_requests_and_noise);
 	tcase_add_test(tc, mcp_stop_ends_the_process);
 	tcase_add_test(tc, mcp_config_refusals);

@@ -37,6 +37,7 @@
  *   "ignoreSigterm": true             SIGTERM is logged and ignored (the client must SIGKILL)
  *   "stayAfterEof": true              stdin EOF is logged; the mock lives on until a signal
  *   "answerCancelled": true           a cancelled request is answered anyway (a late answer)
+ *   "listFailures": [N, ...]          the N-th tools/list (from 1) of a launch is answered -32603
  *
  * BEHAVIOUR is an object: an optional "delayMs": N first (the reply waits N ms), an optional
  * "stderr": "text" (written when the action runs), then one action:
@@ -107,6 +108,7 @@ struct mock {
 	struct pending *pending;
 	long next_srv;
 	const char *crash_at;	/* this launch crashes at this method; NULL: it does not */
+	long lists;		/* tools/list requests so far */
 	struct buf in;
 	sigset_t waitmask;	/* the mask inside ppoll: SIGTERM let through */
 };
@@ -294,7 +296,7 @@ check_script(const char *path, const json_t *s)
 	static const char *const keys[] = { "protocolVersion", "serverInfo", "capabilities",
 		"instructions", "start", "initialize", "tools", "toolLists", "pageSize", "calls",
 		"crashLaunches", "crashAt", "crashExit", "log", "ignoreSigterm", "stayAfterEof",
-		"answerCancelled", NULL };
+		"answerCancelled", "listFailures", NULL };
 	static const char *const start_keys[] = { "stderr", "stdout", "sleepMs", NULL };
 	const char *k;
 	json_t *v, *b;
@@ -458,7 +460,15 @@ tools_list(struct mock *m, const json_t *id, const json_t *params)
 {
 	size_t total = json_array_size(m->tools), from = 0, page = (size_t)json_integer_value(json_object_get(m->script, "pageSize"));
 	const json_t *cursor = json_object_get(params, "cursor");
-	json_t *res, *tools;
+	json_t *res, *tools, *fail;
+	size_t k;
+
+	m->lists++;
+	json_array_foreach(json_object_get(m->script, "listFailures"), k, fail)
+		if (json_integer_value(fail) == m->lists) {
+			send_error_text(m, id, -32603, "tools/list failed, as listFailures says");
+			return;
+		}
 
 	if (cursor && !json_is_null(cursor)) {
 		const char *c = json_string_value(cursor);
