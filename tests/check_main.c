@@ -6,8 +6,18 @@
 int
 main(void)
 {
-	SRunner *sr = srunner_create(base_suite());
+	SRunner *sr;
 	int failed;
+
+	/*
+	 * A test waits for its event, never for a time: Check's timeouts are only the bound at which
+	 * a hang is called a failure. Its default of 4 s is a time a heavy test (a 16 MB inspect under
+	 * ASan beside two CPU hogs) can take, so every bound is 3 times wider and the default 60 s,
+	 * unless the caller set them (before the suites are made: they read these at creation).
+	 */
+	setenv("CK_DEFAULT_TIMEOUT", "60", 0);
+	setenv("CK_TIMEOUT_MULTIPLIER", "3", 0);
+	sr = srunner_create(base_suite());
 
 	test_log_install();
 	srunner_add_suite(sr, reader_suite());
