@@ -96,7 +96,7 @@ acp_ask_call_status(void *self, struct tool_inv *inv, const char *status)
 		return;
 	tcid = acp_ask_call_id(inv);
 	u = xjson_pack("{s:s, s:s, s:s}", "sessionUpdate", "tool_call_update", "toolCallId", tcid, "status", status);
-	/* A failed call says why, as a root's own does (SPEC §28): the child's error text. */
+	/* A failed call says why, as a root's own does: the child's error text (docs/decisions.md, "Asks, steering and failures"). */
 	if (strcmp(status, "failed") == 0 && inv->result.text)
 		json_object_set_new(u, "content", xjson_pack("[{s:s, s:{s:s, s:o}}]", "type", "content", "content",
 		    "type", "text", "text", xjson_text(inv->result.text, strlen(inv->result.text))));

@@ -13,7 +13,7 @@
 static int acp_commands_word(const char *text, const char *word);
 static char *acp_commands_tool_out(struct agent *root, const char *name, json_t *args, json_t **output);
 
-/* The commands as advertised (SPEC §3.6, §28), and as /help lists them: one table. */
+/* The commands as advertised, and as /help lists them: one table (docs/decisions.md, "Asks, steering and failures"). */
 static const struct acp_command {
 	const char *name, *description, *hint;
 } acp_commands[] = {
@@ -83,7 +83,7 @@ acp_commands_list_matches(struct buf *b, json_t *matches)
 }
 
 /*
- * The agent the words of text name among root's descendants (SPEC §3.6, §28): a whole id as it
+ * The agent the words of text name among root's descendants (docs/decisions.md): a whole id as it
  * is; else the longest run of leading words that is exactly one descendant's label; else a unique
  * id prefix of at least 8 characters. Sets *id (owned) and *rest (what follows the words) and
  * returns NULL, or returns the owned answer: no agent matches, or which ones are ambiguous.

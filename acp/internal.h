@@ -127,7 +127,7 @@ json_t *acp_m_session_set_config_option(struct acp_server *srv, struct acp_msg *
 long acp_ask(void *self, struct tool_inv *inv, json_t *options, agent_client_done *done, void *arg,
     struct err *e);
 void acp_ask_call_status(void *self, struct tool_inv *inv, const char *status);
-/* agent_client.notice: a notice, or a line for a client without session.notices (SPEC §27). */
+/* agent_client.notice: a notice, or a line for a client without session.notices (docs/decisions.md). */
 void acp_client_notice(void *self, const char *sid, const char *title, const char *description);
 
 /* ---- prompt.c: the prompt flow and the agent's hooks ---- */

@@ -85,7 +85,7 @@ struct acp_server {
 	struct agent_client client;	/* the runtime's view of it (rt.client) */
 	int client_fs_read, client_fs_write;	/* clientCapabilities.fs, from initialize */
 	int client_compaction;		/* clientCapabilities.session.compaction: compaction_update */
-	int client_notices;		/* clientCapabilities.session.notices: notice updates (SPEC §27) */
+	int client_notices;		/* clientCapabilities.session.notices: notice updates */
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
 	/* Lines that wait for the corpus index (a request that needs it, and all after it), in order. */

@@ -631,7 +631,7 @@ acp_session_cancel(struct acp_session *as)
 		return;
 	}
 	/* An idle root's background children may be asking: their asks end as cancelled calls, and a
-	 * late answer runs nothing (SPEC §28). agent_cancel does this for a running root. */
+	 * late answer runs nothing (docs/decisions.md). agent_cancel does this for a running root. */
 	agent_ask_cancel_below(a);
 	if (as->prompt_id && agent_withdraw(a, as->prompt_msg)) {
 		/* The prompt had not started its turn: it ends here, cancelled. */

@@ -29,7 +29,7 @@ json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, si
 char *acp_tool_call_id(long long turn, long long step, const char *call_id);
 /* Progress of a running call (bash output, a foreground child's work) after lead (borrowed, the
  * content the call showed first), or after nothing when NULL; returns new ref. */
-/* A notice {severity, title, description?} (SPEC §27); strings borrowed; returns new ref. */
+/* A notice {severity, title, description?}; strings borrowed; returns new ref. */
 json_t *acp_update_notice(const char *severity, const char *title, const char *description);
 json_t *acp_update_progress(const char *tool_call_id, const char *child_id, const char *text, const json_t *lead);
 /* The live update for one appended event, or NULL (most events show nothing); new ref. */

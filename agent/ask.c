@@ -208,7 +208,7 @@ ask_done(void *arg, const json_t *result, const json_t *error, const struct err 
 		inv->on_done(inv);
 		return;
 	}
-	/* Only an option that was offered, selected, counts (SPEC §17.3, §28): allow_always where no
+	/* Only an option that was offered, selected, counts (docs/decisions.md): allow_always where no
 	 * always was offered, or an outcome of "maybe", is a reject. */
 	int offered = option && (strcmp(option, "allow") == 0 || strcmp(option, "reject") == 0 ||
 	    (k->rule && (strcmp(option, "allow_always") == 0 || strcmp(option, "reject_always") == 0)));

@@ -39,7 +39,7 @@ struct agent_client {
 	void (*call_status)(void *self, struct tool_inv *inv, const char *status);
 	/*
 	 * Tells the user on the ACP session sid that something went wrong outside a tool call
-	 * (SPEC §27): a notice {severity: "warning", title, description} for a client with
+	 * (docs/decisions.md): a notice {severity: "warning", title, description} for a client with
 	 * session.notices, else the line "<title>: <description>" as an agent_message_chunk of its
 	 * own. Strings borrowed; description may be NULL.
 	 */

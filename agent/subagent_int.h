@@ -36,7 +36,7 @@ json_t *sub_text_blocks(const char *text);	/* new ref: [{type:"text", text}] */
 void sub_post_notice(struct agent *parent, const char *child_id, long epoch, const char *end,
     const char *final);
 /* A continuable child loaded after a crash cut its residency off (its last turn ran past its
- * last settlement): it settles as any quiescent child does, notice owed (SPEC §6.6, §28). */
+ * last settlement): it settles as any quiescent child does, notice owed (docs/decisions.md). */
 void sub_settle_cut_off(struct agent *child);
 /* The highest epoch a child's events record as settled, 0 for none. */
 long sub_settled_epochs(const json_t *events);

@@ -359,7 +359,7 @@ sub_cut_off(const json_t *marks)
 	return open;
 }
 
-/* Loads a cut-off child (the load repairs its log: its open turn ends interrupted, SPEC §5.5)
+/* Loads a cut-off child (the load repairs its log: its open turn ends interrupted)
  * and settles it, so that its parent hears it was stopped, once. */
 static void
 sub_recover_cut_off(struct agent *parent, const char *id)

@@ -954,7 +954,7 @@ START_TEST(agent_ask_unknown_option_is_a_reject)
 }
 END_TEST
 
-/* SPEC §17.3, §28: an outcome other than selected or cancelled is a reject, whatever its option. */
+/* docs/decisions.md: an outcome other than selected or cancelled is a reject, whatever its option. */
 START_TEST(agent_ask_outcome_not_selected_is_a_reject)
 {
 	struct agent *a = ask_start(PERMIT_DEFAULT);

@@ -101,7 +101,7 @@ main(int argc, char **argv)
 			violation(e.msg, id);
 			continue;
 		}
-		/* A continuable child whose turn the crash cut off settled on the reload (SPEC §28): no
+		/* A continuable child whose turn the crash cut off settled on the reload (docs/decisions.md): no
 		 * turn of it is left open, or ended by the repair (interrupted), after its last settlement. */
 		int continuable = 0, unsettled = 0, open = 0, interrupted = 0;
 		json_array_foreach(img.events, i, ev) {

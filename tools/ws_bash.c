@@ -111,7 +111,7 @@ bash_title(const struct tool *t, const json_t *args)
 	return xstrndup(s, end);
 }
 
-/* The command as a fenced block, the first content of the call and its ask (SPEC §28). */
+/* The command as a fenced block, the first content of the call and its ask (docs/decisions.md). */
 static json_t *
 bash_content(const json_t *args)
 {

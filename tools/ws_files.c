@@ -86,7 +86,7 @@ ws_says_not_found(const char *s)
 	return s && (strstr(s, "ENOENT") || strcasestr(s, "no such file") || strstr(s, "not found"));
 }
 
-/* A client's error answer as a tool error (SPEC §16.4, §20.1, §28): the official SDK answers a
+/* A client's error answer as a tool error (docs/decisions.md): the official SDK answers a
  * thrown ENOENT with -32603 "Internal error" and the errno in data, so data is read too. */
 static void
 ws_client_error(struct tool_result *r, const char *p, const json_t *error, const struct err *e)
