@@ -198,7 +198,7 @@ asan-unit:
 	$(Q)$(MAKE) --no-print-directory VARIANT=asan check-unit
 
 # The one gate (CI's .ci/run): every test, the lint, and ASan+UBSan over the unit suites and
-# every scenario. About 8 minutes on 2 cores (test 2, lint 4, asan 2; docs/architecture.md, "The gate").
+# every scenario. About 10 minutes on 2 cores (test 3, lint 4.5, asan 2.5; docs/architecture.md, "The gate").
 check: deps lint-deps
 	$(Q)t0=$$(date +%s) && $(MAKE) --no-print-directory test && t1=$$(date +%s) && \
 		$(MAKE) --no-print-directory lint && t2=$$(date +%s) && \
