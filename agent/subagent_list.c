@@ -39,9 +39,8 @@ sub_diagnostic(struct agent_rt *rt, const struct sess_entry *en, struct agent **
  */
 struct sub_memo_item {
 	const struct sess_entry *en;	/* identity only: entries live as long as the corpus */
+	uint64_t gen;		/* en->gen when listed: its facts (label, parent, mode) as they were */
 	json_t *v;		/* a reference to the object listed for en */
-	const char *label;	/* v's label and (descendants) parent values, borrowed from v */
-	const char *parent;
 	int running;
 	int depth;
 };
@@ -91,21 +90,23 @@ sub_memo(struct sess_corpus *c)
 }
 
 /*
- * The last listing's item for en when what it shows is unchanged, else NULL. The listing order
- * rarely changes, so en is looked for a few places on from where the last one was found; one
- * that moved further is built again.
+ * The last listing's item for en when what it shows is unchanged (the same facts, by en->gen,
+ * and the same activity and depth), else NULL. The listing order rarely changes, so en is
+ * looked for a few places on from where the last one was found; one that moved further is
+ * built again. Nothing of en but its gen is read: at 100,000 children each string of an entry
+ * compared is a cache miss.
  */
 static struct sub_memo_item *
-sub_memo_find(struct sub_memo_scope *s, const struct sess_entry *en, int running, const char *label,
-    const char *parent, int depth)
+sub_memo_find(struct sub_memo_scope *s, const struct sess_entry *en, int running, int depth)
 {
+	if (s->at + 8 < s->n)	/* the object a later entry takes a reference to, early */
+		__builtin_prefetch(s->items[s->at + 8].v, 1);
 	for (size_t k = s->at; k < s->n && k < s->at + 8; k++) {
 		struct sub_memo_item *it = &s->items[k];
 		if (it->en != en)
 			continue;
 		s->at = k + 1;
-		if (it->running != running || it->depth != depth || strcmp(it->label, label) != 0 ||
-		    (parent && strcmp(it->parent, parent) != 0))
+		if (it->gen != en->gen || it->running != running || it->depth != depth)
 			return NULL;
 		return it;
 	}
@@ -139,7 +140,7 @@ sub_memo_end(struct sub_memo_scope *s)
 	s->nnext = 0;
 }
 
-/* One listing pass; emit is called per subagent candidate in listing order. */
+/* One listing pass; emit is called per candidate in listing order and skips what is no subagent. */
 struct sub_lister {
 	struct agent_rt *rt;
 	int descendants;
@@ -150,39 +151,45 @@ struct sub_lister {
 	struct sub_memo_scope *scope;
 };
 
-/* The model's object for a continuable child (a new reference), from the memo when unchanged. */
+/* The memo's object for en when unchanged since the last listing (a new reference), else NULL. */
+static json_t *
+sub_model_reuse(struct sub_lister *ls, const struct sess_entry *en, int running, int depth)
+{
+	struct sub_memo_scope *s = ls->scope;
+	struct sub_memo_item *old, *it;
+
+	old = sub_memo_find(s, en, running, depth);
+	if (old == NULL)
+		return NULL;
+	sub_memo_reserve(s, 1);
+	it = &s->next[s->nnext++];
+	*it = *old;		/* the reference moves */
+	old->v = NULL;
+	return json_incref(it->v);
+}
+
+/* The model's object for a continuable child (a new reference), built and kept in the memo. */
 static json_t *
 sub_model_entry(struct sub_lister *ls, const struct sess_entry *en, int running, const char *parent, int depth)
 {
 	struct sub_memo_scope *s = ls->scope;
-	const char *label = en->label ? en->label : "";
-	struct sub_memo_item *old, *it;
+	struct sub_memo_item *it;
 
 	sub_memo_reserve(s, 1);
-	old = sub_memo_find(s, en, running, label, ls->descendants ? parent : NULL, depth);
 	it = &s->next[s->nnext++];
-	if (old) {
-		*it = *old;		/* the reference moves */
-		old->v = NULL;
-		return json_incref(it->v);
-	}
 	/* The hot path of a large listing: no format parsing, no re-validation of UTF-8. */
 	it->en = en;
+	it->gen = en->gen;
 	it->running = running;
 	it->depth = depth;
 	it->v = json_object();
-	json_t *lab = json_string_nocheck(label);
 	json_object_set_nocheck(it->v, "kind", ls->memo->child);
 	json_object_set_new_nocheck(it->v, "id", json_string_nocheck(en->id));
-	json_object_set_new_nocheck(it->v, "label", lab);
+	json_object_set_new_nocheck(it->v, "label", json_string_nocheck(en->label ? en->label : ""));
 	json_object_set_nocheck(it->v, "status", running ? ls->memo->running : ls->memo->inactive);
-	it->label = json_string_value(lab);
-	it->parent = NULL;
 	if (ls->descendants) {
-		json_t *par = json_string(parent);
-		json_object_set_new(it->v, "parent", par);
+		json_object_set_new(it->v, "parent", json_string(parent));
 		json_object_set_new(it->v, "depth", json_integer(depth));
-		it->parent = par ? json_string_value(par) : "";	/* not valid UTF-8: never matches */
 	}
 	return json_incref(it->v);
 }
@@ -192,9 +199,22 @@ sub_emit(struct sub_lister *ls, const struct sess_entry *en, const char *parent,
 {
 	struct agent *live;
 	int omit;
-	const char *reason = sub_diagnostic(ls->rt, en, &live, &omit);
+	const char *reason;
 	json_t *v;
 
+	if (ls->model_view) {
+		/* listed before and unchanged: no string of en is looked at (the corpus marks an
+		 * entry live exactly while its agent is resident) */
+		live = en->live ? agent_rt_get(ls->rt, en->id) : NULL;
+		v = sub_model_reuse(ls, en, live && live->status == AGENT_RUNNING, depth);
+		if (v) {
+			json_array_append_new(ls->out, v);
+			return;
+		}
+	}
+	if (!sub_is_subagent(en))
+		return;
+	reason = sub_diagnostic(ls->rt, en, &live, &omit);
 	if (omit)
 		return;
 	if (reason) {
@@ -227,8 +247,7 @@ sub_walk(struct sub_lister *ls, const struct map *tree, const char *node, int de
 		return;
 	map_put(visited, node, (void *)1);
 	for (size_t i = 0; kids[i]; i++) {
-		if (sub_is_subagent(kids[i]))
-			sub_emit(ls, kids[i], node, depth);
+		sub_emit(ls, kids[i], node, depth);
 		sub_walk(ls, tree, kids[i]->id, depth + 1, visited);
 	}
 }
@@ -312,9 +331,14 @@ sub_list(struct agent_rt *rt, const char *parent, int descendants, int model_vie
 		struct sess_entry **kids = sess_corpus_children(rt->corpus, parent, &n);
 		if (model_view)
 			sub_memo_reserve(ls.scope, n);
-		for (size_t i = 0; i < n; i++)
-			if (sub_is_subagent(kids[i]))
-				sub_emit(&ls, kids[i], parent, 1);
+		for (size_t i = 0; i < n; i++) {
+			/* the entries are scattered over the heap: ask for the lines emit reads early */
+			if (i + 8 < n) {
+				__builtin_prefetch(&kids[i + 8]->live);
+				__builtin_prefetch(&kids[i + 8]->gen);
+			}
+			sub_emit(&ls, kids[i], parent, 1);
+		}
 		free(kids);
 	}
 	if (model_view)

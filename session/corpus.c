@@ -32,6 +32,7 @@ sess_corpus_init(struct sess_corpus *c, struct sess_env *env)
 	c->env = env;
 	map_init(&c->by_id);
 	sess_order_init(&c->roots);
+	sess_kin_init(&c->kin);
 	/* The watch itself is added by the index run: on a big directory that takes a while. */
 	c->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 }
@@ -48,11 +49,14 @@ sess_corpus_watch_result(struct sess_corpus *c, const struct sess_reconcile *r)
 	log_info("corpus: inotify unavailable; every listing stats its candidates");
 }
 
-/* Files en in the root list, or takes it out, after its facts changed. */
+/* Files en in the root list and under its parent, or takes it out, after its facts changed. */
 static void
 sess_corpus_relist(struct sess_corpus *c, struct sess_entry *en)
 {
 	int want = sess_order_wants(en);
+
+	sess_kin_file(&c->kin, en);
+	en->gen = ++c->gen;
 
 	if (en->listed && (!want || en->listed_at != en->updated_at))
 		sess_order_remove(&c->roots, en);
@@ -137,6 +141,7 @@ sess_corpus_free(struct sess_corpus *c)
 	if (c->ready && sess_corpus_save(c, &e) < 0)
 		log_info("corpus: the index file is not written: %s", e.msg);
 	sess_order_free(&c->roots);
+	sess_kin_free(&c->kin);
 	while (map_next(&c->by_id, &pos, NULL, &v)) {
 		sess_entry_clear(v);
 		free(v);
@@ -246,6 +251,7 @@ sess_corpus_read(struct sess_corpus *c, struct sess_entry *en)
 	fresh.live = en->live;
 	fresh.listed = en->listed;
 	fresh.listed_at = en->listed_at;
+	fresh.kin = en->kin;
 	*en = fresh;
 	sess_corpus_relist(c, en);
 }
@@ -302,6 +308,15 @@ sess_corpus_adopt(struct sess_corpus *c, struct sess_reconcile *r, int recheck)
 	c->roots = r->roots;
 	map_init(&r->by_id);
 	sess_order_init(&r->roots);
+	/* The run's entries were never filed under their parents: the index is made again. */
+	sess_kin_reset(&c->kin);
+	pos = 0;
+	while (map_next(&c->by_id, &pos, NULL, &v)) {
+		struct sess_entry *en = v;
+		memset(&en->kin, 0, sizeof(en->kin));
+		sess_kin_file(&c->kin, en);
+		en->gen = ++c->gen;
+	}
 	for (size_t i = 0; i < k; i++)
 		sess_corpus_relist(c, mine[i]);
 	free(mine);
@@ -585,24 +600,49 @@ sess_corpus_sort(struct sess_corpus *c, struct sess_entry **v, size_t n)
 		v[i] = a[i].en;
 }
 
+/*
+ * parent's group (session/kin.h), copied in listing order. Only what can have changed is
+ * looked at: with inotify the entries it marked (all of them, wherever they are filed) and the
+ * group's unreadable ones; without it, or after its queue overflowed, every member. Looking at
+ * one may move it out of the group, so the members are copied before.
+ */
 struct sess_entry **
 sess_corpus_children(struct sess_corpus *c, const char *parent, size_t *n)
 {
-	struct sess_entry **v = xcalloc(c->by_id.len + 1, sizeof(*v));
-	size_t pos = 0, k = 0;
-	void *val;
+	struct sess_kin *kin;
+	struct sess_entry **v;
+	size_t m;
 
 	sess_corpus_drain_events(c);
-	while (map_next(&c->by_id, &pos, NULL, &val)) {
-		struct sess_entry *en = val;
-		if (en->parent == NULL || strcmp(en->parent, parent) != 0)
-			continue;
-		sess_corpus_revalidate(c, en);
-		if (!en->gone && en->parent && strcmp(en->parent, parent) == 0)
-			v[k++] = en;
+	kin = sess_kin_get(&c->kin, parent);
+	if (kin && (c->inotify_fd < 0 || c->all_dirty || kin->unavailable)) {
+		m = kin->n;
+		v = xmalloc((m + 1) * sizeof(*v));
+		memcpy(v, kin->v, m * sizeof(*v));
+		for (size_t i = 0; i < m; i++)
+			if (c->inotify_fd < 0 || c->all_dirty || v[i]->state == SESS_ENTRY_UNAVAILABLE)
+				sess_corpus_revalidate(c, v[i]);
+		free(v);
 	}
-	sess_corpus_sort(c, v, k);
-	*n = k;
+	for (size_t i = 0; i < c->ndirty; i++)
+		sess_corpus_revalidate(c, c->dirty[i]);
+	c->ndirty = 0;
+	kin = sess_kin_get(&c->kin, parent);	/* the group may have been made just now */
+	m = kin ? kin->n : 0;
+	if (kin && !kin->sorted_ok) {
+		if (kin->sorted_cap < kin->cap) {
+			kin->sorted_cap = kin->cap;
+			kin->sorted = xrealloc(kin->sorted, kin->sorted_cap * sizeof(*kin->sorted));
+		}
+		memcpy(kin->sorted, kin->v, m * sizeof(*kin->v));
+		sess_corpus_sort(c, kin->sorted, m);
+		kin->sorted_ok = 1;
+	}
+	v = xmalloc((m + 1) * sizeof(*v));
+	if (m)
+		memcpy(v, kin->sorted, m * sizeof(*v));
+	v[m] = NULL;
+	*n = m;
 	return v;
 }
 

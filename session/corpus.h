@@ -19,6 +19,7 @@
 #include "base/runq.h"
 #include "session/entry.h"
 #include "session/id.h"
+#include "session/kin.h"
 #include "session/log.h"
 #include "session/order.h"
 
@@ -41,6 +42,7 @@ struct sess_corpus {
 	struct sess_env *env;	/* borrowed */
 	struct map by_id;	/* id -> owned struct sess_entry * */
 	struct sess_order roots;	/* the roots session/list shows, sorted */
+	struct sess_kin_index kin;	/* parent id -> its children (every entry with a parent) */
 	struct sess_entry **dirty;	/* entries inotify marked since the last listing (borrowed) */
 	struct sess_corpus_key *keys;	/* sess_corpus_sort's two arrays of keys_cap, kept */
 	size_t keys_cap;
@@ -50,6 +52,7 @@ struct sess_corpus {
 	int all_dirty;
 	int ready;		/* every file of the directory is in by_id */
 	int changed;		/* entries changed since the index file was written */
+	uint64_t gen;		/* the last entry gen given out */
 	struct ev_loop *loop;	/* set by sess_corpus_start: the run is due */
 	struct runq *q;
 	struct sess_reconcile *job;	/* the start-up run in flight, or NULL */

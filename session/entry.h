@@ -14,6 +14,8 @@
 
 #include "session/id.h"
 
+struct sess_kin;
+
 enum sess_entry_state {
 	SESS_ENTRY_OK,
 	SESS_ENTRY_CORRUPT,		/* header unreadable */
@@ -23,7 +25,10 @@ enum sess_entry_state {
 
 /*
  * One indexed session. Strings are owned; NULL when absent. listed and listed_at belong to the
- * corpus's sorted root list (session/order.h): listed_at is the updated_at it was filed under.
+ * corpus's sorted root list (session/order.h): listed_at is the updated_at it was filed under;
+ * kin to its children index (session/kin.h): how it is filed under its parent; gen is
+ * the corpus's count when its facts last changed (never the same for two different facts of
+ * one entry, so a listing can tell an entry is as it was without comparing its strings).
  */
 struct sess_entry {
 	char id[SESS_ID_LEN + 1];
@@ -33,6 +38,12 @@ struct sess_entry {
 	int dirty;		/* inotify saw it change: re-check before trusting */
 	int listed;		/* in the corpus's root list */
 	int64_t listed_at;
+	struct {		/* the children index's (session/kin.h) */
+		struct sess_kin *group;	/* the parent's group it is filed in, or NULL */
+		int64_t created_at;	/* created_at when filed (the group's order) */
+		int unavailable;	/* state was SESS_ENTRY_UNAVAILABLE when filed */
+	} kin;
+	uint64_t gen;
 	int64_t created_at;
 	int64_t updated_at;
 	int depth;

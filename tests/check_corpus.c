@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "session/corpus.h"
 #include "tests/helpers.h"
@@ -178,6 +179,85 @@ START_TEST(corpus_sort_matches_the_entry_order)
 }
 END_TEST
 
+/*
+ * The children index (session/kin.h) against a walk of every entry: children created, moved to
+ * another parent, re-dated, made unreadable, deleted and brought back, in random order, with
+ * inotify and without it (every member stat()ed); the listing is the same set in the same order.
+ */
+static void
+kin_child(int i, int parent, int created)
+{
+	char id[40], text[512];
+
+	snprintf(id, sizeof(id), "00000000-0000-4000-8000-3%011x", i);
+	snprintf(text, sizeof(text), "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"createdAt\":%d,\"cwd\":\"/w\","
+	    "\"delegationDepth\":1,\"parentSession\":\"00000000-0000-4000-8000-40000000000%d\"}\n", id, created, parent);
+	put(id, text);
+}
+
+static void
+kin_check(int parent, int round)
+{
+	char pid[40];
+	size_t n, all, k = 0;
+	struct sess_entry **got, **every, **want;
+
+	snprintf(pid, sizeof(pid), "00000000-0000-4000-8000-40000000000%d", parent);
+	got = sess_corpus_children(&corpus, pid, &n);
+	every = sess_corpus_list(&corpus, &all);
+	want = calloc(all + 1, sizeof(*want));
+	for (size_t i = 0; i < all; i++)
+		if (!every[i]->gone && every[i]->parent && strcmp(every[i]->parent, pid) == 0)
+			want[k++] = every[i];
+	qsort(want, k, sizeof(*want), sess_entry_order);
+	ck_assert_msg(n == k && memcmp(got, want, n * sizeof(*got)) == 0, "round %d parent %d: %zu listed, %zu wanted",
+	    round, parent, n, k);
+	ck_assert_ptr_null(got[n]);
+	free(got);
+	free(every);
+	free(want);
+}
+
+START_TEST(corpus_children_index_matches_a_full_walk)
+{
+	struct err e;
+	char path[256], id[40];
+
+	srand(11 + (unsigned)_i);
+	for (int i = 0; i < 30; i++)
+		kin_child(i, i % 3, 100 + i);
+	err_clear(&e);
+	ck_assert_int_eq(sess_corpus_scan(&corpus, &e), 0);
+	if (_i == 1 && corpus.inotify_fd >= 0) {	/* the fallback: no watch */
+		close(corpus.inotify_fd);
+		corpus.inotify_fd = -1;
+	}
+	for (int round = 0; round < 400; round++) {
+		int i = rand() % 40;
+		snprintf(id, sizeof(id), "00000000-0000-4000-8000-3%011x", i);
+		snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", state, id);
+		switch (rand() % 5) {
+		case 0:	/* new, moved or re-dated (created or rewritten) */
+		case 1:
+			rmdir(path);
+			kin_child(i, rand() % 3, 100 + rand() % 50);
+			sess_corpus_get(&corpus, id);	/* a file no listing knew of is found by id */
+			break;
+		case 2:	/* gone */
+			unlink(path);
+			break;
+		case 3:	/* unreadable: a directory where the log was */
+			if (unlink(path) == 0)
+				ck_assert_int_eq(mkdir(path, 0700), 0);
+			break;
+		default:
+			break;
+		}
+		kin_check(rand() % 3, round);
+	}
+}
+END_TEST
+
 Suite *
 corpus_suite(void)
 {
@@ -191,6 +271,7 @@ corpus_suite(void)
 	tcase_add_test(tc, corpus_scan_fails_when_the_directory_cannot_be_listed);
 	tcase_add_test(tc, corpus_refuses_a_file_holding_another_session);
 	tcase_add_test(tc, corpus_sort_matches_the_entry_order);
+	tcase_add_loop_test(tc, corpus_children_index_matches_a_full_walk, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

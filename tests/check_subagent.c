@@ -712,11 +712,14 @@ START_TEST(listing_memo_equals_a_fresh_build)
 	memo_put(41, "continuable", "grand2", 141, mid);
 	memo_cmp(&caller, &corpus, "grandchild label");
 	live.status = AGENT_RUNNING;
+	/* as agent_attach does: resident, and marked live in the corpus */
 	map_put(&rt.agents, "00000000-0000-4000-8000-200000000001", &live);
+	sess_corpus_get(&corpus, "00000000-0000-4000-8000-200000000001")->live = 1;
 	memo_cmp(&caller, &corpus, "running");
 	live.status = AGENT_IDLE;
 	memo_cmp(&caller, &corpus, "idle again");
 	map_del(&rt.agents, "00000000-0000-4000-8000-200000000001");
+	sess_corpus_note_released(&corpus, "00000000-0000-4000-8000-200000000001");
 	memo_cmp(&caller, &corpus, "not live");
 	memcpy(sess.id, mid, sizeof(sess.id) - 1);
 	memo_cmp(&caller, &corpus, "another caller");
