@@ -331,29 +331,30 @@ mcp_call_fail(struct mcp_call *p, const struct err *e)
 	fn(arg, NULL, e);
 }
 
-/* Every request in flight ends: calls fail with code and text, the others are dropped. */
+/*
+ * Every request in flight ends: calls fail with code and text, the others are dropped. One at a
+ * time, each unlinked before its callback runs: a callback may send new requests (their ids are
+ * higher: not ended here) or cancel another call this would end (it is then gone from the list).
+ */
 static void
 mcp_pend_fail_all(struct mcp_client *c, enum err_code code, const char *text)
 {
-	struct mcp_call *list = c->pending, *p;
+	long upto = c->next_id;
+	struct mcp_call *p;
 	struct err e;
 
-	/* Taken off first: a callback may send new requests, which are not ended here. */
-	c->pending = NULL;
-	while ((p = list) != NULL) {
-		list = p->next;
-		p->prev = p->next = NULL;
-		ev_timer_stop(c->loop, &p->tm);
+	for (;;) {
+		for (p = c->pending; p && p->id > upto; p = p->next)
+			;
+		if (p == NULL)
+			return;
 		if (p->kind != PEND_CALL) {
-			free(p);
+			mcp_pend_drop(p);
 			continue;
 		}
-		mcp_call_fn *fn = p->fn;
-		void *arg = p->arg;
-		free(p);
 		err_clear(&e);
 		err_set(&e, code, "%s", text);
-		fn(arg, NULL, &e);
+		mcp_call_fail(p, &e);
 	}
 }
 
@@ -382,8 +383,10 @@ mcp_drop_transport(struct mcp_client *c)
 	b->tp->ops->close(b->tp);
 }
 
+/* The next start, after the backoff; now: at once (the server ended the session: MCP's rule is
+ * to initialize again), counted as a try all the same so a server that always does stops. */
 static void
-mcp_schedule_restart(struct mcp_client *c)
+mcp_schedule_restart(struct mcp_client *c, int now)
 {
 	if (c->tries >= c->lim.max_tries) {
 		char why[160];
@@ -393,26 +396,31 @@ mcp_schedule_restart(struct mcp_client *c)
 		mcp_report(c);
 		return;
 	}
-	ev_timer_set(&c->restart_tm, c->backoff, 0.);
+	ev_timer_set(&c->restart_tm, now ? 0. : c->backoff, 0.);
 	ev_timer_start(c->loop, &c->restart_tm);
-	c->backoff = c->backoff * 2 > c->lim.backoff_max ? c->lim.backoff_max : c->backoff * 2;
+	if (!now)
+		c->backoff = c->backoff * 2 > c->lim.backoff_max ? c->lim.backoff_max : c->backoff * 2;
 	c->tries++;
 }
 
-/* The handshake or the first listing failed: the first start fails, a restart tries again. */
+/*
+ * The handshake or the first listing failed: the first start fails, a restart tries again.
+ * expired: the server ended the session it had just begun; a new one is begun at once, even
+ * in the first start.
+ */
 static void
-mcp_start_failed(struct mcp_client *c, const char *why)
+mcp_start_failed(struct mcp_client *c, const char *why, int expired)
 {
 	log_warn("mcp %s: %s", c->cfg.name, why);
 	mcp_set_reason(c, why);
 	mcp_drop_transport(c);
 	mcp_pend_fail_all(c, ERR_MCP_NOT_READY, why);
-	if (c->first) {
+	if (c->first && !(expired && c->tries < c->lim.max_tries)) {
 		c->first = 0;
 		c->state = MCP_FAILED;
 		mcp_report(c);
 	} else {
-		mcp_schedule_restart(c);
+		mcp_schedule_restart(c, expired);
 	}
 }
 
@@ -538,7 +546,7 @@ mcp_on_list(struct mcp_client *c, const json_t *result, const json_t *error)
 			}
 			return;
 		}
-		mcp_start_failed(c, why);
+		mcp_start_failed(c, why, 0);
 		return;
 	}
 	json_array_foreach(json_object_get(result, "tools"), i, t) mcp_list_take(c, t);
@@ -576,7 +584,7 @@ mcp_on_init(struct mcp_client *c, const json_t *result, const json_t *error)
 	ev_timer_stop(c->loop, &c->init_tm);
 	if (error != NULL) {
 		snprintf(why, sizeof(why), "initialize failed: %s", mcp_error_text(error, et, sizeof(et)));
-		mcp_start_failed(c, why);
+		mcp_start_failed(c, why, 0);
 		return;
 	}
 	for (i = 0; v != NULL && mcp_versions[i] != NULL; i++)
@@ -584,7 +592,7 @@ mcp_on_init(struct mcp_client *c, const json_t *result, const json_t *error)
 			break;
 	if (v == NULL || mcp_versions[i] == NULL) {
 		snprintf(why, sizeof(why), "unsupported protocol version \"%.40s\"", v != NULL ? v : "(none)");
-		mcp_start_failed(c, why);
+		mcp_start_failed(c, why, 0);
 		return;
 	}
 	snprintf(c->version, sizeof(c->version), "%s", v);
@@ -694,21 +702,37 @@ mcp_exit_reason(struct mcp_client *c, const char *how, struct buf *out)
 	buf_free(&tail);
 }
 
-/* A dropped transport is gone: off its owner's list, freed. */
+/* A stop is over: the client frees itself and tells its owner. */
+static void
+mcp_stop_finish(struct mcp_client *c)
+{
+	void (*stopped)(void *) = c->stopped;
+	void *arg = c->stopped_arg;
+
+	mcp_client_free(c);
+	if (stopped)
+		stopped(arg);
+}
+
+/* A dropped transport is gone: off its owner's list, freed; the last one ends a stop waiting
+ * for it (a stop does not cut the ladder of a transport closing after a failed start). */
 static void
 mcp_bind_reap(struct mcp_bind *b)
 {
-	struct mcp_bind **pp = &b->owner->dropped;
+	struct mcp_client *c = b->owner;
+	struct mcp_bind **pp = &c->dropped;
 
 	while (*pp != b)
 		pp = &(*pp)->next;
 	*pp = b->next;
 	b->tp->ops->free(b->tp);
 	free(b);
+	if (c->stopping && c->tp == NULL && c->dropped == NULL)
+		mcp_stop_finish(c);
 }
 
 static void
-mcp_on_gone(void *arg, const char *how)
+mcp_on_gone(void *arg, const char *how, int expired)
 {
 	struct mcp_bind *b = arg;
 	struct mcp_client *c = b->c;
@@ -732,11 +756,8 @@ mcp_on_gone(void *arg, const char *how)
 	ev_timer_stop(c->loop, &c->init_tm);
 	if (c->stopping) {
 		mcp_pend_fail_all(c, ERR_MCP_SERVER_EXITED, "MCP server stopped");
-		void (*stopped)(void *) = c->stopped;
-		void *sarg = c->stopped_arg;
-		mcp_client_free(c);
-		if (stopped)
-			stopped(sarg);
+		if (c->dropped == NULL)
+			mcp_stop_finish(c);
 		goto out;
 	}
 	buf_printf(&text, "MCP server \"%s\" %s", c->cfg.name, how);
@@ -759,9 +780,9 @@ mcp_on_gone(void *arg, const char *how)
 		c->tries = 0;
 		c->backoff = c->lim.backoff_first;
 		if (c->state == MCP_EXITED && !c->stopping)
-			mcp_schedule_restart(c);
+			mcp_schedule_restart(c, expired);
 	} else if (was == MCP_STARTING) {
-		mcp_start_failed(c, reason.data);
+		mcp_start_failed(c, reason.data, expired);
 	}
 out:
 	buf_free(&reason);
@@ -791,7 +812,7 @@ mcp_init_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 	/* initialize is never cancelled (SPEC §20.1): the server is failed, its process closed. */
 	snprintf(why, sizeof(why), "no answer to %s within %g s", c->version[0] ? "tools/list" : "initialize",
 	    (double)c->lim.startup_ms / 1000.);
-	mcp_start_failed(c, why);
+	mcp_start_failed(c, why, 0);
 }
 
 static void
@@ -802,11 +823,7 @@ mcp_restart_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	if (c->stopping) {	/* a stop with no transport: finished from the loop */
-		void (*stopped)(void *) = c->stopped;
-		void *arg = c->stopped_arg;
-		mcp_client_free(c);
-		if (stopped)
-			stopped(arg);
+		mcp_stop_finish(c);
 		return;
 	}
 	log_info("mcp %s: restarting (try %d of %d)", c->cfg.name, c->tries, c->lim.max_tries);
@@ -836,7 +853,7 @@ mcp_attempt(struct mcp_client *c)
 		    &cb, &e);
 	if (c->tp == NULL) {
 		free(b);
-		mcp_start_failed(c, e.msg);
+		mcp_start_failed(c, e.msg, 0);
 		return;
 	}
 	b->tp = c->tp;
@@ -886,18 +903,19 @@ mcp_client_stop(struct mcp_client *c, void (*stopped)(void *arg), void *arg)
 	ev_timer_stop(c->loop, &c->init_tm);
 	ev_timer_stop(c->loop, &c->restart_tm);
 	mcp_pend_fail_all(c, ERR_MCP_SERVER_EXITED, "MCP server stopped");
-	if (c->tp == NULL) {	/* finished from the loop: the caller may be inside a report */
+	if (c->tp == NULL && c->dropped == NULL) {	/* finished from the loop: the caller may be inside a report */
 		ev_timer_set(&c->restart_tm, 0., 0.);
 		ev_timer_start(c->loop, &c->restart_tm);
 		return;
 	}
-	c->tp->ops->close(c->tp);
+	if (c->tp)
+		c->tp->ops->close(c->tp);	/* the dropped ones are closing already */
 }
 
 int
 mcp_client_idle(const struct mcp_client *c)
 {
-	return c->tp == NULL;
+	return c->tp == NULL && c->dropped == NULL;
 }
 
 void

@@ -89,8 +89,9 @@ void mcp_client_start(struct mcp_client *c);
 void mcp_client_stop(struct mcp_client *c, void (*stopped)(void *arg), void *arg);
 /* Frees at once (a live process is killed and reaped); nothing is called after it. */
 void mcp_client_free(struct mcp_client *c);
-/* Whether c runs no server now (failed, or between restarts): a stop has nothing to wait for, and
- * the owner may free it at once (from outside its own callbacks). */
+/* Whether c runs no server now and closes none (failed, or between restarts, and every process
+ * it dropped is gone): a stop has nothing to wait for, and the owner may free it at once (from
+ * outside its own callbacks). */
 int mcp_client_idle(const struct mcp_client *c);
 
 const char *mcp_client_name(const struct mcp_client *c);

@@ -82,6 +82,7 @@ struct mcp_http {
 	struct mcp_http_xfer *stream;	/* the GET stream (live or waiting), NULL while none */
 	int stream_none;	/* 405: never again */
 	int stream_opened;	/* notifications/initialized was accepted */
+	int stream_worked;	/* a GET stream was answered with events once */
 	long stream_backoff_ms;
 	long stream_retry_ms;	/* the GET stream's last retry:, -1 for none */
 	char *stream_last_id;
@@ -90,6 +91,7 @@ struct mcp_http {
 	char *session, *version;
 	int closing;		/* close was called: only gone is left to report */
 	int dead;		/* gone is decided: nothing is sent any more */
+	int expired;		/* ... because the server ended the session (HTTP 404) */
 	char *gone_reason;
 	int gone_reported;
 	int delivering, doomed;	/* free inside a callback waits for it to return */
@@ -154,6 +156,15 @@ mcp_http_gone(struct mcp_http *t, const char *reason)
 	t->dead = 1;
 	t->gone_reason = xstrdup(reason);
 	log_debug("[mcp:%s] http: gone: %s", t->name, reason);
+}
+
+/* The server ended the session (HTTP 404 for its MCP-Session-Id): gone, and a new one wanted. */
+static void
+mcp_http_expired(struct mcp_http *t)
+{
+	if (!t->dead)
+		t->expired = 1;
+	mcp_http_gone(t, "session expired");
 }
 
 static void
@@ -329,6 +340,17 @@ mcp_http_error_data(const struct mcp_http_xfer *x)
  * A POST (or a resume) that gives no response: the initialize request's ends the transport; a
  * request still waiting gets an error response; anything else is only logged.
  */
+/* A request after initialize reached nobody: the transport is gone ("connection lost: ..."). */
+static void
+mcp_http_lost(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
+{
+	char reason[200];
+
+	snprintf(reason, sizeof(reason), "connection lost: %s", CURLAPI->easy_strerror(rc));
+	log_debug("[mcp:%s] http: %s: %s", t->name, x->what, reason);
+	mcp_http_gone(t, reason);
+}
+
 static void
 mcp_http_fail(struct mcp_http *t, struct mcp_http_xfer *x, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -641,12 +663,17 @@ mcp_http_post_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 		return;
 	}
 	if (rc != CURLE_OK && status == 0) {
-		mcp_http_fail(t, x, "connection failed: %s", CURLAPI->easy_strerror(rc));
+		/* No answer at all (refused, reset, nothing returned): the server is not there, for
+		 * this request and the next; the owner restarts, as for a process that exited. */
+		if (x->is_init)
+			mcp_http_fail(t, x, "connection failed: %s", CURLAPI->easy_strerror(rc));
+		else
+			mcp_http_lost(t, x, rc);
 		return;
 	}
 	if (status == 404 && t->session && !x->is_init) {
 		log_debug("[mcp:%s] http: %s: HTTP 404 for the session", t->name, x->what);
-		mcp_http_gone(t, "session expired");
+		mcp_http_expired(t);
 		return;
 	}
 	if (status < 200 || status > 299) {
@@ -680,7 +707,7 @@ mcp_http_resume_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 	if (x->id == NULL || !mcp_http_is_outstanding(t, x->id))
 		return;
 	if (status == 404 && t->session) {
-		mcp_http_gone(t, "session expired");
+		mcp_http_expired(t);
 		return;
 	}
 	if (status != 0 && (status < 200 || status > 299)) {
@@ -710,6 +737,13 @@ mcp_http_stream_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 	int opened = status >= 200 && status <= 299 && x->sse_type;
 
 	t->stream = NULL;
+	/* A 404 once the stream was open is the session's end; before, a server without the GET
+	 * route (many answer 404, not 405) */
+	if (status == 404 && t->session && t->stream_worked) {
+		log_debug("[mcp:%s] http: GET stream: HTTP 404 for the session", t->name);
+		mcp_http_expired(t);
+		return;
+	}
 	if (status == 405 || status == 404) {
 		log_debug("[mcp:%s] http: no GET stream (HTTP %ld)", t->name, status);
 		t->stream_none = 1;
@@ -724,6 +758,7 @@ mcp_http_stream_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 	if (x->sse.retry_ms >= 0)
 		t->stream_retry_ms = x->sse.retry_ms;
 	if (opened) {
+		t->stream_worked = 1;
 		t->stream_backoff_ms = MCP_HTTP_BACKOFF_MIN_MS;
 		ms = t->stream_retry_ms >= 0 ? t->stream_retry_ms : MCP_HTTP_BACKOFF_MIN_MS;
 	} else {
@@ -889,7 +924,7 @@ mcp_http_deliver(struct mcp_http *t)
 		json_array_clear(t->inbox);
 	if (!t->doomed && t->gone_reason && !t->gone_reported) {
 		t->gone_reported = 1;
-		t->base.cb.gone(t->base.cb.arg, t->gone_reason);
+		t->base.cb.gone(t->base.cb.arg, t->gone_reason, t->expired);
 	}
 	t->delivering = 0;
 	if (t->doomed)

@@ -224,7 +224,7 @@ stdio_gone(struct stdio_tp *s)
 		    spawn_signame(WTERMSIG(s->status), sig, sizeof(sig)));
 	else
 		snprintf(reason, sizeof(reason), "exited with status %d", WEXITSTATUS(s->status));
-	s->t.cb.gone(s->t.cb.arg, reason);	/* last: the owner frees s */
+	s->t.cb.gone(s->t.cb.arg, reason, 0);	/* last: the owner frees s */
 }
 
 static void

@@ -18,10 +18,11 @@ struct mcp_transport_cb {
 	void (*message)(void *arg, const json_t *msg);
 	/*
 	 * The transport is gone (the process exited, the connection failed, or close finished).
-	 * reason: borrowed text ("exited with status 3", "killed by SIGKILL", ...); after this
-	 * call nothing else is reported and the owner frees the transport.
+	 * reason: borrowed text ("exited with status 3", "killed by SIGKILL", ...); expired: the
+	 * server ended the session and wants a new one at once (HTTP 404 for its MCP-Session-Id).
+	 * After this call nothing else is reported and the owner frees the transport.
 	 */
-	void (*gone)(void *arg, const char *reason);
+	void (*gone)(void *arg, const char *reason, int expired);
 	void *arg;
 };
 

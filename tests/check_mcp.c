@@ -1,7 +1,9 @@
 /*
  * The MCP client over the stdio transport (mcp/client.c, mcp/stdio.c), against the scripted
  * server (tests/mock_mcp.c, built beside check_all): the handshake, the tool list, calls, their
- * errors and timeouts, restarts, the failures, shutdown. And mcp_config_parse's every refusal.
+ * errors and timeouts, restarts, the failures, shutdown; over a transport made here, an HTTP
+ * session the server ends and a stop that waits for a closing transport. And mcp_config_parse's
+ * every refusal.
  */
 #include <check.h>
 #include <errno.h>
@@ -554,6 +556,222 @@ START_TEST(mcp_stop_ends_the_process)
 }
 END_TEST
 
+/*
+ * A transport made here (lim.open), for what a process cannot show on cue: an HTTP session that
+ * the server ends (gone, expired), a transport that takes its time to close. It answers
+ * initialize and tools/list from the loop (never from inside send), and reports gone when told.
+ */
+struct ft_world {
+	int opens, frees;
+	int expire_list;		/* the open (1-based) whose tools/list ends the session */
+	int slow_close;			/* close reports nothing until ft_close_now */
+	struct ft *last;
+};
+
+struct ft {
+	struct mcp_transport t;
+	struct ft_world *w;
+	struct ev_loop *loop;
+	ev_timer tm;
+	json_t *inbox;
+	int nth, closed, gone, expire;
+	const char *gone_reason;
+};
+
+static void
+ft_deliver(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct ft *f = w->data;
+	struct mcp_transport_cb cb = f->t.cb;
+
+	(void)loop;
+	(void)revents;
+	while (!f->gone && json_array_size(f->inbox)) {
+		json_t *m = json_incref(json_array_get(f->inbox, 0));
+		json_array_remove(f->inbox, 0);
+		cb.message(cb.arg, m);	/* may free f: then the inbox is empty and gone unset */
+		json_decref(m);
+		if (f->t.cb.arg == NULL)
+			return;
+	}
+	if (f->gone_reason && !f->gone) {
+		f->gone = 1;
+		cb.gone(cb.arg, f->gone_reason, f->expire);	/* the owner frees f */
+	}
+}
+
+static void
+ft_kick(struct ft *f)
+{
+	ev_timer_stop(f->loop, &f->tm);
+	ev_timer_set(&f->tm, 0., 0.);
+	ev_timer_start(f->loop, &f->tm);
+}
+
+static void
+ft_send(struct mcp_transport *t, const json_t *msg)
+{
+	struct ft *f = (struct ft *)t;
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *id = json_object_get(msg, "id");
+
+	if (f->gone_reason || method == NULL || id == NULL)
+		return;
+	if (strcmp(method, "initialize") == 0) {
+		json_array_append_new(f->inbox, xjson_pack("{s:s, s:O, s:{s:s, s:{s:{}}}}", "jsonrpc", "2.0", "id", id,
+		    "result", "protocolVersion", "2025-11-25", "capabilities", "tools"));
+	} else if (strcmp(method, "tools/list") == 0 && f->nth == f->w->expire_list) {
+		f->gone_reason = "session expired";	/* an HTTP 404 for the session */
+		f->expire = 1;
+	} else if (strcmp(method, "tools/list") == 0) {
+		json_array_append_new(f->inbox, xjson_pack("{s:s, s:O, s:{s:[{s:s, s:{s:s}}]}}", "jsonrpc", "2.0",
+		    "id", id, "result", "tools", "name", "a", "inputSchema", "type", "object"));
+	}
+	ft_kick(f);
+}
+
+static void
+ft_set_version(struct mcp_transport *t, const char *version)
+{
+	(void)t;
+	(void)version;
+}
+
+static void
+ft_close(struct mcp_transport *t)
+{
+	struct ft *f = (struct ft *)t;
+
+	f->closed = 1;
+	if (f->w->slow_close)
+		return;
+	if (f->gone_reason == NULL)
+		f->gone_reason = "closed";
+	ft_kick(f);
+}
+
+static void
+ft_stderr_tail(const struct mcp_transport *t, struct buf *out)
+{
+	(void)t;
+	(void)out;
+}
+
+static void
+ft_free(struct mcp_transport *t)
+{
+	struct ft *f = (struct ft *)t;
+
+	ev_timer_stop(f->loop, &f->tm);
+	json_decref(f->inbox);
+	if (f->w->last == f)
+		f->w->last = NULL;
+	f->w->frees++;
+	free(f);
+}
+
+static const struct mcp_transport_ops ft_ops = { ft_send, ft_set_version, ft_close, ft_stderr_tail, ft_free };
+
+static struct ev_loop *ft_loop;
+
+static struct mcp_transport *
+ft_open(void *arg, const struct mcp_config *cfg, const struct mcp_transport_cb *cb, struct err *e)
+{
+	struct ft_world *w = arg;
+	struct ft *f = calloc(1, sizeof(*f));
+
+	(void)cfg;
+	(void)e;
+	f->t.ops = &ft_ops;
+	f->t.cb = *cb;
+	f->w = w;
+	f->loop = ft_loop;
+	f->inbox = json_array();
+	f->nth = ++w->opens;
+	ev_timer_init(&f->tm, ft_deliver, 0., 0.);
+	f->tm.data = f;
+	w->last = f;
+	return &f->t;
+}
+
+/* The session ends (gone, expired) in the first start's listing and later when ready: a new
+ * one is begun at once each time, never after the backoff (a day here) and never failed. */
+START_TEST(mcp_an_ended_session_is_begun_again_at_once)
+{
+	struct fix f;
+	struct mcp_limits lim;
+	struct ft_world w = { 0 };
+	struct mcp_client_cb cb = { fix_state, &f };
+	struct mcp_config cfg = { 0 };
+
+	memset(&f, 0, sizeof(f));
+	f.loop = ft_loop = ev_loop_new(EVFLAG_AUTO);
+	test_mkdtemp(f.dir, sizeof(f.dir));
+	mcp_limits_default(&lim);
+	lim.backoff_first = lim.backoff_max = 86400.;
+	lim.open = ft_open;
+	lim.open_arg = &w;
+	cfg.name = (char[]){ "h" };
+	w.expire_list = 1;
+	f.c = mcp_client_new(f.loop, &cfg, f.dir, &lim, &cb);
+	mcp_client_start(f.c);
+	ck_assert(fix_state_is(&f, MCP_READY, 10.));
+	ck_assert_int_eq(w.opens, 2);
+	/* ready: the server ends the session; the next listing is on the third transport */
+	w.expire_list = 3;
+	w.last->gone_reason = "session expired";
+	w.last->expire = 1;
+	ft_kick(w.last);
+	ck_assert(fix_state_is(&f, MCP_EXITED, 10.));
+	ck_assert(fix_state_is(&f, MCP_READY, 10.));	/* 3 expired at its listing, 4 is ready */
+	ck_assert_int_eq(w.opens, 4);
+	ck_assert_int_eq(w.frees, 3);
+	fix_finish(&f);
+	ck_assert_int_eq(w.frees, 4);
+}
+END_TEST
+
+/* A start that failed leaves its transport closing; a stop waits for it instead of freeing it
+ * (a process then killed at once, its ladder cut short). */
+START_TEST(mcp_stop_waits_for_a_transport_still_closing)
+{
+	struct fix f;
+	struct mcp_limits lim;
+	struct ft_world w = { 0 };
+	struct mcp_client_cb cb = { fix_state, &f };
+	struct mcp_config cfg = { 0 };
+
+	memset(&f, 0, sizeof(f));
+	f.loop = ft_loop = ev_loop_new(EVFLAG_AUTO);
+	test_mkdtemp(f.dir, sizeof(f.dir));
+	mcp_limits_default(&lim);
+	lim.startup_ms = 1;		/* no answer to initialize in time: the first start fails */
+	lim.open = ft_open;
+	lim.open_arg = &w;
+	cfg.name = (char[]){ "h" };
+	w.slow_close = 1;
+	f.c = mcp_client_new(f.loop, &cfg, f.dir, &lim, &cb);
+	mcp_client_start(f.c);
+	w.last->gone_reason = NULL;
+	ev_timer_stop(f.loop, &w.last->tm);	/* initialize is never answered */
+	json_array_clear(w.last->inbox);
+	ck_assert(fix_state_is(&f, MCP_FAILED, 10.));
+	ck_assert(w.last->closed);
+	ck_assert(!mcp_client_idle(f.c));	/* its process is still closing */
+	mcp_client_stop(f.c, fix_stopped, &f);
+	f.c = NULL;
+	for (int i = 0; i < 5; i++)
+		ev_run(f.loop, EVRUN_NOWAIT);
+	ck_assert_int_eq(f.stopped, 0);
+	ck_assert_int_eq(w.frees, 0);
+	w.last->gone_reason = "killed by SIGTERM";	/* the ladder's end */
+	ft_kick(w.last);
+	ck_assert(fix_run_until(&f, &f.stopped, 10.));
+	ck_assert_int_eq(w.frees, 1);
+	fix_finish(&f);
+}
+END_TEST
+
 START_TEST(mcp_config_refusals)
 {
 	static const struct {
@@ -683,6 +901,8 @@ mcp_suite(void)
 	tcase_add_test(tc, mcp_list_changed_during_a_failed_relist_is_read);
 	tcase_add_test(tc, mcp_server_requests_and_noise);
 	tcase_add_test(tc, mcp_stop_ends_the_process);
+	tcase_add_test(tc, mcp_an_ended_session_is_begun_again_at_once);
+	tcase_add_test(tc, mcp_stop_waits_for_a_transport_still_closing);
 	tcase_add_test(tc, mcp_config_refusals);
 	tcase_add_test(tc, cap_keeps_head_and_tail_and_spills_the_whole);
 	suite_add_tcase(s, tc);

@@ -383,6 +383,7 @@ struct tc {
 	json_t *msgs;		/* copies of the messages, in order */
 	char gone[256];
 	int ngone;
+	int expired;		/* the last gone said the session ended */
 	int free_on_message;
 	int want;
 	const char *want_log;	/* until_log: a line containing this was logged */
@@ -404,11 +405,12 @@ tc_message(void *arg, const json_t *m)
 }
 
 static void
-tc_gone(void *arg, const char *reason)
+tc_gone(void *arg, const char *reason, int expired)
 {
 	struct tc *c = arg;
 
 	snprintf(c->gone, sizeof(c->gone), "%s", reason);
+	c->expired = expired;
 	c->ngone++;
 }
 
@@ -796,6 +798,7 @@ START_TEST(http_404_with_a_session_is_gone_session_expired)
 	tc_send(&c, list_msg);
 	tc_run(&c, until_gone, 0);
 	ck_assert_str_eq(c.gone, "session expired");
+	ck_assert_int_eq(c.expired, 1);		/* the owner begins a new session at once */
 	ck_assert_int_eq((int)json_array_size(c.msgs), 1);
 	/* Dead: a send is dropped, close reports nothing more. */
 	tc_send(&c, call_msg);
@@ -938,7 +941,7 @@ START_TEST(http_initialize_failing_is_gone)
 }
 END_TEST
 
-START_TEST(http_initialize_without_a_server_is_gone_and_later_requests_get_errors)
+START_TEST(http_a_server_that_cannot_be_reached_is_gone)
 {
 	struct srv s;
 	struct tc c;
@@ -953,19 +956,18 @@ START_TEST(http_initialize_without_a_server_is_gone_and_later_requests_get_error
 	tc_free(&c);
 	srv_free(&s);
 
-	/* The server goes after the handshake: a request fails, the transport stays. */
+	/* The server goes after the handshake: a request reaches nobody, and that is gone too (the
+	 * owner restarts), not an error for that request with the server still taken for ready. */
 	srv_start(&s, NULL);
 	tc_open(&c, &s, NULL);
 	tc_init(&c);
 	srv_stop_listening(&s);
 	tc_send(&c, list_msg);
-	tc_run(&c, until_msgs, 2);
-	json_t *err = json_object_get(json_array_get(c.msgs, 1), "error");
-	ck_assert_int_eq(json_integer_value(json_object_get(err, "code")), -32603);
-	ck_assert_msg(strncmp(json_string_value(json_object_get(err, "message")), "connection failed: ", 19) == 0,
-	    "%s", json_string_value(json_object_get(err, "message")));
-	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(c.msgs, 1), "id")), 2);
-	ck_assert_int_eq(c.ngone, 0);
+	tc_run(&c, until_gone, 0);
+	ck_assert_msg(strncmp(c.gone, "connection lost: ", 17) == 0, "%s", c.gone);
+	ck_assert_int_eq(c.expired, 0);
+	ck_assert_int_eq((int)json_array_size(c.msgs), 1);	/* the initialize answer only */
+	ck_assert_int_eq(c.ngone, 1);
 	tc_free(&c);
 	srv_free(&s);
 }
@@ -1125,6 +1127,36 @@ START_TEST(http_get_stream_retries_a_failure_and_stops_at_404)
 	ck_assert_int_eq(srv_count(&s), 5);	/* init, initialized, two GETs, DELETE */
 	ck_assert_int_eq(c.ngone, 1);
 	ck_assert_str_eq(c.gone, "closed");
+	tc_free(&c);
+	srv_free(&s);
+}
+END_TEST
+
+/* A GET stream that was open (an SSE reply that ended) and then is 404: the session ended. */
+static void
+srv_get_then_404(struct srv *s, const struct srv_req *r, int fd)
+{
+	if (strcmp(r->method, "GET") != 0)
+		srv_default(s, r, fd);
+	else if (srv_find(s, "GET", "", 1) == NULL)
+		srv_sse(fd, "");
+	else
+		srv_reply(fd, 404, "text/plain", "", "no such session");
+}
+
+START_TEST(http_get_stream_404_after_it_was_open_is_session_expired)
+{
+	struct srv s;
+	struct tc c;
+
+	srv_start(&s, srv_get_then_404);
+	tc_open(&c, &s, NULL);
+	tc_init(&c);
+	tc_send(&c, initialized_msg);
+	tc_run(&c, until_gone, 0);
+	ck_assert_str_eq(c.gone, "session expired");
+	ck_assert_int_eq(c.expired, 1);
+	ck_assert_int_eq(c.ngone, 1);
 	tc_free(&c);
 	srv_free(&s);
 }
@@ -1439,10 +1471,11 @@ mcp_http_suite(void)
 	tcase_add_test(tc, http_404_without_a_session_is_an_error_response);
 	tcase_add_test(tc, http_500_answers_the_request_with_an_error_and_the_transport_lives_on);
 	tcase_add_loop_test(tc, http_initialize_failing_is_gone, 0, 6);
-	tcase_add_test(tc, http_initialize_without_a_server_is_gone_and_later_requests_get_errors);
+	tcase_add_test(tc, http_a_server_that_cannot_be_reached_is_gone);
 	tcase_add_test(tc, http_batches_bad_json_and_missing_responses);
 	tcase_add_test(tc, http_get_stream_delivers_list_changed_and_restarts_from_its_last_id);
 	tcase_add_test(tc, http_get_stream_retries_a_failure_and_stops_at_404);
+	tcase_add_test(tc, http_get_stream_404_after_it_was_open_is_session_expired);
 	tcase_add_loop_test(tc, http_a_stream_cut_before_its_response_is_resumed, 0, 3);
 	tcase_add_test(tc, http_close_without_a_session_sends_nothing_and_a_hung_delete_is_bounded);
 	tcase_add_test(tc, http_a_cancel_ends_its_requests_transfer);

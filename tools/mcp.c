@@ -284,19 +284,33 @@ mcp_rec_get(struct mcp_set *set, size_t i, const struct mcp_tool *t)
 	return r;
 }
 
+/* By public name; of two tools with one name, the server listed first in mcpServers first. */
 static int
 mcp_rec_cmp(const void *a, const void *b)
+{
+	const struct mcp_rec *x = *(struct mcp_rec *const *)a, *y = *(struct mcp_rec *const *)b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->srv > y->srv) - (x->srv < y->srv);
+}
+
+static int
+mcp_rec_by_name(const void *a, const void *b)
 {
 	return strcmp((*(struct mcp_rec *const *)a)->name, (*(struct mcp_rec *const *)b)->name);
 }
 
-static void
-mcp_rebuild(struct mcp_set *set)
+/*
+ * The tools the model gets, sorted by name (owned array of borrowed records, *n of them): every
+ * ready server's, and of two with one public name the first server's (the other is left out, and
+ * said so when warn). The toolbox and the ready events both come from here.
+ */
+static struct mcp_rec **
+mcp_kept(struct mcp_set *set, size_t *np, int warn)
 {
 	struct mcp_rec **v = NULL;
-	size_t n = 0;
+	size_t n = 0, kept = 0;
 
-	set->dirty = 0;
 	for (size_t i = 0; i < set->nsrv; i++) {
 		size_t nt;
 		const struct mcp_tool *t = set->srv[i].c ? mcp_client_tools(set->srv[i].c, &nt) : NULL;
@@ -308,16 +322,31 @@ mcp_rebuild(struct mcp_set *set)
 	}
 	if (n > 0)
 		qsort(v, n, sizeof(*v), mcp_rec_cmp);
-	toolbox_free(&set->tb);
-	toolbox_init(&set->tb);
 	for (size_t k = 0; k < n; k++) {
-		if (k > 0 && strcmp(v[k]->name, v[k - 1]->name) == 0) {
-			log_warn("mcp: two tools are both named %s; %s's is left out", v[k]->name,
-			    set->srv[v[k]->srv].name);
+		if (kept > 0 && strcmp(v[k]->name, v[kept - 1]->name) == 0) {
+			if (warn)
+				log_warn("mcp: two tools are both named %s; %s's is left out", v[k]->name,
+				    set->srv[v[k]->srv].name);
 			continue;
 		}
-		toolbox_add(&set->tb, &v[k]->tool);
+		v[kept++] = v[k];
 	}
+	*np = kept;
+	return v;
+}
+
+static void
+mcp_rebuild(struct mcp_set *set)
+{
+	size_t n;
+	struct mcp_rec **v;
+
+	set->dirty = 0;
+	v = mcp_kept(set, &n, 1);
+	toolbox_free(&set->tb);
+	toolbox_init(&set->tb);
+	for (size_t k = 0; k < n; k++)
+		toolbox_add(&set->tb, &v[k]->tool);
 	free(v);
 }
 
@@ -335,6 +364,32 @@ mcp_toolbox(struct agent *a)
 
 /* ---- the servers' states: the log, the failure line, held requests ---- */
 
+/* What the model gets of a ready server now, in the server's order: not a tool that another
+ * server's tool of the same name hides (a new reference). */
+static json_t *
+mcp_ready_names(struct mcp_srv *srv)
+{
+	struct mcp_set *set = srv->set;
+	size_t nk, nt, self = (size_t)(srv - set->srv);
+	struct mcp_rec **kept = mcp_kept(set, &nk, 0);
+	const struct mcp_tool *t = mcp_client_tools(srv->c, &nt);
+	json_t *names = json_array();
+
+	for (size_t k = 0; k < nt; k++) {
+		struct mcp_rec *r = mcp_rec_get(set, self, &t[k]), **at;
+		at = bsearch(&r, kept, nk, sizeof(*kept), mcp_rec_by_name);
+		if (at && *at == r)
+			json_array_append_new(names, json_string(r->name));
+	}
+	free(kept);
+	return names;
+}
+
+/*
+ * Queues a state for the root's log. A ready event's tools are named again when it is written
+ * (mcp_flush): which of two tools with one name the model gets depends on every server's list,
+ * and the servers settle in any order; these are the names should the server be gone by then.
+ */
 static void
 mcp_log_state(struct mcp_srv *srv, enum mcp_state st, const char *reason)
 {
@@ -342,36 +397,41 @@ mcp_log_state(struct mcp_srv *srv, enum mcp_state st, const char *reason)
 	struct agent *root = set->root;
 	json_t *data;
 
-	json_t *names = NULL;
-
 	if (root == NULL || root->sess == NULL)
 		return;
-	if (st == MCP_READY) {
-		size_t nt;
-		const struct mcp_tool *t = mcp_client_tools(srv->c, &nt);
-		names = json_array();
-		for (size_t k = 0; k < nt; k++) {
-			char pub[MCP_NAME_MAX + 1];
-			mcp_public_name(srv->name, t[k].name, pub);
-			json_array_append_new(names, json_string(pub));
-		}
-	}
-	/* Only a change is logged: a server that floods list_changed with the same list does not
-	 * fill the log with identical ready events. */
-	if (srv->logged_any && srv->logged == st && (st != MCP_READY || json_equal(names, srv->logged_tools))) {
-		json_decref(names);
-		return;
-	}
-	srv->logged_any = 1;
-	srv->logged = st;
-	json_decref(srv->logged_tools);
-	srv->logged_tools = names ? json_incref(names) : NULL;
 	data = xjson_pack("{s:s, s:s}", "name", srv->name, "state", mcp_state_name(st));
 	if (reason && reason[0])
 		json_object_set_new(data, "reason", xjson_text(reason, strlen(reason)));
-	if (names)
-		json_object_set_new(data, "tools", names);
+	if (st == MCP_READY)
+		json_object_set_new(data, "tools", mcp_ready_names(srv));
 	json_array_append_new(set->queued, data);	/* logged by mcp_flush */
+}
+
+/*
+ * Whether a queued event says something new of its server (the tools named now when it is still
+ * ready): only a change is logged, so a server that floods list_changed with the same list does
+ * not fill the log with identical ready events.
+ */
+static int
+mcp_event_news(struct mcp_srv *srv, json_t *data)
+{
+	const char *state = json_string_value(json_object_get(data, "state"));
+	int ready = strcmp(state, mcp_state_name(MCP_READY)) == 0;
+	json_t *names;
+
+	if (ready && srv->c && mcp_client_state(srv->c) == MCP_READY)
+		json_object_set_new(data, "tools", mcp_ready_names(srv));
+	names = json_object_get(data, "tools");
+	if (srv->logged_any && strcmp(mcp_state_name(srv->logged), state) == 0 &&
+	    (!ready || json_equal(names, srv->logged_tools)))
+		return 0;
+	srv->logged_any = 1;
+	for (enum mcp_state st = MCP_STARTING; st <= MCP_STOPPED; st++)
+		if (strcmp(mcp_state_name(st), state) == 0)
+			srv->logged = st;
+	json_decref(srv->logged_tools);
+	srv->logged_tools = ready ? json_incref(names) : NULL;
+	return 1;
 }
 
 /*
@@ -431,6 +491,9 @@ mcp_flush(struct mcp_set *set)
 		return;
 	mcp_queued_in_order(set);
 	json_array_foreach(set->queued, i, data) {
+		size_t at = mcp_event_srv(set, data);
+		if (at < set->nsrv && !mcp_event_news(&set->srv[at], data))
+			continue;
 		err_clear(&e);
 		if (sess_append(root->sess, "mcp/server", json_incref(data), &e) == NULL)
 			log_warn("agent %s: mcp/server not logged: %s", agent_id(root), e.msg);
@@ -516,6 +579,13 @@ mcp_on_state(void *arg, struct mcp_client *c)
 	}
 	srv->set->dirty = 1;
 	mcp_log_state(srv, st, mcp_client_reason(c));
+	/* a list that came or went may hide or free another server's names: their ready events
+	 * are logged again when what they name changed */
+	for (size_t i = 0; i < srv->set->nsrv; i++) {
+		struct mcp_srv *o = &srv->set->srv[i];
+		if (o != srv && o->c && mcp_client_state(o->c) == MCP_READY)
+			mcp_log_state(o, MCP_READY, "");
+	}
 	mcp_release_waiting(srv->set, 0);
 }
 
@@ -551,6 +621,27 @@ mcp_hold(struct agent *a, int first)
 		ev_timer_start(set->rt->loop, &set->wait_tm);
 	}
 	return 1;
+}
+
+/* A turn ended (cancelled while its request was held, say): its hold is over, and the startup
+ * limit's timer with the last hold. */
+static void
+mcp_turn_end(struct agent *a)
+{
+	struct mcp_set *set = mcp_set_of(a);
+	size_t k = 0;
+
+	if (set == NULL)
+		return;
+	for (size_t i = 0; i < set->nwait; i++) {
+		if (strcmp(set->waiting[i], agent_id(a)) == 0)
+			free(set->waiting[i]);
+		else
+			set->waiting[k++] = set->waiting[i];
+	}
+	set->nwait = k;
+	if (k == 0 && set->rt->loop)
+		ev_timer_stop(set->rt->loop, &set->wait_tm);
 }
 
 static void
@@ -746,6 +837,7 @@ const struct agent_ext mcp_ext = {
 	.name = "mcp",
 	.prompt = mcp_prompt,
 	.turn_start = mcp_turn_start,
+	.turn_end = mcp_turn_end,
 	.release = mcp_release,
 	.toolbox = mcp_toolbox,
 	.hold_request = mcp_hold,

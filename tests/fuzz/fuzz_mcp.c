@@ -18,6 +18,7 @@
  *   call [TOOL]        mcp_client_call (TOOL, else the first listed tool, else "t")
  *   cancel             mcp_call_cancel of the newest call in flight
  *   exit [HOW]         the newest transport not gone reports gone (default "exited with status 1")
+ *   expire             the newest transport not gone reports its session ended (HTTP 404)
  *   closed             every transport the client closed reports gone, the oldest first
  *                      ("killed by SIGTERM")
  *   old JSON           a message (as above) to the newest closed transport (ignored or drained)
@@ -278,16 +279,16 @@ fz_tp_pick(struct fz *fz, int closed, int oldest)
 	return found;
 }
 
-/* tp reports gone; the client may free it inside. */
+/* tp reports gone (expired: the session ended); the client may free it inside. */
 static void
-fz_tp_gone(struct fz_tp *tp, const char *how)
+fz_tp_gone(struct fz_tp *tp, const char *how, int expired)
 {
 	struct mcp_transport_cb cb = tp->t.cb;
 	struct fz *fz = tp->fz;
 
 	tp->gone = 1;
 	fz->in_gone++;
-	cb.gone(cb.arg, how);
+	cb.gone(cb.arg, how, expired);
 	fz->in_gone--;
 }
 
@@ -297,7 +298,7 @@ fz_tp_gone_closed(struct fz *fz)
 	struct fz_tp *tp;
 
 	while ((tp = fz_tp_pick(fz, 1, 1)) != NULL)
-		fz_tp_gone(tp, "killed by SIGTERM");
+		fz_tp_gone(tp, "killed by SIGTERM", 0);
 }
 
 /* --- what the client reports --- */
@@ -704,7 +705,11 @@ fz_line(struct fz *fz, char *s, size_t n)
 	} else if (strcmp(word, "exit") == 0) {
 		struct fz_tp *tp = fz_tp_pick(fz, -1, 0);
 		if (tp)
-			fz_tp_gone(tp, arg[0] ? arg : "exited with status 1");
+			fz_tp_gone(tp, arg[0] ? arg : "exited with status 1", 0);
+	} else if (strcmp(word, "expire") == 0) {
+		struct fz_tp *tp = fz_tp_pick(fz, -1, 0);
+		if (tp)
+			fz_tp_gone(tp, "session expired", 1);
 	} else if (strcmp(word, "closed") == 0) {
 		fz_tp_gone_closed(fz);
 	} else if (strcmp(word, "old") == 0) {
