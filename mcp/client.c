@@ -32,6 +32,8 @@ struct mcp_call {
 	void *arg;
 	ev_timer tm;			/* PEND_CALL: the call's limit */
 	struct mcp_call *prev, *next;
+	int ending;			/* in mcp_pend_fail_all's batch: off the client's list */
+	int cancelled;			/* ... and cancelled meanwhile: its fn does not run */
 };
 
 /* A transport and whose it is: a dropped one's reports are ignored until its gone frees it. */
@@ -332,29 +334,32 @@ mcp_call_fail(struct mcp_call *p, const struct err *e)
 }
 
 /*
- * Every request in flight ends: calls fail with code and text, the others are dropped. One at a
- * time, each unlinked before its callback runs: a callback may send new requests (their ids are
- * higher: not ended here) or cancel another call this would end (it is then gone from the list).
+ * Every request in flight ends: calls fail with code and text, the others are dropped. The batch
+ * is taken off the client first: a callback may send new requests (not ended here), or cancel a
+ * call of the batch still to come (mcp_call_cancel marks it: its fn does not run).
  */
 static void
 mcp_pend_fail_all(struct mcp_client *c, enum err_code code, const char *text)
 {
-	long upto = c->next_id;
-	struct mcp_call *p;
+	struct mcp_call *list = c->pending, *p;
 	struct err e;
 
-	for (;;) {
-		for (p = c->pending; p && p->id > upto; p = p->next)
-			;
-		if (p == NULL)
-			return;
-		if (p->kind != PEND_CALL) {
-			mcp_pend_drop(p);
+	c->pending = NULL;
+	for (p = list; p; p = p->next)
+		p->ending = 1;
+	while ((p = list) != NULL) {
+		list = p->next;
+		ev_timer_stop(c->loop, &p->tm);
+		if (p->kind != PEND_CALL || p->cancelled) {
+			free(p);
 			continue;
 		}
+		mcp_call_fn *fn = p->fn;
+		void *arg = p->arg;
+		free(p);
 		err_clear(&e);
 		err_set(&e, code, "%s", text);
-		mcp_call_fail(p, &e);
+		fn(arg, NULL, &e);
 	}
 }
 
@@ -1031,5 +1036,8 @@ mcp_call_cancel(struct mcp_call *p, const char *reason)
 
 	mcp_send(c, xjson_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method",
 	    "notifications/cancelled", "params", "requestId", (json_int_t)p->id, "reason", reason));
-	mcp_pend_drop(p);
+	if (p->ending)
+		p->cancelled = 1;	/* mcp_pend_fail_all frees it */
+	else
+		mcp_pend_drop(p);
 }

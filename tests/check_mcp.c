@@ -772,6 +772,70 @@ START_TEST(mcp_stop_waits_for_a_transport_still_closing)
 }
 END_TEST
 
+/* Calls failing together (the server went) whose end cancels another of them: that one's end
+ * does not run, and nothing is touched after it is freed (ASan). */
+struct two_calls {
+	struct mcp_call *other;
+	int ends_a, ends_b;
+};
+
+static void
+two_a_done(void *arg, const json_t *result, const struct err *e)
+{
+	struct two_calls *t = arg;
+
+	(void)result;
+	(void)e;
+	t->ends_a++;
+	if (t->other)
+		mcp_call_cancel(t->other, "no longer wanted");
+	t->other = NULL;
+}
+
+static void
+two_b_done(void *arg, const json_t *result, const struct err *e)
+{
+	(void)result;
+	(void)e;
+	((struct two_calls *)arg)->ends_b++;
+}
+
+START_TEST(mcp_a_failing_call_may_cancel_another)
+{
+	struct fix f;
+	struct mcp_limits lim;
+	struct ft_world w = { 0 };
+	struct mcp_client_cb cb = { fix_state, &f };
+	struct mcp_config cfg = { 0 };
+	struct two_calls t = { 0 };
+	json_t *args = json_object();
+	struct err e;
+
+	memset(&f, 0, sizeof(f));
+	f.loop = ft_loop = ev_loop_new(EVFLAG_AUTO);
+	test_mkdtemp(f.dir, sizeof(f.dir));
+	mcp_limits_default(&lim);
+	lim.backoff_first = lim.backoff_max = 86400.;
+	lim.open = ft_open;
+	lim.open_arg = &w;
+	cfg.name = (char[]){ "h" };
+	f.c = mcp_client_new(f.loop, &cfg, f.dir, &lim, &cb);
+	mcp_client_start(f.c);
+	ck_assert(fix_state_is(&f, MCP_READY, 10.));
+	err_clear(&e);
+	/* b first, then a: the batch ends the newest first, so a's end comes before b's */
+	ck_assert_ptr_nonnull(t.other = mcp_client_call(f.c, "a", args, two_b_done, &t, &e));
+	ck_assert_ptr_nonnull(mcp_client_call(f.c, "a", args, two_a_done, &t, &e));
+	w.last->gone_reason = "exited with status 1";
+	ft_kick(w.last);
+	ck_assert(fix_state_is(&f, MCP_EXITED, 10.));
+	ck_assert_int_eq(t.ends_a, 1);
+	ck_assert_int_eq(t.ends_b, 0);
+	json_decref(args);
+	fix_finish(&f);
+}
+END_TEST
+
 START_TEST(mcp_config_refusals)
 {
 	static const struct {
@@ -903,6 +967,7 @@ mcp_suite(void)
 	tcase_add_test(tc, mcp_stop_ends_the_process);
 	tcase_add_test(tc, mcp_an_ended_session_is_begun_again_at_once);
 	tcase_add_test(tc, mcp_stop_waits_for_a_transport_still_closing);
+	tcase_add_test(tc, mcp_a_failing_call_may_cancel_another);
 	tcase_add_test(tc, mcp_config_refusals);
 	tcase_add_test(tc, cap_keeps_head_and_tail_and_spills_the_whole);
 	suite_add_tcase(s, tc);
