@@ -1,8 +1,9 @@
 /*
- * What the three files of the ACP server share (not an API: acp/ only). server.c holds
- * the dispatch, the wait_idle waiters and the loop plumbing; session.c the session methods
- * (new, load and its sliced replay, resume, list, close); prompt.c the prompt flow (the
- * agent's hooks, held replies, prompt and cancel).
+ * What the files of the ACP server share (not an API: acp/ only; acp/README.md says which file
+ * does what). server.c: the dispatch, sending, the wait_idle waiters and the loop plumbing;
+ * session.c: the session methods (new, load and its sliced replay, resume, list, close);
+ * load.c: a stored session read off the loop; options.c: modes and config options; asks.c:
+ * permission asks; prompt.c: the prompt flow (the agent's hooks, held replies, prompt, cancel).
  */
 #ifndef ACP_INTERNAL_H
 #define ACP_INTERNAL_H

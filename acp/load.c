@@ -1,5 +1,5 @@
 /*
- * session/load and session/resume of a big stored session (issue 15), in two steps off the loop
+ * session/load and session/resume of a big stored session (docs/decisions.md, "Loading at scan speed"), in two steps off the loop
  * (base/offload):
  *   1. the lease is taken on the loop; the file is read and checked on a worker; the session goes
  *      live on the loop when that is done, and the request is answered (load: its replay first);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "acp/server.h"
+#include "agent/defaults.h"
 #include "record/record.h"
 #include "base/guard.h"
 #include "base/log.h"
@@ -23,19 +24,9 @@
 
 #define MAIN_HEAP_KEEP (8 << 20)
 
-/* Defaults; --help prints these very numbers. */
+/* --help prints the defaults (agent/defaults.h) as numbers. */
 #define MAIN_STR(x) MAIN_STR_(x)
 #define MAIN_STR_(x) #x
-#define MAIN_MAX_DEPTH 3
-#define MAIN_MAX_ACTIVE 8
-#define MAIN_MAX_STEPS 50
-#define MAIN_CONTEXT_WINDOW 128000
-#define MAIN_COMPACT_AT 0.8
-#define MAIN_BASE_URL "https://api.deepseek.com"
-#define MAIN_MODEL "deepseek-chat"
-#define MAIN_CONNECT_MS 10000
-#define MAIN_IDLE_MS 120000
-#define MAIN_RETRY_MS 500
 
 /* One setting and where it came from, so a bad value is blamed on what the user wrote. */
 struct main_setting {
@@ -77,11 +68,11 @@ static const char main_help_text[] =
     "--child-approvals WHEN                           ask (children ask through their root);\n"
     "                                                 or never (their asks are rejected)\n"
     "--max-depth N                                    "
-    MAIN_STR(MAIN_MAX_DEPTH) " (deepest delegation)\n"
+    MAIN_STR(AGENT_DEFAULT_MAX_DEPTH) " (deepest delegation)\n"
     "--max-active N                                   "
-    MAIN_STR(MAIN_MAX_ACTIVE) " (resident children per root)\n"
+    MAIN_STR(AGENT_DEFAULT_MAX_ACTIVE) " (resident children per root)\n"
     "--max-steps N                                    "
-    MAIN_STR(MAIN_MAX_STEPS) " (model requests per turn)\n"
+    MAIN_STR(AGENT_DEFAULT_MAX_STEPS) " (model requests per turn)\n"
     "--log-level LEVEL      ACP_AGENT_LOG             warn; or error, info, debug\n"
     "--deterministic        ACP_AGENT_DETERMINISTIC   off; 1 turns it on: counter ids and a\n"
     "                                                 stepping clock, for tests\n"
@@ -96,18 +87,18 @@ static const char main_help_vars[] =
     "The openai model (an OpenAI-compatible chat completions server):\n"
     "variable                       default\n"
     "ACP_AGENT_API_KEY              none; required (sent as a bearer token, never logged)\n"
-    "ACP_AGENT_BASE_URL             " MAIN_BASE_URL "\n"
-    "ACP_AGENT_MODEL                " MAIN_MODEL "\n"
+    "ACP_AGENT_BASE_URL             " AGENT_DEFAULT_BASE_URL "\n"
+    "ACP_AGENT_MODEL                " AGENT_DEFAULT_MODEL "\n"
     "ACP_AGENT_MODELS               the one ACP_AGENT_MODEL (a comma list: the model choices)\n"
-    "ACP_AGENT_CONNECT_TIMEOUT_MS   " MAIN_STR(MAIN_CONNECT_MS) "\n"
+    "ACP_AGENT_CONNECT_TIMEOUT_MS   " MAIN_STR(AGENT_DEFAULT_CONNECT_MS) "\n"
     "ACP_AGENT_IDLE_TIMEOUT_MS      "
-    MAIN_STR(MAIN_IDLE_MS) " (no byte for that long fails the request)\n"
+    MAIN_STR(AGENT_DEFAULT_IDLE_MS) " (no byte for that long fails the request)\n"
     "ACP_AGENT_RETRY_BASE_MS        "
-    MAIN_STR(MAIN_RETRY_MS) " (first retry delay after a 429 or 5xx)\n"
+    MAIN_STR(AGENT_DEFAULT_RETRY_MS) " (first retry delay after a 429 or 5xx)\n"
     "\n"
     "Long conversations (SPEC §19):\n"
     "variable                       default\n"
-    "ACP_AGENT_CONTEXT_WINDOW       " MAIN_STR(MAIN_CONTEXT_WINDOW) " (the model's window, in tokens)\n"
+    "ACP_AGENT_CONTEXT_WINDOW       " MAIN_STR(AGENT_DEFAULT_CONTEXT_WINDOW) " (the model's window, in tokens)\n"
     "ACP_AGENT_COMPACT_AT           0.8 (compact before a request estimated above this\n"
     "                               fraction of the window; /compact compacts now)\n"
     "\n"
@@ -218,8 +209,8 @@ main_env_context(struct acp_options *o)
 	const char *w = main_env("ACP_AGENT_CONTEXT_WINDOW"), *f = main_env("ACP_AGENT_COMPACT_AT");
 	char *end;
 
-	o->context_window = MAIN_CONTEXT_WINDOW;
-	o->compact_at = MAIN_COMPACT_AT;
+	o->context_window = AGENT_DEFAULT_CONTEXT_WINDOW;
+	o->compact_at = AGENT_DEFAULT_COMPACT_AT;
 	if (w) {
 		errno = 0;
 		o->context_window = strtoll(w, &end, 10);
@@ -330,9 +321,9 @@ main_parse(int argc, char **argv, struct main_args *a, struct acp_options *o)
 	a->sync = main_env_setting("ACP_AGENT_SYNC");
 	a->loglevel = main_env_setting("ACP_AGENT_LOG");
 	a->record = main_env_setting("ACP_AGENT_RECORD");
-	o->max_depth = MAIN_MAX_DEPTH;
-	o->max_active = MAIN_MAX_ACTIVE;
-	o->max_steps = MAIN_MAX_STEPS;
+	o->max_depth = AGENT_DEFAULT_MAX_DEPTH;
+	o->max_active = AGENT_DEFAULT_MAX_ACTIVE;
+	o->max_steps = AGENT_DEFAULT_MAX_STEPS;
 	o->deterministic = det != NULL && strcmp(det, "1") == 0;
 	o->faults = main_env("ACP_AGENT_FAULTS");
 	opterr = 0;
@@ -443,17 +434,17 @@ main_settle(const struct main_args *a, struct acp_options *o, char **state_defau
 		    a->rec.from, o->model);
 	o->openai.base_url = main_env("ACP_AGENT_BASE_URL");
 	if (o->openai.base_url == NULL)
-		o->openai.base_url = MAIN_BASE_URL;
+		o->openai.base_url = AGENT_DEFAULT_BASE_URL;
 	o->openai.api_key = main_env("ACP_AGENT_API_KEY");
 	o->models = main_env("ACP_AGENT_MODELS");
 	o->openai.model = main_env("ACP_AGENT_MODEL");
 	if (o->openai.model == NULL)
-		o->openai.model = MAIN_MODEL;
+		o->openai.model = AGENT_DEFAULT_MODEL;
 	o->openai.max_tries = 3;
-	if ((rc = main_env_ms("ACP_AGENT_CONNECT_TIMEOUT_MS", MAIN_CONNECT_MS,
+	if ((rc = main_env_ms("ACP_AGENT_CONNECT_TIMEOUT_MS", AGENT_DEFAULT_CONNECT_MS,
 	    &o->openai.connect_timeout_ms)) ||
-	    (rc = main_env_ms("ACP_AGENT_IDLE_TIMEOUT_MS", MAIN_IDLE_MS, &o->openai.idle_timeout_ms)) ||
-	    (rc = main_env_ms("ACP_AGENT_RETRY_BASE_MS", MAIN_RETRY_MS, &o->openai.backoff_ms)) ||
+	    (rc = main_env_ms("ACP_AGENT_IDLE_TIMEOUT_MS", AGENT_DEFAULT_IDLE_MS, &o->openai.idle_timeout_ms)) ||
+	    (rc = main_env_ms("ACP_AGENT_RETRY_BASE_MS", AGENT_DEFAULT_RETRY_MS, &o->openai.backoff_ms)) ||
 	    (rc = main_env_context(o)))
 		return rc;
 	if (strcmp(o->model, "openai") == 0 && o->openai.api_key == NULL)
@@ -510,15 +501,15 @@ main_record_setup(const struct acp_options *o, json_t **args, json_t **env)
 		main_record_arg(*args, "--child-approvals", "never");
 	if (o->sync != SESS_SYNC_TURN)
 		main_record_arg(*args, "--sync", o->sync == SESS_SYNC_NONE ? "none" : "always");
-	if (o->max_depth != MAIN_MAX_DEPTH) {
+	if (o->max_depth != AGENT_DEFAULT_MAX_DEPTH) {
 		snprintf(n, sizeof(n), "%d", o->max_depth);
 		main_record_arg(*args, "--max-depth", n);
 	}
-	if (o->max_active != MAIN_MAX_ACTIVE) {
+	if (o->max_active != AGENT_DEFAULT_MAX_ACTIVE) {
 		snprintf(n, sizeof(n), "%d", o->max_active);
 		main_record_arg(*args, "--max-active", n);
 	}
-	if (o->max_steps != MAIN_MAX_STEPS) {
+	if (o->max_steps != AGENT_DEFAULT_MAX_STEPS) {
 		snprintf(n, sizeof(n), "%d", o->max_steps);
 		main_record_arg(*args, "--max-steps", n);
 	}

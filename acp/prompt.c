@@ -12,6 +12,7 @@
 #include "acp/internal.h"
 #include "acp/rpc.h"
 #include "acp/updates.h"
+#include "agent/turnend.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -96,20 +97,9 @@ acp_reply_task_run(void *arg)
 static json_t *
 acp_prompt_reply(const json_t *id, const json_t *reason)
 {
-	const char *kind = json_string_value(json_object_get(reason, "kind"));
-	const char *stop;
+	const char *stop = turn_end_of(json_string_value(json_object_get(reason, "kind")))->stop_reason;
 
-	if (strcmp(kind, "completed") == 0)
-		stop = "end_turn";
-	else if (strcmp(kind, "max-tokens") == 0)
-		stop = "max_tokens";
-	else if (strcmp(kind, "max-steps") == 0)
-		stop = "max_turn_requests";
-	else if (strcmp(kind, "refusal") == 0)
-		stop = "refusal";
-	else if (strcmp(kind, "aborted") == 0 || strcmp(kind, "interrupted") == 0)
-		stop = "cancelled";
-	else {
+	if (stop == NULL) {
 		const char *msg = json_string_value(json_object_get(reason, "message"));
 		const char *code = json_string_value(json_object_get(reason, "code"));
 		char *details = xasprintf("turn failed: %s", msg ? msg : "unknown error");

@@ -356,7 +356,7 @@ acp_replay_step_tree(struct acp_replay *r)
 }
 
 /*
- * The same mapping from an event's line, without its tree (issue 15: a session/load replays
+ * The same mapping from an event's line, without its tree (docs/decisions.md, "Loading at scan speed": a session/load replays
  * hundreds of MB). Each update is written as the bytes jenc writes for the tree the functions
  * above build, and check_updates holds the two equal on every scenario log. A line these cannot
  * be sure of (an unusual shape, an escaped key or name, a real, \u0000) is said no to before

@@ -13,6 +13,7 @@
 
 #include "agent/agent_int.h"
 #include "agent/ask.h"
+#include "agent/defaults.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -33,11 +34,11 @@ agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env, struct 
 	rt->store = store;
 	rt->corpus = corpus;
 	rt->model = model;
-	rt->max_steps = 50;
-	rt->context_window = 128000;
-	rt->compact_at = 0.8;
-	rt->max_depth = 3;
-	rt->max_active = 8;
+	rt->max_steps = AGENT_DEFAULT_MAX_STEPS;
+	rt->context_window = AGENT_DEFAULT_CONTEXT_WINDOW;
+	rt->compact_at = AGENT_DEFAULT_COMPACT_AT;
+	rt->max_depth = AGENT_DEFAULT_MAX_DEPTH;
+	rt->max_active = AGENT_DEFAULT_MAX_ACTIVE;
 	rt->start_mode = PERMIT_DEFAULT;
 	map_init(&rt->agents);
 }
@@ -219,7 +220,7 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 		agent_conv_init(&a->conv);
 		agent_conv_from_sess(&a->conv, s);	/* from the latest compaction on */
 	}
-	/* By the type codes: the log is read back only for the one event that tells (issue 15). */
+	/* By the type codes: the log is read back only for the one event that tells (docs/decisions.md, "Sessions off the heap"). */
 	int turn_start = sess_event_type_code("turn/start"), step_start = sess_event_type_code("step/start");
 	int found = 0;
 	for (i = s->nev; i-- > 0;) {
@@ -449,6 +450,16 @@ agent_log(struct agent *a, const char *type, json_t *data)
 int
 agent_log_event(struct agent *a, const char *type, json_t *data)
 {
+	return agent_log(a, type, data);
+}
+
+int
+agent_append(struct agent *a, const char *type, json_t *data)
+{
+	if (a->sess == NULL) {
+		json_decref(data);
+		return -1;
+	}
 	return agent_log(a, type, data);
 }
 

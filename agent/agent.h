@@ -200,6 +200,9 @@ struct agent *agent_adopt_conv(struct agent_rt *rt, struct sess *s, struct agent
 /* The conversation of a's first n events, rebuilt off the loop while the session was already
  * live: moved in (conv is left empty), with the events appended since folded on top. */
 void agent_set_conv(struct agent *a, struct agent_conv *conv, size_t n);
+/* An extension's event in a's log (tools/ append through here, never to a session): steals
+ * data; 0, or -1 when there is no session or the log failed (said on stderr). */
+int agent_append(struct agent *a, const char *type, json_t *data);
 /* Queues a message; steals content and source; writes its id to out_id (may be NULL). */
 void agent_post(struct agent *a, json_t *content, json_t *source, char *out_id);
 /* Removes a queued, not yet started message; returns 1 when it was there. */

@@ -49,7 +49,7 @@ ask_policy(struct agent *root)
 	pol->mode = root->rt->start_mode;
 	permit_rules_init(&pol->rules);
 	/* Only the events that can tell, found by their type codes: a loaded log's tree is not walked
-	 * on the loop (issue 15). */
+	 * on the loop (docs/decisions.md, "Sessions off the heap"). */
 	static const char *const kinds[] = { "session/created", "session/mode", "session/model",
 		"permission/rule", NULL };
 	json_t *evs = sess_collect(root->sess, kinds);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/subagent_int.h"
+#include "agent/turnend.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -229,28 +230,14 @@ subagent_return_guidance(const char *parent_id)
 	return s;
 }
 
-static const char *
-sub_notice_line(const char *end)
-{
-	if (strcmp(end, "completed") == 0)
-		return "finished and will do no further work unless you send it more.";
-	if (strcmp(end, "aborted") == 0 || strcmp(end, "interrupted") == 0)
-		return "was stopped before it finished.";
-	if (strcmp(end, "max-tokens") == 0 || strcmp(end, "max-steps") == 0)
-		return "ran out of room before it finished.";
-	if (strcmp(end, "refusal") == 0)
-		return "declined the task.";
-	return "failed before it finished.";
-}
-
 char *
 subagent_notice_text(const char *child_id, const char *end_kind, const char *final)
 {
 	if (final && *final)
 		return xasprintf("Background subagent %s %s\nIts closing message:\n%s", child_id,
-		    sub_notice_line(end_kind), final);
+		    turn_end_of(end_kind)->notice, final);
 	return xasprintf("Background subagent %s %s\nIt left no closing message.", child_id,
-	    sub_notice_line(end_kind));
+	    turn_end_of(end_kind)->notice);
 }
 
 /* ---- hooks of child agents ---- */
@@ -358,7 +345,7 @@ void
 sub_post_notice(struct agent *parent, const char *child_id, long epoch, const char *end, const char *final)
 {
 	char *text = subagent_notice_text(child_id, end, final);
-	char *summary = xasprintf("Background subagent %s %s", child_id, sub_notice_line(end));
+	char *summary = xasprintf("Background subagent %s %s", child_id, turn_end_of(end)->notice);
 
 	agent_post(parent, sub_text_blocks(text),
 	    xjson_pack("{s:s, s:s, s:s, s:{s:s, s:i}}", "kind", "subagent-settled", "senderSessionId",

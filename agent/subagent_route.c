@@ -152,7 +152,7 @@ subagent_send(struct agent *sender, const char *target, const char *message, cha
 }
 
 /*
- * A send_message whose target's log is read off the loop (issue 15: a big child's cold resume
+ * A send_message whose target's log is read off the loop (docs/decisions.md, "Loading at scan speed": a big child's cold resume
  * was a stall). The worker reads and checks the file and rebuilds its conversation; the loop
  * then makes it live and delivers, and the call completes.
  */

@@ -1,5 +1,5 @@
 /*
- * jansson's tree for a text, built faster than json_loadb builds it (issue 15: a session load
+ * jansson's tree for a text, built faster than json_loadb builds it (docs/decisions.md, "Loading at scan speed": a session load
  * parses every event). The text is first checked by base/jsonscan.c; only a text the check says
  * yes to is built, so the tree is the one json_loadb(s, n, flags) returns: the same values, types
  * and key order. A no (invalid, or not sure) returns NULL and the caller asks jansson, which decides.

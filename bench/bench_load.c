@@ -1,5 +1,5 @@
 /*
- * session/load of a 100 MB log (issue 15): the response time with a client that reads as fast as it
+ * session/load of a 100 MB log (docs/decisions.md, "Loading at scan speed"): the response time with a client that reads as fast as it
  * can, against `cat file > /dev/null` in the same run; peak RSS during the load and RSS once it is
  * done; and the longest gap in ANOTHER session's traffic while the load runs: a second session is
  * prompted over and over (the builtin model answers at once; a fresh one every 20 prompts), so any

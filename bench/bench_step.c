@@ -1,5 +1,5 @@
 /*
- * Agent CPU per step on a long session (issue 15): a stored session of N finished turns (10 KB
+ * Agent CPU per step on a long session (docs/decisions.md, "Long conversations"): a stored session of N finished turns (10 KB
  * each) is loaded, its first prompt compacts it (the 128k window is far exceeded), and then
  * STEPS one-step prompts run; the agent's CPU (utime + stime of its process) over those prompts,
  * per step, is compared between a 1 MB and a 100 MB session. After the compaction a request is

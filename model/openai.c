@@ -531,7 +531,7 @@ oa_tools(const json_t *tools)
 
 /*
  * libcurl and the multi handle, made the first time a request needs them: a start-up with
- * --model openai loads no HTTP library before it answers initialize (issue 15: libcurl brings 5
+ * --model openai loads no HTTP library before it answers initialize (docs/performance.md, "Start-up": libcurl brings 5
  * shared libraries and 1.2 ms). 0, or -1 with e (libcurl is not installed).
  */
 static int

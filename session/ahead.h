@@ -1,6 +1,6 @@
 /*
  * A big file's second half checked ahead, on a thread of its own, while the read in order checks
- * the first (session/ only; issue 15: a load of 100 MB spends most of its first step here, with a
+ * the first (session/ only; docs/decisions.md, "Loading at scan speed": a load of 100 MB spends most of its first step here, with a
  * core free). What it finds is only a guess until the read in order meets it: the lines it took
  * count only if the first half ends exactly where it started, at the seq it started with. Any
  * line it does not take (one that fails the check, a last line without its newline) it leaves

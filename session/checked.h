@@ -1,5 +1,5 @@
 /*
- * The shapes of event lines the full check accepted (issue 15: a load checks 100 MB without a
+ * The shapes of event lines the full check accepted (docs/decisions.md, "Loading at scan speed": a load checks 100 MB without a
  * JSON tree per line). A line of a learnt shape (base/jsonscan.h: the same bytes between its
  * values, valid values of the same kinds) gets the full check's verdict when, besides:
  *   - its seq is the expected one, written as the writer writes it;

@@ -510,7 +510,7 @@ sess_corpus_note_live(struct sess_corpus *c, struct sess *s)
 		en->gone = 0;
 		sess_entry_from_header(en, s->header);
 		int user = sess_event_type_code("user/message"), desc = sess_event_type_code("subagent/descriptor");
-		/* only the events that can tell something, found by their type codes (issue 15) */
+		/* only the events that can tell something, found by their type codes (docs/decisions.md, "Sessions off the heap") */
 		for (size_t i = 0; i < n; i++) {
 			int t = sess_type_at(s, i);
 			if (((t == user && en->title == NULL) || t == desc) && (ev = sess_event_get(s, i)) != NULL) {

@@ -23,7 +23,7 @@
  * The readable image of a session file. Owns its references. A whole read keeps every event
  * (base 0); a streamed one (sess_inspect_stream) keeps each valid event's type code and file
  * offset, and only the open turn's events as trees, from index base on: a load holds no tree per
- * event, and builds none for a line of a shape already checked (session/checked.h; issue 15).
+ * event, and builds none for a line of a shape already checked (session/checked.h; docs/decisions.md, "Loading at scan speed").
  */
 struct sess_image {
 	json_t *header;

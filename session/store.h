@@ -1,7 +1,8 @@
 /*
- * Live sessions: header + in-memory event log + the file behind it. Every
- * append goes through sess_append, which numbers the event, writes it, keeps
- * it, and tells the observers. The store owns live sessions by id.
+ * Live sessions: a header and the file behind it, with per event its type code and the offset
+ * of its line (the latest events also as trees; the others are read back on demand). Every
+ * append goes through sess_append, which numbers the event, writes it, notes it, and tells the
+ * observers. The store owns live sessions by id. docs/decisions.md: "Sessions off the heap".
  */
 #ifndef SESSION_STORE_H
 #define SESSION_STORE_H
@@ -30,7 +31,7 @@ struct sess_observer {
 };
 
 /*
- * A live session keeps no tree per event (issue 15): each event's type code and file offset, and
+ * A live session keeps no tree per event (docs/decisions.md, "Sessions off the heap"): each event's type code and file offset, and
  * the latest events in a small window. Older events are read back from the file (sess_event_get,
  * struct sess_cursor); what is derived from them (the conversation, team and turn state) is kept
  * up to date by observers as events are appended.
@@ -72,7 +73,7 @@ struct sess *sess_store_create(struct sess_store *st, const struct sess_header_i
  * cannot be written loads read-only (its appends fail with session_log_io naming it). */
 struct sess *sess_store_load(struct sess_store *st, const char *id, struct err *e);
 /*
- * The same load in three steps, so that the reading can run off the loop thread (issue 15).
+ * The same load in three steps, so that the reading can run off the loop thread (docs/decisions.md, "Loading at scan speed").
  * start (on the loop) checks the id and takes the lease: NULL with e (invalid_params,
  * unknown_session, session_busy, session_log_io). read reads, parses and checks the file and
  * touches nothing but ld: a worker thread may run it, and cancel (may be NULL) stops it between

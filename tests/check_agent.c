@@ -570,7 +570,7 @@ START_TEST(agent_summary_request_drops_the_oldest_messages_to_fit)
 }
 END_TEST
 
-/* Released agents are freed from the run queue, after the work queued for them (issue 12 item 5). */
+/* Released agents are freed from the run queue, after the work queued for them (docs/decisions.md, "Architecture and the workspace"). */
 START_TEST(agent_released_agents_are_reaped_after_their_queued_work)
 {
 	struct agent *a = start("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":["

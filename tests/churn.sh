@@ -1,5 +1,5 @@
 #!/bin/sh
-# Lifetimes (issue 12 item 5): one process opens and closes N sessions (default 1,000): each is
+# Lifetimes (docs/decisions.md, "Architecture and the workspace"): one process opens and closes N sessions (default 1,000): each is
 # session/new, a prompt answered by the replay model, session/close, then session/load of the
 # stored session and session/close again. Released agents and closed ACP sessions are freed, so
 # the resident set after session 1,000 is within 10% of the one after session 200.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A compaction interrupted at any point (issue 15): a conversation against a model with a small
+# A compaction interrupted at any point (docs/decisions.md, "Long conversations"): a conversation against a model with a small
 # window (tests/mock_openai.c's window mode) compacts every few turns; the agent is killed (SIGKILL
 # after a random delay, or _exit right after the n-th event of a compaction's types), restarted,
 # and the session loaded and prompted twice more. Every request the model gets, before and after

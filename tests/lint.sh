@@ -37,6 +37,11 @@ if grep -n '#include "session/' tools/*.[ch] 2>/dev/null; then
 	echo "lint: layering: tools/ includes session/ directly"
 	status=1
 fi
+# ... and never appends to a session: its events go through the runtime (agent_append).
+if grep -nE '\bsess_append(_[a-z]+)?\(' tools/*.[ch] 2>/dev/null; then
+	echo "lint: layering: tools/ appends to a session (use agent_append)"
+	status=1
+fi
 
 # The extension seam (agent/ext.h): the runtime and the protocol know no profile. The runtime's
 # files never include an extension's header, acp/ never includes one, and nothing outside tests

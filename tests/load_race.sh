@@ -1,5 +1,5 @@
 #!/bin/sh
-# session/load must not cut a turn another process wrote (issue 11): B loads a large log that A
+# session/load must not cut a turn another process wrote (docs/decisions.md, "Field fixes"): B loads a large log that A
 # holds; while B would be reading it, A answers a prompt and exits. The lease is taken before the
 # log is read, so B is refused (session_busy) instead of truncating A's new turn away; A's answer
 # is on disk afterwards and B can load it then.  Usage: tests/load_race.sh AGENT

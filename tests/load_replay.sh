@@ -1,5 +1,5 @@
 #!/bin/sh
-# A long session/load replay is sent in slices (issue 11 item 7): requests are served between
+# A long session/load replay is sent in slices (docs/decisions.md, "Field fixes"): requests are served between
 # slices (a session/list is answered before the load's response), a prompt to the session waits
 # until after the replay, and stdin EOF, SIGTERM or session/close stop the replay at once.
 # Usage: tests/load_replay.sh AGENT
@@ -110,7 +110,7 @@ exec 3>&-
 exited_within 50 || fail "no exit after stdin EOF"
 [ "$status" -eq 0 ] || fail "exit status $status"
 # 4b. session/close once the session is live and replaying, while its conversation is still
-# rebuilt off the loop (issue 15): the rebuild stops, the load fails before the close's answer, and
+# rebuilt off the loop (docs/decisions.md, "Loading at scan speed"): the rebuild stops, the load fails before the close's answer, and
 # the process goes on (a list is answered, EOF ends it with 0).
 start stall
 load 2 >&3
@@ -124,7 +124,7 @@ l2=$(line_of '"id":2,"error"'); l3=$(line_of '"id":3,"result":{}')
 exec 3>&-
 exited_within 50 || fail "no exit after stdin EOF"
 [ "$status" -eq 0 ] || fail "exit status $status"
-# The file is read off the loop (issue 15; a 30 MB log is above the 512 KiB threshold): what names
+# The file is read off the loop (docs/decisions.md, "Loading at scan speed"; a 30 MB log is above the 512 KiB threshold): what names
 # the session while it is read waits for it, a close cancels it, EOF stops it.
 resume() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"session/resume\",\"params\":{\"sessionId\":\"$sid\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}"; }
 # 5. A second load of the same session while the first is read: each gets the whole replay (the two

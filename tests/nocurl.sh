@@ -1,7 +1,7 @@
 #!/bin/sh
 # --model openai on a machine without libcurl (an LD_PRELOAD shim makes dlopen of it fail): the
 # agent starts and answers initialize and session/new (libcurl is loaded at the first request,
-# issue 15); the first prompt fails with the loader's reason; the process goes on and exits 0.
+# docs/performance.md, "Start-up"); the first prompt fails with the loader's reason; the process goes on and exits 0.
 # Usage: tests/nocurl.sh AGENT SHIM
 set -u
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A read-only state directory (SPEC §11, issue 11): history stays readable. session/load replays a
+# A read-only state directory (docs/decisions.md, "Field fixes"): history stays readable. session/load replays a
 # session it cannot write, session/list lists it, and a prompt to it fails with session_log_io
 # naming the read-only file; nothing on disk changes. Uses a tmpfs remounted read-only (root), else
 # file modes; skipped, saying so, where neither can make a file unwritable.  Usage: tests/readonly.sh AGENT

@@ -485,18 +485,15 @@ mcp_flush(struct mcp_set *set)
 	struct agent *root = set->root;
 	size_t i;
 	json_t *data;
-	struct err e;
 
-	if (root == NULL || root->sess == NULL || json_array_size(set->queued) == 0)
+	if (root == NULL || json_array_size(set->queued) == 0)
 		return;
 	mcp_queued_in_order(set);
 	json_array_foreach(set->queued, i, data) {
 		size_t at = mcp_event_srv(set, data);
 		if (at < set->nsrv && !mcp_event_news(&set->srv[at], data))
 			continue;
-		err_clear(&e);
-		if (sess_append(root->sess, "mcp/server", json_incref(data), &e) == NULL)
-			log_warn("agent %s: mcp/server not logged: %s", agent_id(root), e.msg);
+		agent_append(root, "mcp/server", json_incref(data));
 	}
 	json_array_clear(set->queued);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/subagent.h"
+#include "agent/turnend.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "tools/tools.h"
@@ -32,28 +33,18 @@ subagent_title(const struct tool *t, const json_t *args)
 static void
 subagent_finish(struct tool_inv *inv, struct agent *child, const json_t *reason)
 {
-	const char *kind = json_string_value(json_object_get(reason, "kind"));
+	const struct turn_end *end = turn_end_of(json_string_value(json_object_get(reason, "kind")));
 	const char *cause = json_string_value(json_object_get(reason, "message"));
 	char *final = agent_final_text(child);
 	struct tool_result r = { 0 };
-	const char *msg;
+	const char *msg = end->foreground;
 	char *full;
 
-	if (strcmp(kind, "completed") == 0) {
+	if (end->code == ERR_NONE) {
 		tool_result_set(&r, final ? final : "", xjson_pack("{s:s, s:s}", "kind", "foreground", "output",
 		    final ? final : ""));
 		goto out;
 	}
-	if (strcmp(kind, "aborted") == 0 || strcmp(kind, "interrupted") == 0)
-		msg = "subagent run was cancelled";
-	else if (strcmp(kind, "max-tokens") == 0)
-		msg = "subagent run hit its token limit before finishing";
-	else if (strcmp(kind, "refusal") == 0)
-		msg = "subagent declined the task";
-	else if (strcmp(kind, "max-steps") == 0)
-		msg = "subagent run failed: it reached the step limit";
-	else
-		msg = NULL;
 	if (msg == NULL && cause)
 		full = xasprintf("subagent run failed: %s", cause);
 	else
@@ -63,7 +54,7 @@ subagent_finish(struct tool_inv *inv, struct agent *child, const json_t *reason)
 		free(full);
 		full = with;
 	}
-	tool_result_error(&r, strcmp(kind, "aborted") == 0 ? ERR_CANCELLED : ERR_SUBAGENT_FAILED, "%s", full);
+	tool_result_error(&r, end->code, "%s", full);
 	free(full);
 out:
 	snprintf(r.agent_id, sizeof(r.agent_id), "%s", agent_id(child));

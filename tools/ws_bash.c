@@ -45,12 +45,9 @@ static void
 ws_job_started(void *arg, const char *job_id, const char *command)
 {
 	struct ws_state *st = arg;
-	struct err e;
 
-	err_clear(&e);
-	if (st->root->sess && sess_append(st->root->sess, "job/started", xjson_pack("{s:s, s:o}", "jobId", job_id,
-		"command", xjson_text(command, strlen(command))), &e) == NULL)
-		log_warn("agent %s: job/started not logged: %s", agent_id(st->root), e.msg);
+	agent_append(st->root, "job/started", xjson_pack("{s:s, s:o}", "jobId", job_id, "command",
+	    xjson_text(command, strlen(command))));
 }
 
 static void
@@ -58,18 +55,11 @@ ws_job_ended(void *arg, const char *job_id, int exit_code, const char *signal)
 {
 	struct ws_state *st = arg;
 	json_t *data = xjson_pack("{s:s}", "jobId", job_id);
-	struct err e;
 
 	json_object_set_new(data, "exit", signal ? json_null() : json_integer(exit_code));
 	if (signal)
 		json_object_set_new(data, "signal", json_string(signal));
-	err_clear(&e);
-	if (st->root->sess == NULL) {
-		json_decref(data);
-		return;
-	}
-	if (sess_append(st->root->sess, "job/ended", data, &e) == NULL)
-		log_warn("agent %s: job/ended not logged: %s", agent_id(st->root), e.msg);
+	agent_append(st->root, "job/ended", data);
 }
 
 /* The jobs of a's tree, made on first use; NULL with e. */

@@ -1,4 +1,4 @@
-// A big stored session loaded by a client nobody here wrote (issue 15): a 3.5 MB log, above the
+// A big stored session loaded by a client nobody here wrote (docs/decisions.md, "Loading at scan speed"): a 3.5 MB log, above the
 // 512 KiB past which the agent reads it on a worker and rebuilds the conversation beside the
 // replay (acp/load.c), with a compaction in it. Not deterministic, so that path runs. The newest
 // SDK's client app loads it; every turn's user and agent text must come back in order, the

@@ -1,4 +1,4 @@
-// Tool call ids the provider makes (issue 11 item 12, SPEC §20): some OpenAI-compatible servers
+// Tool call ids the provider makes (docs/decisions.md, "Field fixes"): some OpenAI-compatible servers
 // number their calls per response, so the same id ("call_0") comes back every turn. A client keys
 // tool calls by toolCallId, so the agent must present ids of its own, unique within the session
 // across restarts. The replay provider makes no ids (the agent numbers them), so this driver

@@ -1,4 +1,4 @@
-// The workspace tools against a client nobody here wrote (issue 13 item 5): the newest SDK's
+// The workspace tools against a client nobody here wrote (docs/decisions.md, "Architecture and the workspace"): the newest SDK's
 // client app advertises fs.readTextFile and fs.writeTextFile and answers the agent's requests to
 // it, as an editor does: reads from its buffers (which differ from the disk), writes into them,
 // and a permission prompt that allows. The agent must read and write through the editor only,
