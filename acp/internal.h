@@ -1,7 +1,8 @@
 /*
  * What the files of the ACP server share (not an API: acp/ only; acp/README.md says which file
- * does what). server.c: the dispatch, sending, the wait_idle waiters and the loop plumbing;
- * session.c: the session methods (new, load and its sliced replay, resume, list, close);
+ * does what). server.c: the dispatch, the wait_idle waiters and the loop plumbing; send.c: what
+ * leaves; session.c: the session methods (new, load, resume, list, close); replay.c: a load's
+ * sliced replay;
  * load.c: a stored session read off the loop; options.c: modes and config options; asks.c:
  * permission asks; prompt.c: the prompt flow (the agent's hooks, held replies, prompt, cancel).
  */
@@ -15,23 +16,7 @@
 #include "acp/updates.h"
 #include "base/err.h"
 
-/* One session/load replay in flight (session.c); the server's list of them is srv->replays. */
-struct acp_replay_task {
-	ev_idle idle;			/* first member: active while the next slice waits for the loop */
-	struct acp_server *srv;
-	struct acp_session *as;		/* NULL once stopped */
-	json_t *id;			/* the session/load request's id: owned */
-	struct sess_cursor *events;	/* owned: reads the log back, even after a close */
-	struct acp_replay cur;
-	int busy;			/* queued, or a slice is being sent: only that code frees it */
-	int paused;			/* waits for acp_on_low */
-	unsigned long long total0;	/* the write queue's total when it started */
-	ev_tstamp t0;			/* when it started (the log says how long it took) */
-	struct buf prefix;		/* acp_update_prefix of its session */
-	struct acp_replay_task *next;
-};
-
-/* ---- server.c: sending, errors, the write queue's low mark ---- */
+/* ---- send.c: what leaves for the client ---- */
 
 /* Queues one message for stdout; steals msg. */
 void acp_send(struct acp_server *srv, json_t *msg);
@@ -51,10 +36,13 @@ void acp_send_update(struct acp_server *srv, const char *sid, json_t *update);
 json_t *acp_invalid_params(const json_t *id, const char *details);
 json_t *acp_unknown_session(const json_t *id, const char *sid);
 json_t *acp_session_error(const json_t *id, const char *sid, const struct err *e);
+
+/* ---- server.c: the loop's plumbing ---- */
+
 /* The write queue drained below its low mark: stdin and paused replays go on. */
 void acp_on_low(void *arg);
 
-/* ---- session.c: the session methods and the replay ---- */
+/* ---- session.c: the session methods ---- */
 
 /* A string whose C text would stop short at a \u0000 (an id, a path, a command): refused, never cut. */
 int acp_has_nul(const json_t *s);
@@ -65,9 +53,17 @@ void acp_session_free(struct acp_session *as);
 void acp_session_cancel(struct acp_session *as);
 /* A prompt that waited for a replay that will not end well is answered cancelled. */
 void acp_session_drop_wait(struct acp_session *as);
+/* A prompt that came during the replay (or was queued behind a cancelled one) runs now. */
+void acp_session_after_replay(struct acp_session *as);
+
+/* ---- replay.c: the session/load replay ---- */
+
 /* Stops the replays of as (session/close: each load is answered), or of every session (shutdown). */
 void acp_replays_stop(struct acp_server *srv, struct acp_session *as);
-void acp_replay_free_task(struct acp_replay_task *t);
+/* The client read most of what was queued: paused replays go on. */
+void acp_replays_resume(struct acp_server *srv);
+/* The server goes: every replay is freed. */
+void acp_replays_free(struct acp_server *srv);
 /* A stored session read under its lease goes live for the request id (borrowed) with its params
  * (borrowed); frees ld. The ACP session, or NULL with *reply. conv: its conversation, moved in
  * (NULL: rebuilt here). The caller then calls agent_rt_recover once the conversation is whole:

@@ -15,7 +15,6 @@
 #include "acp/internal.h"
 #include "acp/rpc.h"
 #include "acp/updates.h"
-#include "base/jenc.h"
 #include "base/log.h"
 #include "base/version.h"
 #include "base/xjson.h"
@@ -45,99 +44,6 @@ struct acp_held_line {
 };
 
 #define ACP_HELD_MAX (16u << 20)
-
-void
-acp_send(struct acp_server *srv, json_t *msg)
-{
-	if (srv->rec)
-		record_agent_msg(srv->rec, msg);
-	wq_push(&srv->wq, msg);
-	json_decref(msg);
-}
-
-/* A session/update notification; steals update. */
-json_t *
-acp_update_msg(const char *sid, json_t *update)
-{
-	return acp_notification_new("session/update", xjson_pack("{s:s, s:o}", "sessionId", sid, "update", update));
-}
-
-void
-acp_update_prefix(struct buf *b, const char *sid)
-{
-	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":");
-	jenc_string(b, sid, strlen(sid));
-	buf_puts(b, ",\"update\":");
-}
-
-void
-acp_send_update_in(struct acp_server *srv, const struct buf *prefix, const char *sid, json_t *update)
-{
-	if (srv->rec) {		/* the recorder reads messages as trees */
-		acp_send(srv, acp_update_msg(sid, update));
-		return;
-	}
-	wq_push_in(&srv->wq, prefix->data, prefix->len, update, "}}", 2);
-	json_decref(update);
-}
-
-void
-acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, const char *sid, const char *s, size_t n)
-{
-	if (srv->rec) {
-		json_t *u = json_loadb(s, n, 0, NULL);
-		if (u)
-			acp_send(srv, acp_update_msg(sid, u));
-		return;
-	}
-	wq_push_bytes(&srv->wq, prefix->data, prefix->len, s, n, "}}", 2);
-}
-
-/* A message about a session that is being replayed waits until the replay is out (steals msg). */
-void
-acp_hold(struct acp_session *as, json_t *msg)
-{
-	if (as->held == NULL)
-		as->held = json_array();
-	json_array_append_new(as->held, msg);
-}
-
-void
-acp_send_update(struct acp_server *srv, const char *sid, json_t *update)
-{
-	struct acp_session *as = map_get(&srv->sessions, sid);
-	json_t *msg = acp_update_msg(sid, update);
-
-	if (as && as->replays)
-		acp_hold(as, msg);
-	else
-		acp_send(srv, msg);
-}
-
-json_t *
-acp_invalid_params(const json_t *id, const char *details)
-{
-	return acp_error_new(id, ERR_INVALID_PARAMS, details, NULL);
-}
-
-json_t *
-acp_unknown_session(const json_t *id, const char *sid)
-{
-	return acp_error_new(id, ERR_UNKNOWN_SESSION, "unknown session",
-	    xjson_pack("{s:s}", "sessionId", sid));
-}
-
-/* An error from the session layer as a JSON-RPC error. */
-json_t *
-acp_session_error(const json_t *id, const char *sid, const struct err *e)
-{
-	if (e->code == ERR_UNKNOWN_SESSION)
-		return acp_unknown_session(id, sid);
-	if (e->code == ERR_INVALID_PARAMS)
-		return acp_invalid_params(id, e->msg);
-	return acp_error_new(id, e->code ? e->code : ERR_INTERNAL, e->msg,
-	    xjson_pack("{s:s}", "sessionId", sid));
-}
 
 /* ---- the client, as the runtime sees it (agent/client.h) ---- */
 
@@ -581,11 +487,7 @@ acp_on_low(void *arg)
 
 	if (!srv->shutting_down && !srv->held_paused)
 		reader_resume(&srv->reader);
-	for (struct acp_replay_task *t = srv->replays; t; t = t->next)
-		if (t->paused) {
-			t->paused = 0;
-			ev_idle_start(srv->loop, &t->idle);
-		}
+	acp_replays_resume(srv);
 }
 
 static void
@@ -698,12 +600,7 @@ acp_server_free(struct acp_server *srv)
 		srv->held = h->next;
 		free(h);
 	}
-	for (struct acp_replay_task *t = srv->replays, *next; t; t = next) {
-		next = t->next;
-		if (t->as)
-			t->as->replays--;
-		acp_replay_free_task(t);
-	}
+	acp_replays_free(srv);
 	agent_rt_shutdown(&srv->rt);
 	if (srv->model)
 		srv->model->ops->report(srv->model);

@@ -1,0 +1,264 @@
+/*
+ * The session/load replay task (docs/architecture.md, "ACP"): the stored events of a session go
+ * out as session/update notifications in slices, then the load's answer and the commands; while
+ * it runs, what else is sent about that session is held (acp_hold) and follows the answer.
+ */
+#include <stdlib.h>
+
+#include "acp/commands.h"
+#include "acp/internal.h"
+#include "acp/rpc.h"
+#include "acp/updates.h"
+#include "base/log.h"
+#include "base/xjson.h"
+#include "base/xmalloc.h"
+
+/*
+ * The session/load replay is sent in slices (at most ACP_REPLAY_UPDATES updates or about
+ * ACP_REPLAY_BYTES each), one per loop iteration: stdin is read between slices, so other requests
+ * are answered, and EOF, a signal or a session/close stop it. The first slice goes out at once, so a
+ * short replay is whole before the next request is read. A slice corks the write queue (its updates
+ * go out in a few big writes), and the replay pauses while more than ACP_REPLAY_AHEAD bytes wait
+ * for the client, going on from acp_on_low. While it runs, everything else about the session
+ * (live updates, a turn's answer) is held and follows the load's response; a prompt waits for it.
+ */
+#define ACP_REPLAY_UPDATES 256
+#define ACP_REPLAY_BYTES (256ull * 1024)
+#define ACP_REPLAY_SLICE_S 0.004
+/* A replay waits while this much is queued for the client: what other sessions' updates queue
+ * behind stays a few milliseconds of reading. */
+#define ACP_REPLAY_AHEAD ((size_t)512 * 1024)
+
+/* One session/load replay in flight; the server's list of them is srv->replays. */
+struct acp_replay_task {
+	ev_idle idle;			/* first member: active while the next slice waits for the loop */
+	struct acp_server *srv;
+	struct acp_session *as;		/* NULL once stopped */
+	json_t *id;			/* the session/load request's id: owned */
+	struct sess_cursor *events;	/* owned: reads the log back, even after a close */
+	struct acp_replay cur;
+	int busy;			/* queued, or a slice is being sent: only that code frees it */
+	int paused;			/* waits for acp_replays_resume */
+	unsigned long long total0;	/* the write queue's total when it started */
+	ev_tstamp t0;			/* when it started (the log says how long it took) */
+	struct buf prefix;		/* acp_update_prefix of its session */
+	struct acp_replay_task *next;
+};
+
+static void
+acp_replay_free_task(struct acp_replay_task *t)
+{
+	struct acp_replay_task **pp;
+
+	for (pp = &t->srv->replays; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	ev_idle_stop(t->srv->loop, &t->idle);
+	acp_replay_free(&t->cur);
+	sess_cursor_free(t->events);
+	buf_free(&t->prefix);
+	json_decref(t->id);
+	free(t);
+}
+
+/* Lets go of the session; the last replay of it sends what was held meanwhile. May free t. */
+static void
+acp_replay_detach(struct acp_replay_task *t)
+{
+	struct acp_session *as = t->as;
+
+	t->as = NULL;
+	t->paused = 0;
+	ev_idle_stop(t->srv->loop, &t->idle);
+	if (--as->replays == 0 && as->held) {
+		json_t *held = as->held, *msg;
+		size_t i;
+		as->held = NULL;
+		json_array_foreach(held, i, msg) acp_send(t->srv, json_incref(msg));
+		json_decref(held);
+	}
+	if (!t->busy)
+		acp_replay_free_task(t);
+}
+
+/* Sends one slice; returns 1 once every update is out. */
+static int
+acp_replay_slice(struct acp_replay_task *t)
+{
+	struct acp_server *srv = t->srv;
+	unsigned long long start = srv->wq.total;
+	json_t *u;
+	const char *bytes;
+	size_t n = 0, len;
+	/* Each event is read back and parsed here: a slice also ends after ACP_REPLAY_SLICE_S, so
+	 * other sessions wait at most that long (not under --deterministic: its output must not
+	 * depend on timing). */
+	ev_tstamp until = ev_time() + ACP_REPLAY_SLICE_S;
+
+	/* The slice's updates go out in a few big writes (at the uncork below), not one each. */
+	wq_cork(&srv->wq);
+	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
+	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
+	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD) && acp_replay_next_any(&t->cur, &u, &bytes, &len)) {
+		if (u)
+			acp_send_update_in(srv, &t->prefix, t->as->id, u);
+		else
+			acp_send_update_bytes(srv, &t->prefix, t->as->id, bytes, len);
+		n++;
+		if (!srv->opts.deterministic && n % 16 == 0 && ev_time() > until)
+			break;
+	}
+	wq_uncork(&srv->wq);	/* a write error here stops the replay too (t->as goes NULL) */
+	return t->as ? acp_replay_done(&t->cur) : 0;
+}
+
+/* The replay is out: its response, then the commands (SPEC §3.1, §3.6), then what was held. */
+static void
+acp_replay_finish(struct acp_replay_task *t)
+{
+	struct acp_server *srv = t->srv;
+	struct acp_session *as = t->as;
+
+	t->busy = 1;		/* a write error in acp_send stops it: it is freed here */
+	/* the replay waits while the client does not read: at most the high mark and a slice queue up */
+	log_info("acp: %s: replayed %llu bytes in %.0f ms; at most %zu were queued at once", as->id,
+	    srv->wq.total - t->total0, (ev_time() - t->t0) * 1e3, srv->wq.peak);
+	json_t *result = json_object();
+	if (as->agent)
+		acp_session_describe(srv, as->agent, result);
+	acp_send(srv, acp_result_new(t->id, result));
+	acp_send(srv, acp_update_msg(as->id, acp_commands_update()));
+	t->busy = 0;
+	if (t->as == NULL) {
+		acp_replay_free_task(t);
+		return;
+	}
+	acp_replay_detach(t);
+	acp_session_after_replay(as);
+}
+
+static void
+acp_replay_continue(struct acp_replay_task *t)
+{
+	if (wq_ahead(&t->srv->wq, ACP_REPLAY_AHEAD))
+		t->paused = 1;	/* acp_replays_resume goes on once the client has read most of it */
+	else
+		ev_idle_start(t->srv->loop, &t->idle);
+}
+
+/* One slice, then the response or the next slice; t->busy is set by the caller. */
+static void
+acp_replay_go(struct acp_replay_task *t)
+{
+	int done = t->as ? acp_replay_slice(t) : 0;
+
+	t->busy = 0;
+	if (t->as == NULL)
+		acp_replay_free_task(t);	/* stopped while it was queued or sending */
+	else if (done)
+		acp_replay_finish(t);
+	else
+		acp_replay_continue(t);
+}
+
+static void
+acp_replay_task_run(void *arg)
+{
+	acp_replay_go(arg);
+}
+
+/* The next slice is queued from the loop, so work that arrived meanwhile runs before it. */
+static void
+acp_replay_idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct acp_replay_task *t = (struct acp_replay_task *)w;
+
+	(void)revents;
+	ev_idle_stop(loop, w);
+	t->busy = 1;
+	runq_push(&t->srv->runq, acp_replay_task_run, t);
+}
+
+/* Stops the replays of as (session/close: each load is answered), or of every session (shutdown). */
+void
+acp_replays_stop(struct acp_server *srv, struct acp_session *as)
+{
+	for (;;) {
+		struct acp_replay_task *t;
+		json_t *id;
+		/* From the head each time: a write error below can shut down and stop the others. */
+		for (t = srv->replays; t && (t->as == NULL || (as && t->as != as)); t = t->next)
+			;
+		if (t == NULL)
+			break;
+		id = json_incref(t->id);
+		acp_replay_detach(t);
+		if (as)
+			acp_send(srv, acp_error_new(id, ERR_UNKNOWN_SESSION,
+			    "the session was closed while it was being loaded", xjson_pack("{s:s}", "sessionId", as->id)));
+		json_decref(id);
+	}
+}
+
+static const char *
+acp_replay_pull(void *arg, size_t *len, json_t **ev)
+{
+	return sess_cursor_next_line(arg, len, ev, 1);
+}
+
+static json_t *
+acp_replay_tree(void *arg, const char *line, size_t len)
+{
+	return sess_cursor_tree(arg, line, len);
+}
+
+/* Starts the replay of a live session that answers the session/load request id (borrowed). */
+void
+acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
+{
+	struct acp_replay_task *t, **pp;
+
+	t = xcalloc(1, sizeof(*t));
+	ev_idle_init(&t->idle, acp_replay_idle_cb);
+	t->srv = srv;
+	t->as = as;
+	t->id = json_incref(id);
+	t->total0 = srv->wq.total;
+	t->t0 = ev_time();
+	buf_init(&t->prefix);
+	acp_update_prefix(&t->prefix, as->id);
+	t->events = sess_cursor_new_only(as->agent->sess, 0, as->agent->sess->nev, acp_replay_types);
+	acp_replay_init(&t->cur, acp_replay_pull, acp_replay_tree, t->events, &srv->tools);
+	t->cur.compaction = srv->client_compaction;
+	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
+		;
+	*pp = t;
+	as->replays++;
+	t->busy = 1;
+	acp_replay_go(t);
+}
+
+/* The client read most of what was queued: paused replays go on. */
+void
+acp_replays_resume(struct acp_server *srv)
+{
+	for (struct acp_replay_task *t = srv->replays; t; t = t->next)
+		if (t->paused) {
+			t->paused = 0;
+			ev_idle_start(srv->loop, &t->idle);
+		}
+}
+
+/* The server goes: every replay is freed, answered or not. */
+void
+acp_replays_free(struct acp_server *srv)
+{
+	for (struct acp_replay_task *t = srv->replays, *next; t; t = next) {
+		next = t->next;
+		if (t->as)
+			t->as->replays--;
+		acp_replay_free_task(t);
+	}
+}
