@@ -1,7 +1,7 @@
 /*
  * What the files of the ACP server share (not an API: acp/ only; acp/README.md says which file
- * does what). server.c: the dispatch, the wait_idle waiters and the loop plumbing; send.c: what
- * leaves; session.c: the session methods (new, load, resume, list, close); replay.c: a load's
+ * does what). dispatch.c: a line to its method; gate.c: the ordering gate (what waits, and
+ * why); server.c: the wait_idle waiters and the loop plumbing; send.c: what leaves; session.c: the session methods (new, load, resume, list, close); replay.c: a load's
  * sliced replay;
  * load.c: a stored session read off the loop; options.c: modes and config options; asks.c:
  * permission asks; prompt.c: the prompt flow (the agent's hooks, held replies, prompt, cancel).
@@ -37,10 +37,52 @@ json_t *acp_invalid_params(const json_t *id, const char *details);
 json_t *acp_unknown_session(const json_t *id, const char *sid);
 json_t *acp_session_error(const json_t *id, const char *sid, const struct err *e);
 
-/* ---- server.c: the loop's plumbing ---- */
+/* ---- server.c: the loop's plumbing, and the methods of the process ---- */
 
 /* The write queue drained below its low mark: stdin and paused replays go on. */
 void acp_on_low(void *arg);
+json_t *acp_m_initialize(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_authenticate(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_wait_idle(struct acp_server *srv, struct acp_msg *m);
+
+/* ---- dispatch.c: a line to its method ---- */
+
+/* A line read (and recorded) or released by the gate: through the gate, then to its method. */
+void acp_dispatch(struct acp_server *srv, const char *line, size_t len);
+/* The same past the corpus lane (the gate releases that lane's lines here). */
+void acp_dispatch_now(struct acp_server *srv, const char *line, size_t len);
+
+/* ---- gate.c: the ordering gate ---- */
+
+void acp_gate_init(struct acp_server *srv);
+void acp_gate_free(struct acp_server *srv);
+/* Parks the line in the corpus lane when it must wait for the index (or something waits
+ * already): 1 then, else 0. */
+int acp_gate_admit(struct acp_server *srv, const char *line, size_t len);
+/* The corpus index is complete (its on_ready): the corpus lane is released. */
+void acp_gate_corpus_ready(void *arg);
+/* Whether no line waits in the corpus lane. */
+int acp_gate_empty(const struct acp_server *srv);
+void acp_lane_init(struct acp_lane *q);
+int acp_lane_empty(const struct acp_lane *q);
+/* Parks a copy of line (prompt: a session/prompt request) with the reason it waits. */
+void acp_lane_push(struct acp_lane *q, enum acp_wait why, const char *line, size_t len, int prompt);
+/* Its reason is gone: the lines are dispatched in order, up to the first prompt when upto_prompt
+ * (that one and the rest stay). */
+void acp_lane_release(struct acp_server *srv, struct acp_lane *q, int upto_prompt);
+/* The process ends: each parked prompt is answered cancelled, the rest dropped. */
+void acp_lane_answer_prompts(struct acp_server *srv, struct acp_lane *q);
+void acp_lane_free(struct acp_lane *q);
+/* Parks a checked prompt (id, prompt: borrowed) in as's slot: 0, or -1 when the slot is taken. */
+int acp_gate_park_prompt(struct acp_session *as, enum acp_wait why, const json_t *id, const json_t *prompt);
+/* A replay of as is out: the parked prompt runs when nothing holds it any more (no replay, no
+ * prompt in flight). */
+void acp_gate_release_prompt(struct acp_session *as);
+/* The cancelled turn's answer left: a prompt parked behind it starts. */
+void acp_gate_after_cancelled(struct acp_session *as);
+/* Answers the parked prompt cancelled when it waits for why (ACP_WAIT_NONE: whatever it waits for). */
+void acp_gate_drop_prompt(struct acp_session *as, enum acp_wait why);
+void acp_gate_free_prompt(struct acp_session *as);
 
 /* ---- session.c: the session methods ---- */
 
@@ -51,10 +93,6 @@ struct acp_session *acp_live_session(struct acp_server *srv, struct acp_msg *m, 
 void acp_session_free(struct acp_session *as);
 /* Cancels the session's current turn (session/cancel, close). */
 void acp_session_cancel(struct acp_session *as);
-/* A prompt that waited for a replay that will not end well is answered cancelled. */
-void acp_session_drop_wait(struct acp_session *as);
-/* A prompt that came during the replay (or was queued behind a cancelled one) runs now. */
-void acp_session_after_replay(struct acp_session *as);
 
 /* ---- replay.c: the session/load replay ---- */
 

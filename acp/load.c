@@ -40,8 +40,7 @@ struct acp_load {
 	struct agent *agent;		/* step 2: the live session's agent (NULL before) */
 	int replay;			/* session/load (else session/resume) */
 	double t0, read_ms, fold_ms;	/* for the log: when it started, how long each step took */
-	struct buf queued;		/* lines about this session meanwhile: [size_t len][char prompt][bytes]... */
-	size_t taken;			/* queued[0, taken) was dispatched */
+	struct acp_lane lane;		/* lines about this session meanwhile (the gate's: acp/gate.c) */
 	struct acp_load *next;
 };
 
@@ -94,35 +93,12 @@ acp_load_unlink(struct acp_load *l)
 		}
 }
 
-/* The queued line at *pos (advanced past it): its bytes, length and whether it is a prompt; NULL
- * at the end. */
-static const char *
-acp_load_line(const struct acp_load *l, size_t *pos, size_t *n, int *prompt)
-{
-	if (*pos >= l->queued.len)
-		return NULL;
-	memcpy(n, l->queued.data + *pos, sizeof(*n));
-	*prompt = (unsigned char)l->queued.data[*pos + sizeof(*n)] != 0;
-	*pos += sizeof(*n) + 1 + *n;
-	return l->queued.data + *pos - *n;
-}
-
 /* Dispatches the lines that waited for l, in order, up to the first prompt when upto_prompt (that
  * one and the rest wait on). l is off the list: they find the session live, or not at all. */
 static void
 acp_load_dispatch(struct acp_load *l, int upto_prompt)
 {
-	struct acp_server *srv = l->srv;
-	const char *line;
-	size_t n, at;
-	int prompt;
-
-	for (at = l->taken; !srv->shutting_down && (line = acp_load_line(l, &at, &n, &prompt)) != NULL; ) {
-		if (prompt && upto_prompt)
-			break;
-		l->taken = at;
-		acp_server_dispatch(srv, line, n);	/* recorded when it was read */
-	}
+	acp_lane_release(l->srv, &l->lane, upto_prompt);
 }
 
 /* Dispatches what waited for l, then frees l. */
@@ -130,7 +106,7 @@ static void
 acp_load_requeue_free(struct acp_load *l)
 {
 	acp_load_dispatch(l, 0);
-	buf_free(&l->queued);
+	acp_lane_free(&l->lane);
 	json_decref(l->req_id);
 	json_decref(l->params);
 	sess_cursor_free(l->fold);
@@ -216,7 +192,7 @@ acp_load_offload(struct acp_server *srv, struct sess_loading *ld, const char *si
 	l->replay = replay;
 	l->t0 = ev_time();
 	agent_conv_init(&l->conv);	/* step 2 folds into it */
-	buf_init(&l->queued);
+	acp_lane_init(&l->lane);
 	acp_load_link(l);
 	log_debug("acp: %s: reading %lld bytes off the loop", sid, (long long)sess_loading_size(ld));
 	l->job = offload_start(srv->loop, &srv->runq, acp_load_read, acp_load_done, l);
@@ -231,21 +207,11 @@ acp_load_find(struct acp_server *srv, const char *sid)
 	return NULL;
 }
 
-static void
-acp_load_queue(struct acp_load *l, const char *line, size_t len, int prompt)
-{
-	char p = (char)prompt;
-
-	buf_append(&l->queued, &len, sizeof(len));
-	buf_append(&l->queued, &p, 1);
-	buf_append(&l->queued, line, len);
-}
-
-/* Whether anything still waits in l's queue. */
+/* Whether anything still waits in l's lane. */
 static int
 acp_load_waiting(const struct acp_load *l)
 {
-	return l->taken < l->queued.len;
+	return !acp_lane_empty(&l->lane);
 }
 
 /* Stops l's worker and takes l off the list (its lease goes when l is freed). */
@@ -291,17 +257,9 @@ acp_loads_stop(struct acp_server *srv)
 		l->job = NULL;
 		/* Nothing is dispatched any more: the process is ending. A prompt that waited for a
 		 * live session's conversation is answered as one that waited for its replay is. */
-		size_t at = l->taken, n;
-		int prompt;
-		const char *line;
-		while (l->agent && (line = acp_load_line(l, &at, &n, &prompt)) != NULL) {
-			json_t *j = prompt ? json_loadb(line, n, 0, NULL) : NULL;
-			json_t *id = json_object_get(j, "id");
-			if (json_is_string(id) || json_is_integer(id))
-				acp_send(srv, acp_result_new(id, xjson_pack("{s:s}", "stopReason", "cancelled")));
-			json_decref(j);
-		}
-		buf_free(&l->queued);
+		if (l->agent)
+			acp_lane_answer_prompts(srv, &l->lane);
+		acp_lane_free(&l->lane);
 		acp_load_requeue_free(l);
 	}
 }
@@ -327,6 +285,6 @@ acp_load_hold(struct acp_load *l, struct acp_msg *m, const char *line, size_t le
 		acp_send(srv, acp_load_close(l, m));
 		return 1;
 	}
-	acp_load_queue(l, line, len, prompt);
+	acp_lane_push(&l->lane, l->agent ? ACP_WAIT_CONV : ACP_WAIT_LOAD, line, len, prompt);
 	return 1;
 }

@@ -87,11 +87,8 @@ acp_reply_task_run(void *arg)
 	}
 	acp_send(t->srv, t->reply);
 	free(t);
-	if (as && as->queued_id && as->agent && !as->prompt_id) {
-		json_t *id = as->queued_id, *prompt = as->queued_prompt;
-		as->queued_id = as->queued_prompt = NULL;
-		acp_prompt_start(as, id, prompt);
-	}
+	if (as)
+		acp_gate_after_cancelled(as);
 }
 
 static json_t *
@@ -310,18 +307,13 @@ acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 		return acp_invalid_params(m->id, "prompt: a slash command must not contain \\u0000");
 	if (as->replays && as->prompt_id == NULL) {
 		/* The session is being loaded: the prompt runs once the replay and its response are out. */
-		if (as->wait_id || as->queued_id)
+		if (acp_gate_park_prompt(as, ACP_WAIT_REPLAY, m->id, prompt) < 0)
 			return acp_invalid_params(m->id, "a prompt is already in flight for this session");
-		as->wait_id = json_incref(m->id ? m->id : json_null());
-		as->wait_prompt = json_deep_copy(prompt);
 		return NULL;
 	}
 	if (as->prompt_id) {
-		if (as->cancelled && as->queued_id == NULL) {
-			as->queued_id = json_incref(m->id ? m->id : json_null());
-			as->queued_prompt = json_deep_copy(prompt);
+		if (as->cancelled && acp_gate_park_prompt(as, ACP_WAIT_CANCEL, m->id, prompt) == 0)
 			return NULL;
-		}
 		return acp_invalid_params(m->id, "a prompt is already in flight for this session");
 	}
 	return acp_prompt_begin(as, m->id, prompt);
@@ -339,7 +331,7 @@ acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m)
 		return NULL;
 	}
 	if (as && as->agent) {
-		acp_session_drop_wait(as);
+		acp_gate_drop_prompt(as, ACP_WAIT_REPLAY);
 		acp_session_cancel(as);
 	} else
 		log_info("acp: session/cancel for unknown session ignored");

@@ -136,7 +136,7 @@ acp_replay_finish(struct acp_replay_task *t)
 		return;
 	}
 	acp_replay_detach(t);
-	acp_session_after_replay(as);
+	acp_gate_release_prompt(as);
 }
 
 static void

@@ -1,7 +1,7 @@
 /*
- * The ACP server: the method table and line dispatch (JSON-RPC classification in acp/rpc.c), the
- * wait_idle waiters, and the loop plumbing (the sync pass, settling, shutdown, signals, the write
- * queue's marks). The session methods are in acp/session.c, the prompt flow in acp/prompt.c.
+ * The ACP server's process: initialize, authenticate and the wait_idle waiters, and the loop
+ * plumbing (the sync pass, settling, shutdown, signals, the write queue's marks, set-up and
+ * teardown). Lines go to acp/dispatch.c; what waits is acp/gate.c's.
  * Order contract: a session/new response precedes the session's updates; all updates of a turn
  * precede its session/prompt response, which leaves only after the durability checkpoint (the
  * after-sync queue).
@@ -29,21 +29,6 @@ struct acp_waiter {
 	struct acp_waiter *next;
 };
 
-typedef json_t *acp_handler(struct acp_server *srv, struct acp_msg *m);
-
-/*
- * Until the corpus index is complete (a worker builds it after start-up, session/corpus.h), a
- * request that may need it waits here with every line after it, so the order of answers is the
- * order of requests. initialize, authenticate and session/new need no stored session and pass
- * while nothing waits. Past ACP_HELD_MAX bytes stdin is paused.
- */
-struct acp_held_line {
-	struct acp_held_line *next;
-	size_t len;
-	char line[];
-};
-
-#define ACP_HELD_MAX (16u << 20)
 
 /* ---- the client, as the runtime sees it (agent/client.h) ---- */
 
@@ -93,7 +78,7 @@ acp_client_can(void *self, const char *capability)
 
 /* ---- methods ---- */
 
-static json_t *
+json_t *
 acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 {
 	const json_t *caps = json_object_get(m->params, "clientCapabilities");
@@ -115,7 +100,7 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	    "acp-agent", "title", "acp-agent", "version", ACP_AGENT_VERSION));
 }
 
-static json_t *
+json_t *
 acp_m_authenticate(struct acp_server *srv, struct acp_msg *m)
 {
 	(void)srv;
@@ -148,7 +133,7 @@ acp_waiter_timeout(struct ev_loop *loop, ev_timer *t, int revents)
 	acp_waiter_done(w->srv, w, 0);
 }
 
-static json_t *
+json_t *
 acp_m_wait_idle(struct acp_server *srv, struct acp_msg *m)
 {
 	json_t *jt = json_object_get(m->params, "timeoutMs");
@@ -169,124 +154,6 @@ acp_m_wait_idle(struct acp_server *srv, struct acp_msg *m)
 	return NULL;		/* answered by the settle hook once idle */
 }
 
-static const struct acp_method {
-	const char *name;
-	acp_handler *fn;
-	int notification;
-} acp_methods[] = {
-	{ "initialize", acp_m_initialize, 0 },
-	{ "authenticate", acp_m_authenticate, 0 },
-	{ "session/new", acp_m_session_new, 0 },
-	{ "session/load", acp_m_session_load, 0 },
-	{ "session/resume", acp_m_session_resume, 0 },
-	{ "session/list", acp_m_session_list, 0 },
-	{ "session/close", acp_m_session_close, 0 },
-	{ "session/prompt", acp_m_session_prompt, 0 },
-	{ "session/cancel", acp_m_session_cancel, 1 },
-	{ "session/set_mode", acp_m_session_set_mode, 0 },
-	{ "session/set_config_option", acp_m_session_set_config_option, 0 },
-	{ "_acp_agent/wait_idle", acp_m_wait_idle, 0 },
-};
-
-static const struct acp_method *
-acp_method_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof(acp_methods) / sizeof(acp_methods[0]); i++)
-		if (strcmp(acp_methods[i].name, name) == 0)
-			return &acp_methods[i];
-	return NULL;
-}
-
-/* 1 when the line is a request that the corpus index must be complete for. */
-static int
-acp_line_needs_corpus(const char *line, size_t len)
-{
-	json_t *j = json_loadb(line, len, 0, NULL);
-	const char *method = json_string_value(json_object_get(j, "method"));
-	int needs = method && json_object_get(j, "id") && strcmp(method, "initialize") != 0 &&
-		    strcmp(method, "authenticate") != 0 && strcmp(method, "session/new") != 0;
-
-	json_decref(j);
-	return needs;
-}
-
-/* Holds the line (copied) when it must wait for the corpus; returns 1 then. */
-static int
-acp_line_hold(struct acp_server *srv, const char *line, size_t len)
-{
-	struct acp_held_line *h;
-
-	if (srv->held == NULL && (sess_corpus_is_ready(&srv->corpus) || !acp_line_needs_corpus(line, len)))
-		return 0;
-	h = xmalloc(sizeof(*h) + len + 1);
-	h->next = NULL;
-	h->len = len;
-	memcpy(h->line, line, len);
-	h->line[len] = '\0';
-	if (srv->held == NULL)
-		srv->held_tail = &srv->held;
-	*srv->held_tail = h;
-	srv->held_tail = &h->next;
-	srv->held_bytes += len;
-	if (srv->held_bytes > ACP_HELD_MAX && !srv->held_paused) {
-		srv->held_paused = 1;
-		reader_pause(&srv->reader);
-	}
-	return 1;
-}
-
-static void acp_server_line_now(struct acp_server *srv, const char *line, size_t len);
-
-/* Answers one held line per loop turn, in order; then stdin and EOF take their course. */
-static void
-acp_held_idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
-{
-	struct acp_server *srv = w->data;
-	struct acp_held_line *h = srv->held;
-
-	(void)revents;
-	if (h == NULL || srv->shutting_down) {
-		ev_idle_stop(loop, w);	/* what is left is freed with the server */
-		return;
-	}
-	srv->held = h->next;
-	srv->held_bytes -= h->len;
-	acp_server_line_now(srv, h->line, h->len);
-	free(h);
-	if (srv->held)
-		return;
-	ev_idle_stop(loop, w);
-	if (srv->held_paused && !srv->shutting_down && !wq_full(&srv->wq))
-		reader_resume(&srv->reader);
-	srv->held_paused = 0;
-	if (srv->eof_pending)
-		acp_server_shutdown(srv);
-}
-
-static void
-acp_on_corpus_ready(void *arg)
-{
-	struct acp_server *srv = arg;
-
-	if (srv->held)
-		ev_idle_start(srv->loop, &srv->held_idle);
-}
-
-/*
- * A request or notification about a session being loaded waits for the load (1), or a close
- * cancels it (1, answered); else 0.
- */
-static int
-acp_server_held(struct acp_server *srv, struct acp_msg *m, const char *line, size_t len)
-{
-	json_t *jsid = json_object_get(m->params, "sessionId");
-	struct acp_load *l;
-
-	if (!json_is_string(jsid) || acp_has_nul(jsid) || (l = acp_load_find(srv, json_string_value(jsid))) == NULL)
-		return 0;
-	return acp_load_hold(l, m, line, len);
-}
-
 void
 acp_server_line(void *arg, const char *line, size_t len)
 {
@@ -296,75 +163,7 @@ acp_server_line(void *arg, const char *line, size_t len)
 		return;
 	if (srv->rec)
 		record_client_line(srv->rec, line, len);
-	acp_server_dispatch(srv, line, len);
-}
-
-void
-acp_server_dispatch(struct acp_server *srv, const char *line, size_t len)
-{
-	if (srv->shutting_down)
-		return;
-	if (!acp_line_hold(srv, line, len))
-		acp_server_line_now(srv, line, len);
-	/* After the first answer (initialize's) is written: the index is built from now on. */
-	sess_corpus_kick(&srv->corpus);
-}
-
-static void
-acp_server_line_now(struct acp_server *srv, const char *line, size_t len)
-{
-	struct acp_msg m;
-	json_t *reply = NULL;
-	const struct acp_method *meth;
-	enum acp_kind kind;
-
-	if (srv->shutting_down)
-		return;
-	kind = acp_classify(line, len, &m, &reply);
-	if ((kind == ACP_MSG_REQUEST || kind == ACP_MSG_NOTIFICATION) && srv->loads && srv->initialized &&
-	    acp_server_held(srv, &m, line, len)) {
-		acp_msg_free(&m);
-		return;
-	}
-	switch (kind) {
-	case ACP_MSG_INVALID:
-		acp_send(srv, reply);
-		return;
-	case ACP_MSG_RESPONSE:
-		if (json_is_null(m.id))
-			log_info("acp: a response with id null was ignored");
-		else if (!acp_outbound_answer(&srv->out, m.id, m.root))
-			log_info("acp: a response to an unknown or finished request was ignored");
-		break;
-	case ACP_MSG_NOTIFICATION:
-		meth = acp_method_find(m.method);
-		if (meth && meth->notification && srv->initialized)
-			meth->fn(srv, &m);
-		else
-			log_debug("acp: notification %s ignored", m.method);
-		break;
-	case ACP_MSG_REQUEST:
-		meth = acp_method_find(m.method);
-		if (meth == NULL || meth->notification) {
-			reply = acp_error_new(m.id, ERR_METHOD_NOT_FOUND, "unknown method",
-			    xjson_pack("{s:s}", "method", m.method));
-		} else if (!srv->initialized && meth->fn != acp_m_initialize) {
-			reply = acp_error_new(m.id, ERR_NOT_INITIALIZED,
-			    "initialize must come first", NULL);
-		} else if (m.params && !json_is_object(m.params)) {
-			reply = acp_invalid_params(m.id, "params: expected an object");
-		} else {
-			json_t *empty = NULL;
-			if (m.params == NULL)
-				m.params = empty = json_object();
-			reply = meth->fn(srv, &m);
-			json_decref(empty);
-		}
-		if (reply)
-			acp_send(srv, reply);
-		break;
-	}
-	acp_msg_free(&m);
+	acp_dispatch(srv, line, len);
 }
 
 static void
@@ -421,7 +220,7 @@ acp_server_shutdown(struct acp_server *srv)
 	acp_replays_stop(srv, NULL);
 	acp_loads_stop(srv);	/* a load's worker stops at its next chunk; the load is not answered */
 	for (size_t i = 0; i < srv->nall; i++)
-		acp_session_drop_wait(srv->all[i]);
+		acp_gate_drop_prompt(srv->all[i], ACP_WAIT_REPLAY);
 	runq_push(&srv->runq, acp_shutdown_task, srv);
 }
 
@@ -431,9 +230,9 @@ acp_on_eof(void *arg)
 	struct acp_server *srv = arg;
 
 	if (srv->rec)
-		record_eof(srv->rec, srv->held == NULL && agent_rt_idle(&srv->rt));
-	if (srv->held) {
-		srv->eof_pending = 1;	/* the held requests are answered first */
+		record_eof(srv->rec, acp_gate_empty(srv) && agent_rt_idle(&srv->rt));
+	if (!acp_gate_empty(srv)) {
+		srv->gate.eof_pending = 1;	/* the parked requests are answered first */
 		return;
 	}
 	acp_server_shutdown(srv);
@@ -485,7 +284,7 @@ acp_on_low(void *arg)
 {
 	struct acp_server *srv = arg;
 
-	if (!srv->shutting_down && !srv->held_paused)
+	if (!srv->shutting_down && !srv->gate.paused)
 		reader_resume(&srv->reader);
 	acp_replays_resume(srv);
 }
@@ -504,6 +303,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->loop = loop;
 	srv->opts = *opts;
 	map_init(&srv->sessions);
+	acp_gate_init(srv);
 	srv->load_offload_min = opts->deterministic ? (off_t)INT64_MAX : ACP_LOAD_OFFLOAD_MIN;
 	runq_init(&srv->runq, loop);
 	runq_set_sync(&srv->runq, acp_sync_pass, srv);
@@ -512,7 +312,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 		return -1;
 	sess_store_init(&srv->store, &srv->env);
 	sess_corpus_init(&srv->corpus, &srv->env);
-	if (sess_corpus_start(&srv->corpus, loop, &srv->runq, acp_on_corpus_ready, srv, e) < 0)
+	if (sess_corpus_start(&srv->corpus, loop, &srv->runq, acp_gate_corpus_ready, srv, e) < 0)
 		return -1;
 	if (strcmp(opts->model, "replay") == 0) {
 		srv->model = model_replay_new(&srv->runq, opts->recording, e);
@@ -569,8 +369,6 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->wq.on_error = acp_on_write_error;
 	srv->wq.arg = srv;
 	reader_init(&srv->reader, loop, in_fd, acp_server_line, acp_overlong, acp_on_eof, srv);
-	ev_idle_init(&srv->held_idle, acp_held_idle_cb);
-	srv->held_idle.data = srv;
 	ev_signal_init(&srv->sigint, acp_on_signal, SIGINT);
 	ev_signal_init(&srv->sigterm, acp_on_signal, SIGTERM);
 	srv->sigint.data = srv->sigterm.data = srv;
@@ -593,13 +391,7 @@ acp_server_free(struct acp_server *srv)
 	acp_loads_stop(srv);
 	while (srv->waiters)
 		acp_waiter_done(srv, srv->waiters, 0);
-	if (srv->loop)
-		ev_idle_stop(srv->loop, &srv->held_idle);
-	while (srv->held) {
-		struct acp_held_line *h = srv->held;
-		srv->held = h->next;
-		free(h);
-	}
+	acp_gate_free(srv);
 	acp_replays_free(srv);
 	agent_rt_shutdown(&srv->rt);
 	if (srv->model)

@@ -42,6 +42,41 @@ struct acp_options {
 };
 
 /*
+ * The ordering gate (acp/gate.c): why a request waits instead of being dispatched now. A line
+ * waits before it is dispatched (parked in a lane: the server's for the corpus, a load's for its
+ * session); a checked session/prompt waits in its session's one slot.
+ */
+enum acp_wait {
+	ACP_WAIT_NONE,
+	ACP_WAIT_CORPUS,	/* the corpus index is not complete: this line and all after it */
+	ACP_WAIT_LOAD,		/* its session's file is being read: every line naming it */
+	ACP_WAIT_CONV,		/* its session is live, its conversation not yet: a prompt and what follows */
+	ACP_WAIT_REPLAY,	/* a prompt: its session's replay is not out yet */
+	ACP_WAIT_CANCEL,	/* a prompt: the cancelled turn before it has not answered yet */
+};
+
+struct acp_parked;
+
+/* Parked lines, in arrival order. */
+struct acp_lane {
+	struct acp_parked *head, **tail;
+	size_t bytes;
+};
+
+struct acp_parked_prompt {
+	enum acp_wait why;		/* ACP_WAIT_NONE: the slot is free */
+	json_t *id, *prompt;		/* owned */
+};
+
+/* The server's lane and what its release needs. */
+struct acp_gate {
+	struct acp_lane corpus;		/* ACP_WAIT_CORPUS */
+	ev_idle idle;			/* releases the corpus lane, a line a loop turn (keeps the loop alive) */
+	int paused;			/* stdin paused: too much is parked */
+	int eof_pending;		/* stdin ended while lines were parked: shut down after them */
+};
+
+/*
  * One ACP session. A closed one (agent NULL) is freed by a reap task on the run queue, unless a
  * load opened it again meanwhile; queued work names it by id, never by pointer.
  */
@@ -53,17 +88,13 @@ struct acp_session {
 	json_t *prompt_id;		/* the pending session/prompt request id, owned */
 	char prompt_msg[SESS_ID_LEN + 1];	/* its inbox message id */
 	int cancelled;			/* session/cancel arrived while it was pending */
-	json_t *queued_id;		/* a prompt queued behind a cancelled one */
-	json_t *queued_prompt;
 	int replays;			/* session/load replays of it in flight */
 	json_t *held;			/* its messages held while replays > 0: owned array, or NULL */
-	json_t *wait_id;		/* a prompt that came during a replay: runs after it */
-	json_t *wait_prompt;
+	struct acp_parked_prompt parked;	/* a checked prompt that waits (acp/gate.c) */
 };
 
 struct acp_waiter;
 struct acp_replay_task;
-struct acp_held_line;
 struct acp_load;
 
 struct acp_server {
@@ -88,12 +119,7 @@ struct acp_server {
 	int client_notices;		/* clientCapabilities.session.notices: notice updates */
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
-	/* Lines that wait for the corpus index (a request that needs it, and all after it), in order. */
-	struct acp_held_line *held, **held_tail;
-	ev_idle held_idle;		/* answers them once the corpus is ready (keeps the loop alive) */
-	size_t held_bytes;
-	int held_paused;		/* stdin paused: too much is held */
-	int eof_pending;		/* stdin ended while lines were held: shut down after them */
+	struct acp_gate gate;		/* requests parked until what they wait for is there (acp/gate.c) */
 	struct acp_load *loads;		/* stored sessions being read off the loop (acp/load.c) */
 	off_t load_offload_min;		/* a file this big or bigger is read off the loop */
 	ev_signal sigint, sigterm;

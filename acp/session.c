@@ -49,11 +49,8 @@ void
 acp_session_free(struct acp_session *as)
 {
 	json_decref(as->prompt_id);
-	json_decref(as->queued_id);
-	json_decref(as->queued_prompt);
+	acp_gate_free_prompt(as);
 	json_decref(as->held);
-	json_decref(as->wait_id);
-	json_decref(as->wait_prompt);
 	free(as);
 }
 
@@ -255,40 +252,6 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, json_t **
 	return as;
 }
 
-/* A prompt that came during the replay (or was queued behind a cancelled one) runs now. */
-void
-acp_session_after_replay(struct acp_session *as)
-{
-	json_t *id, *prompt, *reply;
-
-	if (as->replays || as->agent == NULL || as->prompt_id || as->srv->shutting_down)
-		return;
-	if (as->queued_id) {
-		id = as->queued_id, prompt = as->queued_prompt;
-		as->queued_id = as->queued_prompt = NULL;
-		acp_prompt_start(as, id, prompt);
-	} else if (as->wait_id) {
-		id = as->wait_id, prompt = as->wait_prompt;
-		as->wait_id = as->wait_prompt = NULL;
-		if ((reply = acp_prompt_begin(as, id, prompt)) != NULL)
-			acp_send(as->srv, reply);
-		json_decref(id);
-		json_decref(prompt);
-	}
-}
-
-/* A prompt that waited for a replay that will not end well is answered cancelled. */
-void
-acp_session_drop_wait(struct acp_session *as)
-{
-	if (as->wait_id == NULL)
-		return;
-	acp_send(as->srv, acp_result_new(as->wait_id, xjson_pack("{s:s}", "stopReason", "cancelled")));
-	json_decref(as->wait_id);
-	json_decref(as->wait_prompt);
-	as->wait_id = as->wait_prompt = NULL;
-}
-
 json_t *
 acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
 {
@@ -440,11 +403,8 @@ acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
 	if (as == NULL)
 		return reply;
 	acp_replays_stop(srv, as);
-	acp_session_drop_wait(as);
+	acp_gate_drop_prompt(as, ACP_WAIT_NONE);	/* a request is answered, whatever it waited for */
 	acp_session_cancel(as);
-	json_decref(as->queued_id);
-	json_decref(as->queued_prompt);
-	as->queued_id = as->queued_prompt = NULL;
 	sess_unobserve(as->agent->sess, acp_observe_event, as);
 	agent_release(as->agent);
 	memset(&as->agent->hooks, 0, sizeof(as->agent->hooks));	/* its struct waits for its reap */
