@@ -55,7 +55,7 @@ AGENT := $(BUILD)/bin/acp-agent
 MOCK := $(BUILD)/bin/mock-openai
 MCP_MOCK := $(BUILD)/bin/mock-mcp
 CHECKS := $(BUILD)/bin/check_all
-# The scenario runner is the agent itself: `acp-agent scenario run` (SPEC §21).
+# The scenario runner is the agent itself: `acp-agent scenario run` (docs/contract.md §21).
 RUNNER := $(AGENT) scenario run
 
 FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path mcp

@@ -1,5 +1,5 @@
 /*
- * Permission asks on the wire (SPEC §17.3, §17.4, §20.1): session/request_permission on the
+ * Permission asks on the wire (docs/contract.md §17.3, §17.4, §20.1): session/request_permission on the
  * root's ACP session, a child's call announced there first as "<child id>/<call id>", and the
  * asked call's status updates. The policy and the answer's meaning are agent/ask.c's.
  */

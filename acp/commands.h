@@ -1,4 +1,4 @@
-/* Slash commands (SPEC §3.6, §17.5): a person steers subagents and sets the mode, without the model. */
+/* Slash commands (docs/contract.md §3.6, §17.5): a person steers subagents and sets the mode, without the model. */
 #ifndef ACP_COMMANDS_H
 #define ACP_COMMANDS_H
 
@@ -9,10 +9,10 @@
 
 /* The available_commands_update payload; returns new ref. */
 json_t *acp_commands_update(void);
-/* What an unknown /word answers (SPEC §20), without the model: the word's length, then the text. */
+/* What an unknown /word answers (docs/contract.md §20), without the model: the word's length, then the text. */
 #define ACP_COMMANDS_UNKNOWN "unknown command %.*s; try /agents, /send, /interrupt, /mode, /compact"
 
-/* /compact's lines (SPEC §19): the thought while compacting (a client without
+/* /compact's lines (docs/contract.md §19): the thought while compacting (a client without
  * session.compaction), and the answers. ACP_COMPACT_FAILED takes the reason. */
 #define ACP_COMPACTING "Compacting the conversation\xe2\x80\xa6"
 #define ACP_COMPACT_DONE "The conversation was compacted: the model goes on from its summary."

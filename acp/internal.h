@@ -106,7 +106,7 @@ void acp_replays_free(struct acp_server *srv);
  * (borrowed); frees ld. The ACP session, or NULL with *reply. conv: its conversation, moved in
  * (NULL: rebuilt here). The caller then calls agent_rt_recover once the conversation is whole:
  * children that settled while it was not live deliver their notices, the Team's roster, tasks
- * and mail come back (SPEC §6.6), and any of them may start a turn. */
+ * and mail come back (docs/contract.md §6.6), and any of them may start a turn. */
 struct acp_session *acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, struct agent_conv *conv,
     const char *sid,
     const json_t *id, const json_t *params, json_t **reply);
@@ -146,7 +146,7 @@ int acp_load_hold(struct acp_load *l, struct acp_msg *m, const char *line, size_
 /* Shutdown: every load stops, unanswered. */
 void acp_loads_stop(struct acp_server *srv);
 
-/* ---- options.c: modes and config options (SPEC §17.2) ---- */
+/* ---- options.c: modes and config options (docs/contract.md §17.2) ---- */
 
 json_t *acp_session_modes(struct agent *root);				/* new ref */
 json_t *acp_session_config(struct acp_server *srv, struct agent *root);	/* new ref */

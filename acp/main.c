@@ -35,7 +35,7 @@ struct main_setting {
 	char sep;		/* ' ' after an option, '=' after a variable */
 };
 
-/* The signals that end the process in order (SPEC §2): SIGINT and SIGTERM have the server's
+/* The signals that end the process in order (docs/contract.md §2): SIGINT and SIGTERM have the server's
  * watchers, SIGHUP (a terminal closing under an editor) and SIGQUIT get main's. */
 static const int main_stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static volatile sig_atomic_t main_early_signal;
@@ -96,13 +96,13 @@ static const char main_help_vars[] =
     "ACP_AGENT_RETRY_BASE_MS        "
     MAIN_STR(AGENT_DEFAULT_RETRY_MS) " (first retry delay after a 429 or 5xx)\n"
     "\n"
-    "Long conversations (SPEC §19):\n"
+    "Long conversations (docs/contract.md §19):\n"
     "variable                       default\n"
     "ACP_AGENT_CONTEXT_WINDOW       " MAIN_STR(AGENT_DEFAULT_CONTEXT_WINDOW) " (the model's window, in tokens)\n"
     "ACP_AGENT_COMPACT_AT           0.8 (compact before a request estimated above this\n"
     "                               fraction of the window; /compact compacts now)\n"
     "\n"
-    "MCP servers (the editor's mcpServers, SPEC §18):\n"
+    "MCP servers (the editor's mcpServers, docs/contract.md §18):\n"
     "variable                       default\n"
     "ACP_AGENT_MCP_STARTUP_MS       30000 (a server's handshake; a turn's first request waits)\n"
     "ACP_AGENT_MCP_TOOL_TIMEOUT_MS  60000 (one tools/call)\n"
@@ -478,7 +478,7 @@ main_record_env(json_t *env, const char *name)
 }
 
 /*
- * What a replay of a --record session runs with (SPEC §21): the options that shape the session,
+ * What a replay of a --record session runs with (docs/contract.md §21): the options that shape the session,
  * not the provider's (the runner gives --model replay --recording --deterministic and a state
  * directory), nor the key or the server. args, env: owned, new.
  */
@@ -608,7 +608,7 @@ main(int argc, char **argv)
 	sigset_t ignored;
 	int rc;
 
-	/* Subcommands (SPEC §20.1) before anything a server sets up. */
+	/* Subcommands (docs/contract.md §20.1) before anything a server sets up. */
 	if (argc > 1 && strcmp(argv[1], "scenario") == 0)
 		return scenario_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "chat") == 0)

@@ -1,5 +1,5 @@
 /*
- * Session modes and config options (SPEC §17.2, §20.1): what new, load and resume answer with,
+ * Session modes and config options (docs/contract.md §17.2, §20.1): what new, load and resume answer with,
  * session/set_mode, session/set_config_option, and the updates that follow a change.
  */
 #include <stdlib.h>
@@ -123,7 +123,7 @@ acp_m_session_set_mode(struct acp_server *srv, struct acp_msg *m)
 	err_clear(&e);
 	if (agent_set_mode(as->agent, mode, &e) < 0)
 		return acp_session_error(m->id, as->id, &e);
-	/* The answer first, then the updates (SPEC §20.1). */
+	/* The answer first, then the updates (docs/contract.md §20.1). */
 	acp_send(srv, acp_result_new(m->id, json_object()));
 	acp_send_update(srv, as->id, xjson_pack("{s:s, s:s}", "sessionUpdate", "current_mode_update",
 	    "currentModeId", permit_mode_id(mode)));

@@ -1,5 +1,5 @@
 /*
- * Our requests to the client (SPEC §16.4, §17.3): ids from one integer counter (§3.2), answers
+ * Our requests to the client (docs/contract.md §16.4, §17.3): ids from one integer counter (§3.2), answers
  * matched by id, a timeout per request, `$/cancel_request` on cancel, late or unknown answers
  * logged and ignored. A client that never answers holds only that request. Answers and timeouts
  * are delivered from the run queue, never from inside the reader's callback.

@@ -114,7 +114,7 @@ acp_replay_slice(struct acp_replay_task *t)
 	return t->as ? acp_replay_done(&t->cur) : 0;
 }
 
-/* The replay is out: its response, then the commands (SPEC §3.1, §3.6), then what was held. */
+/* The replay is out: its response, then the commands (docs/contract.md §3.1, §3.6), then what was held. */
 static void
 acp_replay_finish(struct acp_replay_task *t)
 {

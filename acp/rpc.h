@@ -1,4 +1,4 @@
-/* JSON-RPC 2.0 framing of ACP messages (SPEC §3.2): classify, replies, errors. */
+/* JSON-RPC 2.0 framing of ACP messages (docs/contract.md §3.2): classify, replies, errors. */
 #ifndef ACP_RPC_H
 #define ACP_RPC_H
 

@@ -259,7 +259,7 @@ acp_record_reply(void *arg, const struct model_tap_reply *rep)
 	record_reply(arg, &rr);
 }
 
-/* --record DIR (SPEC §21): the recorder sees the model's replies, the client's lines and our
+/* --record DIR (docs/contract.md §21): the recorder sees the model's replies, the client's lines and our
  * messages (acp_server_line, acp_send), and the files the tools touch (rt.touch). */
 static int
 acp_record_start(struct acp_server *srv, const struct acp_options *opts, struct err *e)

@@ -26,7 +26,7 @@ struct acp_options {
 	const char *model;		/* builtin | replay | openai */
 	const char *recording;
 	const char *profile;
-	int workspace;			/* --tools workspace (the default): SPEC §16's tools */
+	int workspace;			/* --tools workspace (the default): docs/contract.md §16's tools */
 	const char *models;		/* ACP_AGENT_MODELS: the model select's values, or NULL */
 	enum permit_mode start_mode;	/* --permission-mode */
 	int child_approvals_never;	/* --child-approvals never */

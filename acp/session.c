@@ -1,4 +1,4 @@
-/* The ACP session methods (SPEC §3.3): new, load (its replay: acp/replay.c), resume, list, close. */
+/* The ACP session methods (docs/contract.md §3.3): new, load (its replay: acp/replay.c), resume, list, close. */
 #include "acp/server.h"
 
 #include <errno.h>
@@ -123,7 +123,7 @@ acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 		return bad;
 	a = agent_new_root(&srv->rt, json_string_value(json_object_get(m->params, "cwd")), &srv->tools,
 	    NULL);
-	/* Durable from the response on: a client that reconnects later finds it (SPEC §20). */
+	/* Durable from the response on: a client that reconnects later finds it (docs/contract.md §20). */
 	err_clear(&e);
 	if (agent_publish_root(a, permit_mode_id(srv->rt.start_mode), model_id(srv->rt.model), &e) < 0) {
 		char sid[SESS_ID_LEN + 1];
@@ -248,7 +248,7 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, json_t **
 	}
 	sess_loading_read(ld, NULL);	/* small: a few milliseconds on the loop */
 	if ((as = acp_open_loaded(srv, ld, NULL, sid, m->id, m->params, reply)) != NULL)
-		agent_rt_recover(as->agent);	/* SPEC §6.6: see acp_open_loaded */
+		agent_rt_recover(as->agent);	/* docs/contract.md §6.6: see acp_open_loaded */
 	return as;
 }
 
@@ -272,7 +272,7 @@ acp_resume_answer(struct acp_server *srv, struct acp_session *as, json_t *id)
 
 	acp_session_describe(srv, as->agent, result);
 	acp_send(srv, acp_result_new(id, result));
-	/* Clients that only ever resume learn the commands too (SPEC §20). */
+	/* Clients that only ever resume learn the commands too (docs/contract.md §20). */
 	acp_send_update(srv, as->id, acp_commands_update());
 }
 

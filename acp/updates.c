@@ -142,7 +142,7 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 
 	json_object_set_new(u, "status", json_string(is_error ? "failed" : "completed"));
 	if (!is_error && json_is_object(diff)) {
-		/* write and edit end on their diff, for the editor's review (SPEC §16.5). */
+		/* write and edit end on their diff, for the editor's review (docs/contract.md §16.5). */
 		json_object_set_new(u, "content", json_pack("[O]", diff));
 	} else {
 		/* read shows at most 4 KiB of what the model got. */
@@ -152,7 +152,7 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 		    "content", "type", "text", "text", xjson_text(text ? text : "", len)));
 	}
 	/* rawOutput is an object: older clients drop an update whose rawOutput is an array, so
-	 * list_agents' listing goes inside {"agents": [...]} (SPEC §20), from old logs too. */
+	 * list_agents' listing goes inside {"agents": [...]} (docs/contract.md §20), from old logs too. */
 	if (json_is_array(out) && name && strcmp(name, "list_agents") == 0)
 		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "agents", out));
 	else if (out)
@@ -161,7 +161,7 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "error", error));
 }
 
-/* _meta.acpAgent.agentId on updates about a delegation (SPEC §3.4). */
+/* _meta.acpAgent.agentId on updates about a delegation (docs/contract.md §3.4). */
 static void
 acp_set_agent_meta(json_t *u, const char *agent_id)
 {
@@ -345,7 +345,7 @@ acp_replay_step_tree(struct acp_replay *r)
 		r->blk = 1;
 		return acp_replay_tool_result(r, data);
 	} else if (strcmp(type, "context/compacted") == 0 && r->compaction && r->blk == 0) {
-		/* In place, as one completed update (SPEC §20.1). */
+		/* In place, as one completed update (docs/contract.md §20.1). */
 		r->blk = 1;
 		return acp_update_compaction(json_string_value(json_object_get(data, "id")), "completed",
 		    json_string_value(json_object_get(data, "summary")), NULL);
@@ -609,7 +609,7 @@ acp_raw_result(struct acp_raw *x, size_t d)
 		buf_puts(&r->out, "}}");
 	}
 	buf_puts(&r->out, "]");
-	/* rawOutput: as it was logged; list_agents' listing inside {"agents": [...]} (SPEC §20) */
+	/* rawOutput: as it was logged; list_agents' listing inside {"agents": [...]} (docs/contract.md §20) */
 	if (outp && out.s[0] == '[' && strcmp(nm, "list_agents") == 0) {
 		buf_puts(&r->out, ",\"rawOutput\":{\"agents\":");
 		if (json_raw_copy(&r->out, &out) < 0)

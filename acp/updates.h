@@ -1,5 +1,5 @@
 /*
- * Events -> session/update payloads (SPEC §3.4, §3.5). One mapping serves the
+ * Events -> session/update payloads (docs/contract.md §3.4, §3.5). One mapping serves the
  * live stream and the session/load replay. Returns update objects (the value
  * of params.update), never whole notifications.
  */
@@ -22,7 +22,7 @@
 /* A text or reasoning delta; returns new ref. */
 json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len);
 /*
- * The toolCallId a client sees (SPEC §20): made by the runtime from the turn and step of the call
+ * The toolCallId a client sees (docs/contract.md §20): made by the runtime from the turn and step of the call
  * and the provider's id, so it is unique within the session across restarts even when a provider
  * reuses its ids (the provider's id stays in the log, for the model). Returns owned.
  */
@@ -81,7 +81,7 @@ struct acp_replay_array {
 const char *acp_replay_array_pull(void *arg, size_t *len, json_t **ev);	/* arg: struct acp_replay_array * */
 /* A compaction_update {compactionId, status}, with the summary or error when given; new ref. */
 json_t *acp_update_compaction(const char *id, const char *status, const char *summary, const char *error);
-/* The usage_update of SPEC §19; new ref. */
+/* The usage_update of docs/contract.md §19; new ref. */
 json_t *acp_update_usage(long long used, long long size);
 /* The next update: 1 with it in *tree (new ref), or with *tree NULL as its bytes in *s, *n
  * (valid until the next call on r); 0 once done. */

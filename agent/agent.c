@@ -732,7 +732,7 @@ agent_tool_run_allowed(struct tool_inv *inv)
 }
 
 /*
- * The checks before a call is announced, in SPEC §20.1's order: arguments, then the tool's own
+ * The checks before a call is announced, in docs/contract.md §20.1's order: arguments, then the tool's own
  * (confinement, the mode, observation, the diff), then the rules. 0: fill nothing more and run;
  * 1: ask first; -1: the call failed (its result is filled).
  */
@@ -822,7 +822,7 @@ agent_commit_result(struct agent *a, size_t i)
 	struct tool_inv *inv = a->invs[i];
 	json_t *c = json_array_get(a->calls, i);
 
-	/* Every tool's text to the model is capped (SPEC §19), the whole of it spilled. */
+	/* Every tool's text to the model is capped (docs/contract.md §19), the whole of it spilled. */
 	if (inv->result.text && a->rt->cap_text) {
 		size_t len = strlen(inv->result.text);
 		char name[160];
@@ -846,7 +846,7 @@ agent_commit_result(struct agent *a, size_t i)
 		json_object_set_new(data, "error", xjson_pack("{s:s}", "code", err_tool(inv->result.error_code)));
 	if (inv->result.agent_id[0])
 		json_object_set_new(data, "agentId", json_string(inv->result.agent_id));
-	/* A child's asked call shows on its root: it ends there too (SPEC §20.1). */
+	/* A child's asked call shows on its root: it ends there too (docs/contract.md §20.1). */
 	if (inv->asked && agent_parent(a) && a->rt->client && !a->rt->shutting_down)
 		a->rt->client->call_status(a->rt->client->self, inv,
 		    inv->result.error_code != ERR_NONE ? "failed" : "completed");

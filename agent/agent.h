@@ -1,5 +1,5 @@
 /*
- * One agent: its session, inbox and turn/step state machine (SPEC §4).
+ * One agent: its session, inbox and turn/step state machine (docs/contract.md §4).
  * The agent id is its session id. Everything an agent does is an event in its
  * session; observers of the session see it. Live deltas and turn ends go to
  * the owner's hooks.
@@ -39,7 +39,7 @@ struct agent_hooks {
 	/* The context window's use after a model response that reported usage, or a compaction. */
 	void (*usage)(void *arg, struct agent *a, long long used);
 	/*
-	 * A compaction (SPEC §19): status in_progress, then completed (text: the summary), failed
+	 * A compaction (docs/contract.md §19): status in_progress, then completed (text: the summary), failed
 	 * (text: why) or cancelled. id: "compaction-<n>". Strings borrowed.
 	 */
 	void (*compaction)(void *arg, struct agent *a, const char *id, const char *status,
@@ -60,7 +60,7 @@ struct agent_rt {
 	int max_steps;
 	long long context_window;	/* ACP_AGENT_CONTEXT_WINDOW: tokens */
 	double compact_at;		/* ACP_AGENT_COMPACT_AT: a fraction of the window */
-	/* Caps a tool's text to the model (SPEC §19; the server sets tools_cap_text), or NULL. */
+	/* Caps a tool's text to the model (docs/contract.md §19; the server sets tools_cap_text), or NULL. */
 	void (*cap_text)(struct agent *a, const char *name, char **text, size_t *len);
 	int max_depth;
 	int max_active;
@@ -73,7 +73,7 @@ struct agent_rt {
 	enum permit_mode start_mode;		/* --permission-mode: a new root's mode */
 	int child_approvals_never;		/* --child-approvals never */
 	/* A workspace tool is about to touch abs, a path under root (the recorder's fixture,
-	 * SPEC §21), or NULL. */
+	 * docs/contract.md §21), or NULL. */
 	void (*touch)(void *arg, const char *root, const char *abs);
 	void *touch_arg;
 	/* --record: replay ordinals rank only the sessions this process created, the first at
@@ -183,7 +183,7 @@ int agent_rt_idle(const struct agent_rt *rt);
 struct agent *agent_new_root(struct agent_rt *rt, const char *cwd, const struct toolbox *tools,
     const struct agent_hooks *hooks);
 /* An agent over a stored session, loaded for writing (repair, lease). NULL with e. */
-/* Makes a new root durable now (SPEC §20): its file is published with the header and a
+/* Makes a new root durable now (docs/contract.md §20): its file is published with the header and a
  * session/created {mode, model} event. 0, or -1 with e (session_log_io). */
 int agent_publish_root(struct agent *a, const char *mode, const char *model, struct err *e);
 struct agent *agent_load(struct agent_rt *rt, const char *id, const struct toolbox *tools,
@@ -250,10 +250,10 @@ json_t *agent_describe_tools(struct agent *a);
 /* A request an extension held (agent_ext.hold_request) goes; a no-op when none is held. */
 void agent_request_release(struct agent *a);
 
-/* The system prompt for a (SPEC §4); returns owned. */
+/* The system prompt for a (docs/contract.md §4); returns owned. */
 char *agent_system_prompt(const struct agent *a);
 /*
- * Compacts an idle agent's conversation now (/compact, SPEC §19): the agent runs until the
+ * Compacts an idle agent's conversation now (/compact, docs/contract.md §19): the agent runs until the
  * summary is logged, then done is called (from the run queue, never before this returns). 0, or
  * -1 when the agent is running (nothing happens).
  */

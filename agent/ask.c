@@ -1,4 +1,4 @@
-/* A root's permission state and the ask of one call (SPEC §17.3, §17.4, §20.1). */
+/* A root's permission state and the ask of one call (docs/contract.md §17.3, §17.4, §20.1). */
 #include "agent/ask.h"
 
 #include <stdlib.h>
@@ -190,7 +190,7 @@ ask_done(void *arg, const json_t *result, const json_t *error, const struct err 
 	inv->ask_id = 0;
 	inv->state = NULL;	/* k: the tool's own state begins when it runs */
 	if (error || e) {
-		/* An error answer counts as a reject (SPEC §20.1). */
+		/* An error answer counts as a reject (docs/contract.md §20.1). */
 		log_warn("agent %s: the permission request for %s failed: %s", agent_id(a), inv->call_id,
 		    e ? e->msg : json_string_value(json_object_get(error, "message")));
 		option = "reject";

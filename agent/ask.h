@@ -1,5 +1,5 @@
 /*
- * Asking the user (SPEC §17): a root's mode and rules, kept in its log (session/created,
+ * Asking the user (docs/contract.md §17): a root's mode and rules, kept in its log (session/created,
  * session/mode, permission/rule) and folded on first use, and the ask of one call: the options
  * in order, the answer, the rule an "always" leaves. Children use their root's mode and rules
  * and ask through its ACP session (agent/client.h). agent.c calls these at a call's start.

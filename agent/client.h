@@ -1,5 +1,5 @@
 /*
- * The editor, as the runtime and its tools see it (SPEC §16.4, §17.3): requests on a root's ACP
+ * The editor, as the runtime and its tools see it (docs/contract.md §16.4, §17.3): requests on a root's ACP
  * session and what the client advertised. The server implements it (acp/outbound.c); in tests,
  * and when no client is attached, rt->client is NULL and nothing is asked.
  * A request's done runs exactly once, from the run queue, with the result or an error, unless

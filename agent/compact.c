@@ -1,5 +1,5 @@
 /*
- * Compaction (SPEC §19): a summary request over the conversation, then context/compacted
+ * Compaction (docs/contract.md §19): a summary request over the conversation, then context/compacted
  * {id, summary, through}; from then on a request sends the summary and what came after
  * through. Every attempt logs an event (compacted, or compaction_failed with its reason), so
  * a replay script's "compactions" position is the count of them. A summary request is not a

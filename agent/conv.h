@@ -1,5 +1,5 @@
 /*
- * The conversation a model is sent (SPEC §19), derived from an agent's events and kept up to
+ * The conversation a model is sent (docs/contract.md §19), derived from an agent's events and kept up to
  * date as they are appended: the chat messages since the latest compaction (its summary first,
  * as a user message), their serialized size, and what the estimate needs (the last reported
  * usage and the bytes appended since). Building a request costs the conversation, never the
@@ -57,12 +57,12 @@ int agent_conv_fold_cursor(struct agent_conv *c, struct sess_cursor *cur, const 
  * ahead): the messages after it stay verbatim. */
 int64_t agent_conv_through(const json_t *data, int64_t seq);
 /*
- * Estimated tokens of a request with this conversation (SPEC §20.1): the last reported usage
+ * Estimated tokens of a request with this conversation (docs/contract.md §20.1): the last reported usage
  * plus a token per 4 bytes appended since; with no usage since the latest compaction, a token
  * per 4 bytes of the whole request (fixed: the bytes of the system prompt and tools).
  */
 long long agent_conv_estimate(const struct agent_conv *c, size_t fixed);
-/* The user message that carries a summary (SPEC §19; docs/prompts.md); returns new ref. */
+/* The user message that carries a summary (docs/contract.md §19; docs/prompts.md); returns new ref. */
 json_t *agent_conv_summary_message(const char *summary);
 /* Text of a content block array: text blocks joined by newlines; returns owned. */
 char *agent_blocks_text(const json_t *content, size_t *len);	/* len may be NULL */

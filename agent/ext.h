@@ -27,7 +27,7 @@ struct agent_ext {
 	void (*release)(struct agent *a);	/* released; its session is still there */
 	void (*recover)(struct agent *a);	/* a root came back: session/load or session/resume */
 	/*
-	 * Tools that come and go (MCP, SPEC §18): the extension's tool set for a now, or NULL;
+	 * Tools that come and go (MCP, docs/contract.md §18): the extension's tool set for a now, or NULL;
 	 * borrowed, read at each step. Its tools have a hold hook (agent/toolbox.h): the runtime
 	 * holds a tool while an invocation points at it. Described after the profile's tools.
 	 */

@@ -1,4 +1,4 @@
-/* The permission policy: the table of SPEC §17.1 and the narrow rules of §17.3. */
+/* The permission policy: the table of docs/contract.md §17.1 and the narrow rules of §17.3. */
 #include "agent/permit.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * The permission policy (SPEC §17): the four modes, what each lets a call do, and the narrow
+ * The permission policy (docs/contract.md §17): the four modes, what each lets a call do, and the narrow
  * "always" rules. Pure: no agent, no client (agent/ask.c asks; the root's log keeps the mode and
  * the rules as session/mode and permission/rule events).
  */

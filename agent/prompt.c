@@ -1,4 +1,4 @@
-/* The system prompt: the runtime's opening, then each extension's sections (SPEC §4;
+/* The system prompt: the runtime's opening, then each extension's sections (docs/contract.md §4;
  * docs/prompts.md shows the text). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * Delegation (SPEC §6): starting one-shot and continuable children, the
+ * Delegation (docs/contract.md §6): starting one-shot and continuable children, the
  * listing service, send_message routing, settlement notices, cold resume,
  * interrupt authority and capacity. Every authority decision lives here;
  * the tools in tools/ only parse arguments and render results.

@@ -1,4 +1,4 @@
-/* Routing between agents (SPEC §6.6–§6.8): send_message, cold resume, interrupt, redelivery. */
+/* Routing between agents (docs/contract.md §6.6–§6.8): send_message, cold resume, interrupt, redelivery. */
 #include "agent/subagent.h"
 
 #include <stdio.h>
@@ -42,7 +42,7 @@ sub_settled_epochs(const json_t *events)
 	return epoch;
 }
 
-/* The §6.6 checks before a cold resume of target, in SPEC order: 0, or -1 with e. */
+/* The §6.6 checks before a cold resume of target, in the contract's order: 0, or -1 with e. */
 static int
 sub_cold_check(struct agent *sender, const char *target, struct err *e)
 {
@@ -92,7 +92,7 @@ sub_cold_adopted(struct agent *child, struct err *e)
 	return child;
 }
 
-/* Cold resume (§6.6): checks in SPEC order, then load, rebuild, deliver. */
+/* Cold resume (§6.6): checks in the contract's order, then load, rebuild, deliver. */
 static struct agent *
 sub_cold_resume(struct agent *sender, const char *target, struct err *e)
 {
@@ -396,7 +396,7 @@ subagent_redeliver(struct agent *parent)
 
 	/* First only the settlements (the common answer: the notice is known); the final text before
 	 * one is read by a second scan only for a notice that is missing. The scan checks every line
-	 * without building it (SPEC §12's inspect). */
+	 * without building it (docs/contract.md §12's inspect). */
 	static const char *const settled[] = { "turn/start", "turn/end", "subagent/settled", NULL };
 	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", NULL };
 

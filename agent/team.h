@@ -1,5 +1,5 @@
 /*
- * Agent Teams (SPEC §9): the roster, the durable mailbox and the task board of
+ * Agent Teams (docs/contract.md §9): the roster, the durable mailbox and the task board of
  * one Lead. Everything persists in the Lead's log (team events) and is
  * rebuilt from it after a restart. Authority for team actions lives here.
  */

@@ -1,4 +1,4 @@
-/* The Team's mailbox (SPEC §9.4): queued in the Lead's log, delivered in order, acknowledged. */
+/* The Team's mailbox (docs/contract.md §9.4): queued in the Lead's log, delivered in order, acknowledged. */
 #include "agent/team.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* The Team's task board (SPEC §9): tasks with revisions, dependencies and write scopes. */
+/* The Team's task board (docs/contract.md §9): tasks with revisions, dependencies and write scopes. */
 #include "agent/team.h"
 
 #include <errno.h>

@@ -29,7 +29,7 @@ struct tool_result {
 };
 
 /*
- * What the permission policy needs of a call, and what an ask shows (SPEC §17.3). The runtime
+ * What the permission policy needs of a call, and what an ask shows (docs/contract.md §17.3). The runtime
  * fills verdict from the mode and the tool's class; prepare fills the rest (all owned by the
  * plan; the runtime frees them).
  */
@@ -54,10 +54,10 @@ struct tool {
 	/* args: borrowed; fills out when returning TOOL_DONE. */
 	int (*run)(struct tool_inv *inv, const json_t *args, struct tool_result *out);
 	void *svc;			/* the service the tool adapts (borrowed) */
-	enum permit_class cls;		/* what the call does (SPEC §17.1); agent tools read */
+	enum permit_class cls;		/* what the call does (docs/contract.md §17.1); agent tools read */
 	/*
 	 * Optional, for tools the policy judges: after the argument check and before the call is
-	 * announced, the checks that come before an ask, in SPEC §20.1's order (confinement, then
+	 * announced, the checks that come before an ask, in docs/contract.md §20.1's order (confinement, then
 	 * the mode: plan->verdict REFUSE means refuse with tool_result_read_only, then observation
 	 * and the diff). 0 to go on, or -1 with out filled: the call fails and nothing runs. run is
 	 * still called after an allow and checks again (the file may change while the user thinks).

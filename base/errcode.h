@@ -2,7 +2,7 @@
  * Every error code of the program, in one table. A row names the code, its wire names and what it
  * becomes on the protocol:
  *   kind  the client-facing name (JSON-RPC error data.kind, turn-end reason code), lower case;
- *   tool  the model-facing name (a failed tool call's error.code, SPEC §6.9), upper case;
+ *   tool  the model-facing name (a failed tool call's error.code, docs/contract.md §6.9), upper case;
  *   rpc   the JSON-RPC error code when it reaches the client as an error reply, 0 when it never does;
  *   text  the default message (used when a caller gives none; docs/tools.md lists them).
  * A code that lives on one surface only leaves the other name NULL; err_kind and err_tool then
@@ -38,10 +38,10 @@
 	/* repair closes calls a crash left open (session/repair.c) */                                 \
 	X(TOOL_NOT_STARTED, NULL, "TOOL_NOT_STARTED", 0, "the tool call never started")               \
 	X(TOOL_OUTCOME_UNKNOWN, NULL, "TOOL_OUTCOME_UNKNOWN", 0, "the tool call's outcome is unknown") \
-	/* the editor's answers to our requests (SPEC §16.4) */                                     \
+	/* the editor's answers to our requests (docs/contract.md §16.4) */                                     \
 	X(CLIENT_ERROR, NULL, "CLIENT_ERROR", 0, "the editor refused the request")                    \
 	X(CLIENT_TIMEOUT, NULL, "CLIENT_TIMEOUT", 0, "the editor did not answer in time")             \
-	/* the workspace (SPEC §16.2, §16.3; workspace/) */                                         \
+	/* the workspace (docs/contract.md §16.2, §16.3; workspace/) */                                         \
 	X(FS_OUTSIDE_WORKSPACE, NULL, "FS_OUTSIDE_WORKSPACE", 0, "the path is outside the workspace") \
 	X(FS_NOT_FOUND, NULL, "FS_NOT_FOUND", 0, "the file does not exist")                           \
 	X(FS_IS_DIRECTORY, NULL, "FS_IS_DIRECTORY", 0, "the path is a directory")                     \
@@ -59,17 +59,17 @@
 	X(PROC_SPAWN_FAILED, NULL, "PROC_SPAWN_FAILED", 0, "the command cannot be started")           \
 	X(JOB_NOT_FOUND, NULL, "JOB_NOT_FOUND", 0, "no such background job")                          \
 	X(JOB_LIMIT_REACHED, NULL, "JOB_LIMIT_REACHED", 0, "too many background jobs run at once")    \
-	/* permissions (SPEC §17) */                                                                \
+	/* permissions (docs/contract.md §17) */                                                                \
 	X(PERMISSION_REJECTED, NULL, "PERMISSION_REJECTED", 0, "the user rejected the call")          \
 	X(PERMISSION_MODE_READ_ONLY, NULL, "PERMISSION_MODE_READ_ONLY", 0, "the call is not allowed in read-only mode") \
-	/* delegation (SPEC §6.9) */                                                                  \
+	/* delegation (docs/contract.md §6.9) */                                                                  \
 	X(NOT_RESUMABLE, NULL, "NOT_RESUMABLE", 0, "the subagent cannot be resumed")                  \
 	X(UNAUTHORIZED, NULL, "UNAUTHORIZED", 0, "the caller may not act on that agent")              \
 	X(PARENT_UNAVAILABLE, NULL, "PARENT_UNAVAILABLE", 0, "the direct parent is not live")         \
 	X(ACTIVATION_LIMIT_REACHED, NULL, "ACTIVATION_LIMIT_REACHED", 0, "the active child limit is reached") \
 	X(DEPTH_EXCEEDED, NULL, "DEPTH_EXCEEDED", 0, "the delegation depth limit is reached")         \
 	X(SUBAGENT_FAILED, NULL, "SUBAGENT_FAILED", 0, "the subagent run failed")                     \
-	/* the Team (SPEC §9) */                                                                      \
+	/* the Team (docs/contract.md §9) */                                                                      \
 	X(TEAM_INVALID_ARGUMENT, NULL, "TEAM_INVALID_ARGUMENT", 0, "invalid Team arguments")          \
 	X(TEAM_LEAD_REQUIRED, NULL, "TEAM_LEAD_REQUIRED", 0, "only the Lead can do that")             \
 	X(TEAM_INVALID_MEMBER_NAME, NULL, "TEAM_INVALID_MEMBER_NAME", 0, "invalid teammate name")     \
@@ -88,7 +88,7 @@
 	X(TEAM_TASK_ALREADY_CLAIMED, NULL, "TEAM_TASK_ALREADY_CLAIMED", 0, "another member owns the task") \
 	X(TEAM_TASK_HAS_DEPENDENTS, NULL, "TEAM_TASK_HAS_DEPENDENTS", 0, "other tasks depend on the task") \
 	X(TEAM_TASK_DEPENDENCY_CYCLE, NULL, "TEAM_TASK_DEPENDENCY_CYCLE", 0, "the dependencies would form a cycle") \
-	/* MCP servers (SPEC §18) */                                                                   \
+	/* MCP servers (docs/contract.md §18) */                                                                   \
 	X(MCP_TOOL_ERROR, NULL, "MCP_TOOL_ERROR", 0, "the MCP tool reported an error")                \
 	X(MCP_PROTOCOL_ERROR, NULL, "MCP_PROTOCOL_ERROR", 0, "the MCP server answered an error or a malformed result") \
 	X(MCP_TIMEOUT, NULL, "MCP_TIMEOUT", 0, "the MCP server did not answer in time")               \

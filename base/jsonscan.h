@@ -1,5 +1,5 @@
 /*
- * A JSON check that allocates nothing: fast enough to validate whole logs (SPEC §12).
+ * A JSON check that allocates nothing: fast enough to validate whole logs (docs/contract.md §12).
  *
  * It is a conservative stand-in for jansson: a yes means json_loadb(s, n, flags) accepts the
  * same bytes (flags: any of JSON_ALLOW_NUL, JSON_REJECT_DUPLICATES, JSON_DECODE_ANY). A no means "invalid, or not

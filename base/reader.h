@@ -1,5 +1,5 @@
 /*
- * Newline-delimited framing (ACP stdin, SPEC §3.1; MCP stdio servers, §18). Pure framing (frame_*) is separate from
+ * Newline-delimited framing (ACP stdin, docs/contract.md §3.1; MCP stdio servers, §18). Pure framing (frame_*) is separate from
  * the ev_io watcher so tests can feed it any split of bytes.
  */
 #ifndef BASE_READER_H

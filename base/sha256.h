@@ -1,5 +1,5 @@
 /*
- * SHA-256 (FIPS 180-4), for names that must be short and stable (an MCP tool's public name, SPEC
+ * SHA-256 (FIPS 180-4), for names that must be short and stable (an MCP tool's public name,
  * §18): one call over a buffer, or init/update/final over pieces. Not for secrets: nothing here
  * is constant-time or wiped after use.
  */

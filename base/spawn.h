@@ -1,5 +1,5 @@
 /*
- * Starting a child process the way every process we run is started (SPEC §16.3 bash, §18 MCP
+ * Starting a child process the way every process we run is started (docs/contract.md §16.3 bash, §18 MCP
  * servers): its own session and process group (setsid), death with us (PR_SET_PDEATHSIG
  * SIGKILL), default signal dispositions and an empty mask, the given fds as 0, 1 and 2 and no
  * other, an optional working directory. The exec's failure comes back through a close-on-exec

@@ -1,5 +1,5 @@
 /*
- * Incremental server-sent-events parser: chat-completion streams (SPEC §7.3) and MCP's
+ * Incremental server-sent-events parser: chat-completion streams (docs/contract.md §7.3) and MCP's
  * Streamable HTTP replies (§18). Bytes may be split anywhere (inside UTF-8 characters and
  * "data:" prefixes); the parser hands each complete event's data to the caller and keeps the
  * last "id:" and "retry:" (what a client needs to resume the stream). Pure: no I/O.

@@ -1,5 +1,5 @@
 /*
- * A write queue on a non-blocking fd (ACP stdout, SPEC §3.1; an MCP server's stdin, §18): one frame
+ * A write queue on a non-blocking fd (ACP stdout, docs/contract.md §3.1; an MCP server's stdin, §18): one frame
  * per message, written in order without ever blocking the loop; watermarks drive backpressure.
  */
 #ifndef BASE_WQ_H

@@ -11,7 +11,7 @@
 
 /* Returns a new reference; never NULL. */
 json_t *xjson_pack(const char *fmt, ...);
-/* A JSON string of any bytes s[0..n): invalid UTF-8 becomes U+FFFD (SPEC §3.2). New reference. */
+/* A JSON string of any bytes s[0..n): invalid UTF-8 becomes U+FFFD (docs/contract.md §3.2). New reference. */
 json_t *xjson_text(const char *s, size_t n);
 
 /* fn: a string (borrowed) -> its replacement (new ref). */

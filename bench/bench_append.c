@@ -1,5 +1,5 @@
 /*
- * Append throughput per sync policy (SPEC §12: >= 200,000 events/s with --sync none; with
+ * Append throughput per sync policy (docs/contract.md §12: >= 200,000 events/s with --sync none; with
  * --sync turn one sync per checkpoint, not per event), against dd writing the same bytes with
  * the same number of syncs.
  */

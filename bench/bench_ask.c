@@ -1,5 +1,5 @@
 /*
- * The cost of a permission round trip (SPEC §17.3) in agent time: one turn of N sequential
+ * The cost of a permission round trip (docs/contract.md §17.3) in agent time: one turn of N sequential
  * job_kill calls (cheap: no process, JOB_NOT_FOUND), run with --permission-mode default (every
  * call asks; this process answers "allow" the moment it reads the request) and with full-access
  * (no ask). The difference per call is what an ask adds beyond the client's answer: the agent's

@@ -1,5 +1,5 @@
 /*
- * The file services on an 8 MiB source-like file (SPEC §16.2-§16.3): read's text (target
+ * The file services on an 8 MiB source-like file (docs/contract.md §16.2-§16.3): read's text (target
  * >= 500 MB/s of file), a read page by page through the whole file, the read tool's local
  * path (load, hash for the record, render), and edit (target < 30 ms).
  */

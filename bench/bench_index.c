@@ -1,5 +1,5 @@
 /*
- * Start-up and session/list against the corpus size (SPEC §5.6, §12): the real binary, a state
+ * Start-up and session/list against the corpus size (docs/contract.md §5.6, §12): the real binary, a state
  * directory of N stored root sessions written directly (a header and one prompt each).
  *
  *   bench_index AGENT [N]     N defaults to 100000; prints "startup[...]", "ratio[...]",

@@ -1,5 +1,5 @@
 /*
- * inspect of a 100 MB log (SPEC §12: >= 100 MB/s, within 3x of wc -l on the same file).
+ * inspect of a 100 MB log (docs/contract.md §12: >= 100 MB/s, within 3x of wc -l on the same file).
  */
 #include <stdio.h>
 #include <stdlib.h>

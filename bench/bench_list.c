@@ -1,5 +1,5 @@
 /*
- * list_agents over N stored children (SPEC §12: under 20 ms at 10,000, independent of
+ * list_agents over N stored children (docs/contract.md §12: under 20 ms at 10,000, independent of
  * the children's log length). Generates a state directory, indexes it like start-up
  * does, then times the listing (median of 21 runs; the first, which builds every entry's
  * object, is also given) and reports RSS after indexing. `bench_list N` runs one size;

@@ -72,7 +72,7 @@ write_log(const char *path, long compact_bytes)
 		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"assistant/message\",\"data\":{\"turn\":%ld,\"step\":2,\"id\":\"b%ld\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"finish\":\"stop\"}}\n", seq, t, turn, turn, text), seq++;
 		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"step/end\",\"data\":{\"turn\":%ld,\"step\":2}}\n", seq, t, turn), seq++;
 		bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"turn/end\",\"data\":{\"turn\":%ld,\"reason\":{\"kind\":\"completed\"}}}\n", seq, t, turn), seq++;
-		/* As a session under SPEC §19 compacts: a summary through the turn just ended. */
+		/* As a session under docs/contract.md §19 compacts: a summary through the turn just ended. */
 		if (compact_bytes && bytes - since >= compact_bytes) {
 			bytes += fprintf(f, "{\"seq\":%ld,\"time\":%ld,\"type\":\"context/compacted\",\"data\":{\"id\":\"compaction-%ld\",\"summary\":\"The user and the agent searched the sources, turn after turn, up to turn %ld.\",\"through\":%ld}}\n",
 			    seq, t, turn, turn, seq - 1), seq++;

@@ -1,5 +1,5 @@
 /*
- * MCP through the agent (SPEC §18), against the scripted stdio server (tests/mock_mcp.c):
+ * MCP through the agent (docs/contract.md §18), against the scripted stdio server (tests/mock_mcp.c):
  *
  * 1. The round trip of a tools/call through the agent, over a direct call. The agent runs one
  *    turn whose step holds N echo calls and one job_kill (not concurrency-safe: the step runs

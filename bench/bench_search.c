@@ -1,5 +1,5 @@
 /*
- * glob and grep of workspace/ (SPEC §16.1) against find and GNU grep on the same trees, in the
+ * glob and grep of workspace/ (docs/contract.md §16.1) against find and GNU grep on the same trees, in the
  * same run: grep over 100 MB of source-like files (a literal within 2x of `grep -rn`, a regex
  * within 5x of `grep -rnE`), glob of every *.c at any depth (the segments "**" and "*.c") over
  * 100,000 files (within 2x of `find -name`).

@@ -1,5 +1,5 @@
 /*
- * A permission ask's keys (SPEC §21): `a` allow, `A` always, `r` reject, `R` reject always,
+ * A permission ask's keys (docs/contract.md §21): `a` allow, `A` always, `r` reject, `R` reject always,
  * matched to the request's options by their kind (allow_once, allow_always, reject_once,
  * reject_always); a key is offered only when its option exists. Pure.
  */

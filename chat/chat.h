@@ -1,4 +1,4 @@
-/* `acp-agent chat` (SPEC §21): the terminal client's entry point. */
+/* `acp-agent chat` (docs/contract.md §21): the terminal client's entry point. */
 #ifndef CHAT_CHAT_H
 #define CHAT_CHAT_H
 

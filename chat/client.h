@@ -1,5 +1,5 @@
 /*
- * The chat's client (SPEC §21): runs the agent as a child (this very program, under setsid, on
+ * The chat's client (docs/contract.md §21): runs the agent as a child (this very program, under setsid, on
  * two pipes), speaks ACP v1 to it and drives the person's side: a line is a prompt, an ask reads a
  * key, Ctrl-C cancels the turn, Ctrl-D (EOF) ends. The child is owned: always waited for (stdin
  * closed, then SIGTERM after CHAT_GRACE seconds, then SIGKILL) and reaped.

@@ -1,5 +1,5 @@
 /*
- * The unified-style diff of a tool call's `diff` content (SPEC §16.5: whole texts, oldText null
+ * The unified-style diff of a tool call's `diff` content (docs/contract.md §16.5: whole texts, oldText null
  * for a new file) as a person reads it in the chat: hunks with 3 lines of context. Pure: text in,
  * text out; the renderer colours it.
  */

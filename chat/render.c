@@ -230,7 +230,7 @@ chat_call_get(struct chat_render *r, const char *id, const char *title)
 	return c;
 }
 
-/* Child progress (SPEC §3.4): each update's content replaces the last, so what extends the text
+/* Child progress (docs/contract.md §3.4): each update's content replaces the last, so what extends the text
  * shown is new; a text that does not extend it is shown from its start. Only whole lines are
  * shown: an unfinished last line waits for the update that ends it (or for the result). */
 static void

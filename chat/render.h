@@ -1,5 +1,5 @@
 /*
- * The chat's renderer (SPEC §21): what the agent sends, as a person reads it. Pure: JSON in, text
+ * The chat's renderer (docs/contract.md §21): what the agent sends, as a person reads it. Pure: JSON in, text
  * appended to a buffer; the caller writes it. Colour and dim only when made for a terminal; else
  * plain lines. It keeps what it needs across updates: the chunk run being streamed and, per tool
  * call, its title, status, the child progress shown and whether its diff was shown.

@@ -1,4 +1,4 @@
-/* Every fixed string the chat shows a person (SPEC §21), in one place. */
+/* Every fixed string the chat shows a person (docs/contract.md §21), in one place. */
 #ifndef CHAT_TEXTS_H
 #define CHAT_TEXTS_H
 

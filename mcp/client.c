@@ -814,7 +814,7 @@ mcp_init_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 		mcp_report(c);	/* held requests go */
 		return;
 	}
-	/* initialize is never cancelled (SPEC §20.1): the server is failed, its process closed. */
+	/* initialize is never cancelled (docs/contract.md §20.1): the server is failed, its process closed. */
 	snprintf(why, sizeof(why), "no answer to %s within %g s", c->version[0] ? "tools/list" : "initialize",
 	    (double)c->lim.startup_ms / 1000.);
 	mcp_start_failed(c, why, 0);

@@ -1,5 +1,5 @@
 /*
- * One MCP server as its root session sees it (SPEC §18): the lifecycle over a transport and
+ * One MCP server as its root session sees it (docs/contract.md §18): the lifecycle over a transport and
  * JSON-RPC 2.0 on it. start → the handshake (initialize with protocol 2025-11-25, accepting
  * 2025-06-18, 2025-03-26 and 2024-11-05; the startup limit; notifications/initialized) → the
  * tool list (tools/list paged by nextCursor, at most 20 pages and 128 tools; skipped without the
@@ -70,7 +70,7 @@ struct mcp_client_cb {
 typedef void mcp_call_fn(void *arg, const json_t *result, const struct err *e);
 
 /*
- * Checks one ACP McpServer (SPEC §20.1's shapes) into cfg; 0, or -1 with e (INVALID_PARAMS,
+ * Checks one ACP McpServer (docs/contract.md §20.1's shapes) into cfg; 0, or -1 with e (INVALID_PARAMS,
  * naming the field; an "sse" server is MCP_START_FAILED "sse transport is not supported").
  */
 int mcp_config_parse(const json_t *server, struct mcp_config *cfg, struct err *e);

@@ -1,5 +1,5 @@
 /*
- * An MCP server over Streamable HTTP (SPEC §18, §20.1; MCP 2025-11-25 "Transports"): one POST per
+ * An MCP server over Streamable HTTP (docs/contract.md §18, §20.1; MCP 2025-11-25 "Transports"): one POST per
  * message, its reply a JSON body or an SSE stream, the optional GET stream for what the server
  * says unasked, DELETE at close. libcurl's multi interface (dlopen()ed, base/curl_dl.h) on the
  * owner's loop; the transport contract is mcp/transport.h.

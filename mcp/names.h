@@ -1,5 +1,5 @@
 /*
- * The names the model sees for MCP tools (SPEC §18, §20.1): mcp__<server>__<tool>, every byte
+ * The names the model sees for MCP tools (docs/contract.md §18, §20.1): mcp__<server>__<tool>, every byte
  * outside [A-Za-z0-9_-] made `_`. A name that sanitizing changed, or that is longer than
  * MCP_NAME_MAX, becomes its first (at most) 51 characters, `_`, and 12 hex digits of
  * SHA-256(<server> NUL <tool>): `a.b` and `a_b` never meet, and the name is never cut silently.

@@ -1,5 +1,5 @@
 /*
- * The text the model sees for an MCP tools/call result (SPEC §18), blocks joined by "\n":
+ * The text the model sees for an MCP tools/call result (docs/contract.md §18), blocks joined by "\n":
  *   text                      its text
  *   resource_link             <name> <uri>
  *   resource with text        <uri> "\n" <text>

@@ -1,5 +1,5 @@
 /*
- * A stdio MCP server (SPEC §18): the process, started with base/spawn (its own group, death with
+ * A stdio MCP server (docs/contract.md §18): the process, started with base/spawn (its own group, death with
  * us, cwd = the workspace, PATH search, our environment minus ACP_AGENT_* plus the ACP env),
  * newline-delimited JSON-RPC on its stdin/stdout (base/wq, base/reader), its stderr logged at
  * debug as "[mcp:<name>] <line>" with the last 4 KiB kept. A line that is not a JSON object is

@@ -1,5 +1,5 @@
 /*
- * How one MCP server's messages travel (SPEC §18): a stdio child (mcp/stdio.c) or Streamable
+ * How one MCP server's messages travel (docs/contract.md §18): a stdio child (mcp/stdio.c) or Streamable
  * HTTP (mcp/http.c). A transport moves whole JSON-RPC messages and reports what arrives and when
  * it is gone; the protocol above it (mcp/client.c) knows nothing of pipes or URLs. Callbacks run
  * from the loop, never from inside send or close.

@@ -1,5 +1,5 @@
 /*
- * Model providers (SPEC §7.1). start never calls back before it returns: a
+ * Model providers (docs/contract.md §7.1). start never calls back before it returns: a
  * provider delivers through the run queue or its own watchers. After cancel
  * no callback arrives and the request handle is gone.
  */
@@ -52,7 +52,7 @@ struct model_call {
 	const json_t *tools;		/* [{name, description, parameters}] */
 	const char *model;		/* the session's model (session/model), NULL: the provider's */
 	const char *cwd;		/* the session's workspace: replay fills {{cwd}} with it */
-	/* A summary request (SPEC §19): messages end with the summary instruction; no tools. The
+	/* A summary request (docs/contract.md §19): messages end with the summary instruction; no tools. The
 	 * replay provider answers it from the script's "compactions", builtin summarises itself. */
 	int summary;
 	struct model_script_ref script;	/* for a scripted provider only */
@@ -76,14 +76,14 @@ struct model {
 };
 
 /* Whether an HTTP 400's message says the request outgrew the context window: it contains
- * "context" and "length" or "maximum", in any case (SPEC §19). */
+ * "context" and "length" or "maximum", in any case (docs/contract.md §19). */
 int model_context_overflow(const char *msg);
 
 /* builtin's deterministic summary of messages but the last (the instruction): one line per
  * message, "<role>: " and its first 200 characters. Returns owned. */
 char *model_builtin_summary(const json_t *messages);
 
-/* The model a new session records in its session/created event (SPEC §20). */
+/* The model a new session records in its session/created event (docs/contract.md §20). */
 const char *model_id(const struct model *m);
 /* The provider behind it: "openai", "replay" or "builtin" (a model option's description). */
 const char *model_provider(const struct model *m);
@@ -100,7 +100,7 @@ struct openai_config {
 };
 
 /*
- * A reply as the recorder sees it (SPEC §21): the reply of one request in §7.2's form (text,
+ * A reply as the recorder sees it (docs/contract.md §21): the reply of one request in §7.2's form (text,
  * reasoning, tool_calls with the provider's ids, finish when not the default, usage, or error;
  * a request cancelled before its end is {"hang": true} with what streamed). Everything is
  * borrowed for the call.
@@ -124,7 +124,7 @@ struct model *model_openai_new(struct runq *q, struct ev_loop *loop, const struc
     struct err *e);
 void model_free(struct model *m);
 
-/* The builtin provider's fixed answer (SPEC §7.4). */
+/* The builtin provider's fixed answer (docs/contract.md §7.4). */
 #define MODEL_BUILTIN_TEXT                                                                          \
 	"No model is configured, so this agent cannot answer prompts yet. To use a model, set "     \
 	"ACP_AGENT_API_KEY (and optionally ACP_AGENT_BASE_URL and ACP_AGENT_MODEL) for an "        \

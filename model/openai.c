@@ -1,5 +1,5 @@
 /*
- * The OpenAI-compatible chat-completions provider (SPEC §7.3). libcurl's multi
+ * The OpenAI-compatible chat-completions provider (docs/contract.md §7.3). libcurl's multi
  * socket interface is driven by libev: curl tells us which sockets to watch and
  * when to wake it; nothing blocks the loop. Text and reasoning deltas are
  * relayed as they arrive; the finish (or the error) goes through the run queue,
@@ -419,7 +419,7 @@ oa_done(struct model_req *r, CURLcode rc)
 		oa_fail(r, ERR_MODEL_HTTP, "the model server answered HTTP %ld after %d tries: %s", r->status,
 		    r->tries, oa_error_message(r, msg, sizeof(msg)));
 	} else if (r->status == 400 && model_context_overflow(oa_error_message(r, msg, sizeof(msg)))) {
-		/* The agent compacts once and retries (SPEC §19). */
+		/* The agent compacts once and retries (docs/contract.md §19). */
 		oa_fail(r, ERR_MODEL_CONTEXT_LENGTH, "the model server answered HTTP 400: %s", msg);
 	} else if (r->status != 200) {
 		oa_fail(r, ERR_MODEL_HTTP, "the model server answered HTTP %ld: %s", r->status,

@@ -1,5 +1,5 @@
 /*
- * The keyless recorded provider (SPEC §7.2). A recording holds scripts; each
+ * The keyless recorded provider (docs/contract.md §7.2). A recording holds scripts; each
  * agent takes the script its key and ordinal select and, per request, the
  * reply at its position (the number of requests already in its log), so a
  * restarted process continues every agent where it left off.
@@ -26,7 +26,7 @@
 struct replay_script {
 	char *key;		/* "root" or "label:<label>" */
 	json_t *replies;	/* owned array */
-	json_t *compactions;	/* owned array: the summary replies (SPEC §19); may be empty */
+	json_t *compactions;	/* owned array: the summary replies (docs/contract.md §19); may be empty */
 	size_t used;		/* highest position consumed + 1 */
 	size_t used_compactions;
 };
@@ -49,7 +49,7 @@ struct model_req {
 	size_t off;		/* ... and bytes of that part */
 };
 
-/* Texts may hold U+0000 (SPEC §3.2 lets clients send it too); names and codes may not. */
+/* Texts may hold U+0000 (docs/contract.md §3.2 lets clients send it too); names and codes may not. */
 static int
 replay_has_nul(const json_t *v)
 {
@@ -333,7 +333,7 @@ replay_fill_json(const json_t *v, const struct model_call *call)
 }
 
 /*
- * A recorded session's text names its workspace {{cwd}} (SPEC §21): text and reasoning get the
+ * A recorded session's text names its workspace {{cwd}} (docs/contract.md §21): text and reasoning get the
  * session's. Returns reply with them filled (new reference).
  */
 static json_t *
@@ -552,7 +552,7 @@ model_replay_from_json(struct runq *q, const json_t *root, const char *name, str
 	}
 	m->ops = &replay_ops;
 	m->runq = q;
-	m->id = rp->model;	/* a recorded session names the model it ran on (SPEC §21) */
+	m->id = rp->model;	/* a recorded session names the model it ran on (docs/contract.md §21) */
 	return m;
 }
 

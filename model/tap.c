@@ -1,5 +1,5 @@
 /*
- * The recording tap (SPEC §21): a provider that wraps another, passes every request and every
+ * The recording tap (docs/contract.md §21): a provider that wraps another, passes every request and every
  * callback through, and hands each finished reply, in the replay provider's form (§7.2), to the
  * recorder. It knows nothing of files: the recorder decides where a reply goes.
  */

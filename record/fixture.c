@@ -1,5 +1,5 @@
 /*
- * workspace/ (SPEC §21): the content each file a workspace tool touched had before its first
+ * workspace/ (docs/contract.md §21): the content each file a workspace tool touched had before its first
  * touch, at its path under the workspace, its mode kept. Regular files only; at most
  * RECORD_WORKSPACE_MAX bytes in all: a file past that, or one that holds the API key, is left
  * out and named in a warning (stderr).

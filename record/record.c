@@ -1,4 +1,4 @@
-/* The recorder's directory: the check, the atomic writer, open and free (SPEC §21). */
+/* The recorder's directory: the check, the atomic writer, open and free (docs/contract.md §21). */
 #include "record/internal.h"
 
 #include <dirent.h>

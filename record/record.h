@@ -1,5 +1,5 @@
 /*
- * The recorder (SPEC §21, §20.1): while the agent serves, it writes a scenario directory (§10.1)
+ * The recorder (docs/contract.md §21, §20.1): while the agent serves, it writes a scenario directory (§10.1)
  * that replays the session keyless. recording.json gets every model reply (record_reply, fed by
  * model/'s tap), scenario.json every client message as a step and the client's answers to the
  * agent's requests as answer steps (record_client_line, record_agent_msg, record_eof, fed by
@@ -52,7 +52,7 @@ struct record_reply {
 	size_t ordinal, position;	/* the script among key's, the reply's place in it */
 	int summary;			/* a compaction's summary: goes under "compactions" */
 	const char *agent_id, *parent_id;	/* the agent that asked; parent_id NULL for a root */
-	const json_t *reply;		/* borrowed: SPEC §7.2's form */
+	const json_t *reply;		/* borrowed: docs/contract.md §7.2's form */
 };
 
 /* Puts a reply in recording.json (its ids and paths templated for the replay). */

@@ -1,5 +1,5 @@
 /*
- * recording.json (SPEC §21, §7.2): each reply lands in its agent's script at its position, so a
+ * recording.json (docs/contract.md §21, §7.2): each reply lands in its agent's script at its position, so a
  * replay hands every agent the reply it got, whatever the order the agents asked in.
  */
 #include "record/internal.h"
@@ -108,7 +108,7 @@ record_ids(const char *s, const char *const *pairs, size_t npairs)
 
 /* A reply's templated strings: text and reasoning get the key blanked and {{cwd}}; tool
  * arguments also {{self}}, {{parent}} and {{agent:<label>}} for the children the replay
- * provider resolves (SPEC §7.2). */
+ * provider resolves (docs/contract.md §7.2). */
 static json_t *
 record_reply_templ(struct record *r, const struct record_reply *rr)
 {

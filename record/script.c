@@ -1,5 +1,5 @@
 /*
- * scenario.json as the session goes (SPEC §10.2, §20.1): each client request is a send step
+ * scenario.json as the session goes (docs/contract.md §10.2, §20.1): each client request is a send step
  * (its id kept, so the replay's answers carry the same ids), each notification a notify step;
  * a request whose response had not come before the client's next message gets "await": false,
  * and when its response comes before a later message, a waitFor of that response goes before
@@ -88,7 +88,7 @@ script_unwait(struct record *r)
 	json_array_clear(r->waiting);
 }
 
-/* MCP header and env values never reach the file (SPEC §20.1). */
+/* MCP header and env values never reach the file (docs/contract.md §20.1). */
 static void
 script_redact(json_t *params)
 {

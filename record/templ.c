@@ -1,5 +1,5 @@
 /*
- * The recorder's templating (SPEC §20.1): what a replay runs elsewhere becomes a placeholder
+ * The recorder's templating (docs/contract.md §20.1): what a replay runs elsewhere becomes a placeholder
  * ({{cwd}}, {{state}}, {{session:N}}), and the API key is blanked wherever it appears.
  */
 #include "record/internal.h"

@@ -1,4 +1,4 @@
-/* Normalisation for scenario snapshots (SPEC §10.4). */
+/* Normalisation for scenario snapshots (docs/contract.md §10.4). */
 #include "scenario/canon.h"
 
 #include <stdlib.h>

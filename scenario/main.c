@@ -1,5 +1,5 @@
 /*
- * `acp-agent scenario run [--update] [--junit FILE] DIR...` (SPEC §21): replays each scenario
+ * `acp-agent scenario run [--update] [--junit FILE] DIR...` (docs/contract.md §21): replays each scenario
  * directory keyless against an acp-agent (this very binary unless --agent), compares it with
  * its expected/, and ends with "N passed, N failed". The developer options drive the
  * project's own tests: the mock servers, traces for the schema check, make demo's --pretty.

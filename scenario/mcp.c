@@ -1,8 +1,8 @@
 /*
- * Scripted MCP servers (SPEC §20.1): a scenario's top-level "mcp": {"<name>": "mcp/<name>.json"}
+ * Scripted MCP servers (docs/contract.md §20.1): a scenario's top-level "mcp": {"<name>": "mcp/<name>.json"}
  * runs mock-mcp (tests/mock_mcp.c) on each script; a step string that is exactly
  * "{{mcp:<name>}}" becomes that server's stdio McpServer. mcpLog steps read a server's log, and
- * after the agent exits every mock-mcp it started must be gone (SPEC §18: no orphans).
+ * after the agent exits every mock-mcp it started must be gone (docs/contract.md §18: no orphans).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +39,7 @@ scenario_mcp_ref(const struct scenario_run *r, const char *s, char *name, size_t
 	return json_object_get(r->mcp, name);
 }
 
-/* For "{{mcp:<name>}}": the stdio McpServer (SPEC §20.1) that runs mock-mcp on the server's
+/* For "{{mcp:<name>}}": the stdio McpServer (docs/contract.md §20.1) that runs mock-mcp on the server's
  * script, a new reference; else NULL. */
 json_t *
 scenario_mcp_subst(const struct scenario_run *r, const char *s)
@@ -199,7 +199,7 @@ scenario_mcp_alive(pid_t pid, const char *script)
 
 /*
  * After the agent exits, every mock-mcp it started (the logs' start events) is gone within
- * SCENARIO_MCP_GONE_WAIT_MS (SPEC §18: no orphans). One left over is killed and, when check is
+ * SCENARIO_MCP_GONE_WAIT_MS (docs/contract.md §18: no orphans). One left over is killed and, when check is
  * set, fails the scenario.
  */
 int

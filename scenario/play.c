@@ -1,5 +1,5 @@
 /*
- * One scenario, start to end (SPEC §10, §21): a fresh temp dir with the state directory (the
+ * One scenario, start to end (docs/contract.md §10, §21): a fresh temp dir with the state directory (the
  * scenario's state/ copied in) and the cwd (its workspace/ copied in), the mock servers, the
  * agent and the steps, then the checks after exit and the snapshot.
  */

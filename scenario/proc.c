@@ -121,7 +121,7 @@ scenario_proc_start(struct scenario_run *r)
 
 /*
  * A request from the agent (fs, permission) is answered from the registered answers: the first
- * unused one of its method whose match is a substring of its compact params (SPEC §10.2, §20.1).
+ * unused one of its method whose match is a substring of its compact params (docs/contract.md §10.2, §20.1).
  * One with no answer fails the scenario.
  */
 static void

@@ -1,4 +1,4 @@
-/* acp-agent scenario: the keyless snapshot runner (SPEC §10, §21), a subcommand of the binary. */
+/* acp-agent scenario: the keyless snapshot runner (docs/contract.md §10, §21), a subcommand of the binary. */
 #ifndef SCENARIO_SCENARIO_H
 #define SCENARIO_SCENARIO_H
 

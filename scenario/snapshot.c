@@ -1,5 +1,5 @@
 /*
- * Snapshots (SPEC §10.1, §10.4): the agent's output and session logs, normalised, against the
+ * Snapshots (docs/contract.md §10.1, §10.4): the agent's output and session logs, normalised, against the
  * scenario's expected/; on a mismatch the unified diff (diff -ru) is printed and kept for
  * JUnit; --update rewrites expected/ instead.
  */

@@ -1,5 +1,5 @@
 /*
- * The steps of scenario.json (SPEC §10.2, §20.1) and their templates: {{cwd}}, {{state}},
+ * The steps of scenario.json (docs/contract.md §10.2, §20.1) and their templates: {{cwd}}, {{state}},
  * {{session:N}} and {{mcp:<name>}}.
  */
 #include <fcntl.h>
@@ -289,7 +289,7 @@ scenario_step_send_hex(struct scenario_run *r, const char *h, int wait)
 }
 
 /* {"answer": {...}} / {"answerError": {...}}: registered before it is needed; used once, in
- * order (SPEC §20.1). */
+ * order (docs/contract.md §20.1). */
 static int
 scenario_step_answer(struct scenario_run *r, json_t *spec)
 {
@@ -326,7 +326,7 @@ scenario_step_run(struct scenario_run *r, json_t *step)
 	int wait_response = json_is_true(json_object_get(step, "waitResponse"));
 
 	if ((v = json_object_get(step, "send"))) {
-		/* "await": false (SPEC §20.1), or the older "noWait": true, sends without waiting */
+		/* "await": false (docs/contract.md §20.1), or the older "noWait": true, sends without waiting */
 		int nowait = json_is_false(json_object_get(step, "await")) ||
 		    json_is_true(json_object_get(step, "noWait"));
 		return scenario_step_send(r, v, 0, nowait);

@@ -1,5 +1,5 @@
 /*
- * The corpus index (SPEC §5.6): what the state directory holds, derived from each file's
+ * The corpus index (docs/contract.md §5.6): what the state directory holds, derived from each file's
  * header, its first lines and its last line, never whole logs. A file whose size or mtime
  * changed since it was indexed is re-read before it is trusted. Live sessions are noted in and
  * win over their files.

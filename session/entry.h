@@ -1,5 +1,5 @@
 /*
- * One session of the state directory as the corpus index knows it (SPEC §5.6): the facts read
+ * One session of the state directory as the corpus index knows it (docs/contract.md §5.6): the facts read
  * from its header, its first lines (title, subagent identity) and its last line (activity),
  * never the whole log. Reading one is pure (no shared state), so a worker thread may do it.
  */
@@ -62,7 +62,7 @@ void sess_entry_note_event(struct sess_entry *en, const json_t *ev);
 void sess_entry_read(const char *dir, struct sess_entry *en);
 /* pread until len bytes, EOF or an error; returns the count or -1. */
 ssize_t sess_pread_all(int fd, char *buf, size_t len, off_t off);
-/* qsort order of struct sess_entry * by createdAt, then id (the listing order of SPEC §6.4). */
+/* qsort order of struct sess_entry * by createdAt, then id (the listing order of docs/contract.md §6.4). */
 int sess_entry_order(const void *pa, const void *pb);
 /* Title rule of session/list: first line of text, at most 80 characters; returns owned. */
 char *sess_title_from_text(const char *text);

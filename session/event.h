@@ -1,4 +1,4 @@
-/* Session records (SPEC §5.2): the immutable header and the event envelope. */
+/* Session records (docs/contract.md §5.2): the immutable header and the event envelope. */
 #ifndef SESSION_EVENT_H
 #define SESSION_EVENT_H
 

@@ -1,5 +1,5 @@
 /*
- * Fault injection for tests (SPEC §15). Parsed once from ACP_AGENT_FAULTS;
+ * Fault injection for tests (docs/contract.md §15). Parsed once from ACP_AGENT_FAULTS;
  * without the variable every flag is off and none of the fault code runs.
  */
 #ifndef SESSION_FAULT_H

@@ -7,7 +7,7 @@
 
 #define SESS_ID_LEN 36
 
-/* The id generator: random, or a counter in deterministic mode (SPEC §10.4). */
+/* The id generator: random, or a counter in deterministic mode (docs/contract.md §10.4). */
 struct sess_ids {
 	int deterministic;
 	uint64_t counter;	/* last counter value handed out */

@@ -1,5 +1,5 @@
 /*
- * The persistent corpus index, <state-dir>/index.v1 (SPEC §5.6): derived data, rebuildable from
+ * The persistent corpus index, <state-dir>/index.v1 (docs/contract.md §5.6): derived data, rebuildable from
  * the session files, so a missing, torn, corrupt or other-version file is only a slower start.
  *
  * Format (host byte order; the header's marker tells another order apart):

@@ -1,5 +1,5 @@
 /*
- * One session's JSONL file (SPEC §5.3, §5.4): lazy atomic publication, whole-line
+ * One session's JSONL file (docs/contract.md §5.3, §5.4): lazy atomic publication, whole-line
  * appends with truncate-back on failure, the flock single-writer lease, syncs.
  */
 #ifndef SESSION_LOG_H

@@ -1,5 +1,5 @@
 /*
- * The root sessions session/list shows (SPEC §3.3), kept sorted as they change, so a page is a
+ * The root sessions session/list shows (docs/contract.md §3.3), kept sorted as they change, so a page is a
  * position and 50 steps, never a sort of the corpus. The array is ascending by (updated_at, id):
  * the listing (newest first) reads it from the end, and the newest sessions, the ones that
  * change, sit at the end where moving one costs little.

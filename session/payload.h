@@ -1,5 +1,5 @@
 /*
- * The payload of every event type (SPEC §5.2), as one table: which fields each
+ * The payload of every event type (docs/contract.md §5.2), as one table: which fields each
  * type's data must hold and of what JSON type. A log is checked against it once,
  * when it is read, so nothing downstream ever meets a payload of the wrong shape.
  */

@@ -1,5 +1,5 @@
 /*
- * Building the corpus index without the loop (SPEC §5.6): load the index file, list the
+ * Building the corpus index without the loop (docs/contract.md §5.6): load the index file, list the
  * directory, and make every listed file's entry true again: an indexed one whose size and mtime
  * still match is kept, any other is read. It touches only what the job owns, so it runs on a
  * worker thread (base/offload.h) after initialize is answered; the loop adopts the result.

@@ -1,5 +1,5 @@
 /*
- * Reading a session file (SPEC §5.5). inspect is read-only: the valid prefix,
+ * Reading a session file (docs/contract.md §5.5). inspect is read-only: the valid prefix,
  * with an unbalanced tail closed in memory. The closers it computes are what
  * load appends to make the repair durable.
  */

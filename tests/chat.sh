@@ -1,5 +1,5 @@
 #!/bin/sh
-# `acp-agent chat` (SPEC §21) end to end with the replay model. On a pseudo-terminal (util-linux
+# `acp-agent chat` (docs/contract.md §21) end to end with the replay model. On a pseudo-terminal (util-linux
 # script): a prompt and its streamed answer, a permission ask answered by one key (no Enter), Ctrl-C
 # cancelling a turn that hangs (the chat goes on: a line typed ahead is sent next), Ctrl-D exiting 0 with the agent reaped; then
 # the same session loaded by a plain ACP client holds the whole conversation, and `chat --session`

@@ -1,4 +1,4 @@
-/* Turns, steps and tool dispatch (SPEC §4), driven by the replay model without a loop. */
+/* Turns, steps and tool dispatch (docs/contract.md §4), driven by the replay model without a loop. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,7 +420,7 @@ START_TEST(agent_cancel_before_the_request_leaves_closes_the_step)
 }
 END_TEST
 
-/* The runtime's cap (SPEC §19): every tool's text goes through rt->cap_text before it is logged. */
+/* The runtime's cap (docs/contract.md §19): every tool's text goes through rt->cap_text before it is logged. */
 static size_t capped_len;
 
 static void
@@ -700,7 +700,7 @@ START_TEST(agent_extensions_hook_in_order_and_free_their_state)
 }
 END_TEST
 
-/* ---- asks (SPEC §17): a fake client answers the permission requests ---- */
+/* ---- asks (docs/contract.md §17): a fake client answers the permission requests ---- */
 
 struct fake_ask {
 	struct tool_inv *inv;
@@ -1022,7 +1022,7 @@ START_TEST(agent_ask_rejected_edit_names_an_edit)
 	prompt(a, "go", NULL);
 	runq_drain(&T.q);
 	ck_assert_int_eq(F.nasks, 1);
-	/* An edit's one narrow rule: edit:* with SPEC's names. */
+	/* An edit's one narrow rule: edit:* with the contract's names. */
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(F.asks[0].options, 1), "name")),
 	    "Allow all edits in this workspace");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(F.asks[0].options, 3), "name")),

@@ -725,12 +725,12 @@ START_TEST(errcode_table_names_every_code_once_in_its_casing)
 			ck_assert_str_ne(t, err_tool((enum err_code)d));
 		}
 	}
-	/* One code, two surfaces (SPEC §3.3's data.kind, §6.9's error.code). */
+	/* One code, two surfaces (docs/contract.md §3.3's data.kind, §6.9's error.code). */
 	ck_assert_str_eq(err_kind(ERR_SESSION_BUSY), "session_busy");
 	ck_assert_str_eq(err_tool(ERR_SESSION_BUSY), "SESSION_BUSY");
 	ck_assert_str_eq(err_tool(ERR_NOT_RESUMABLE), "NOT_RESUMABLE");
 	ck_assert_str_eq(err_kind(ERR_NOT_RESUMABLE), "NOT_RESUMABLE");	/* a tool-only code */
-	ck_assert_str_eq(err_tool(ERR_MCP_PROTOCOL_ERROR), "MCP_PROTOCOL_ERROR");	/* SPEC §18 */
+	ck_assert_str_eq(err_tool(ERR_MCP_PROTOCOL_ERROR), "MCP_PROTOCOL_ERROR");	/* docs/contract.md §18 */
 	ck_assert_int_eq(err_rpc(ERR_UNKNOWN_SESSION), -32002);
 	ck_assert_int_eq(err_rpc(ERR_INVALID_PARAMS), -32602);
 	ck_assert_int_eq(err_rpc(ERR_PARSE_ERROR), -32700);

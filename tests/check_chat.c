@@ -1,4 +1,4 @@
-/* The chat's pure parts (SPEC §21): the renderer, the diff, the keys of an ask. */
+/* The chat's pure parts (docs/contract.md §21): the renderer, the diff, the keys of an ask. */
 #include <string.h>
 
 #include "chat/ask.h"
@@ -70,7 +70,7 @@ START_TEST(chat_ask_keys_follow_the_option_kinds)
 	    "{\"optionId\":\"allow_always\",\"name\":\"Always allow \\\"git status …\\\"\",\"kind\":\"allow_always\"},"
 	    "{\"optionId\":\"reject\",\"name\":\"Reject\",\"kind\":\"reject_once\"},"
 	    "{\"optionId\":\"reject_always\",\"name\":\"Always reject \\\"git status …\\\"\",\"kind\":\"reject_always\"}]");
-	/* A command with `|` gets no always options (SPEC §17.3): A and R are not offered. */
+	/* A command with `|` gets no always options (docs/contract.md §17.3): A and R are not offered. */
 	json_t *two = js("[{\"optionId\":\"yes\",\"name\":\"Allow\",\"kind\":\"allow_once\"},"
 	    "{\"optionId\":\"no\",\"name\":\"Reject\",\"kind\":\"reject_once\"}]");
 	struct buf b;
@@ -197,7 +197,7 @@ START_TEST(chat_render_child_progress_shows_what_is_new)
 
 	chat_render_init(&r, 0);
 	buf_init(&out);
-	/* SPEC §3.4: each progress update carries the child's text so far, replacing the last. */
+	/* docs/contract.md §3.4: each progress update carries the child's text so far, replacing the last. */
 	render_all(&r, "["
 	    "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"c1\",\"title\":\"Delegate: count\",\"kind\":\"other\",\"status\":\"in_progress\"},"
 	    "{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"c1\",\"status\":\"in_progress\",\"content\":"

@@ -1,4 +1,4 @@
-/* The derived conversation (agent/conv.h, SPEC §19): the fold, the rebuild, the estimate. */
+/* The derived conversation (agent/conv.h, docs/contract.md §19): the fold, the rebuild, the estimate. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

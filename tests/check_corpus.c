@@ -1,4 +1,4 @@
-/* The corpus index (SPEC §5.6). */
+/* The corpus index (docs/contract.md §5.6). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

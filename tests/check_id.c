@@ -1,4 +1,4 @@
-/* Session ids (SPEC §5.1, §10.4). */
+/* Session ids (docs/contract.md §5.1, §10.4). */
 #include <string.h>
 
 #include "session/id.h"

@@ -1,5 +1,5 @@
 /*
- * The persistent corpus index (SPEC §5.6): whatever happens to index.v1 or to the session files
+ * The persistent corpus index (docs/contract.md §5.6): whatever happens to index.v1 or to the session files
  * behind its back, the corpus answers as a fresh build from the files does. The differential
  * helper describes a corpus (every entry's facts, then the session/list order) as text and
  * compares it with the description of a fresh build that never looks at the index file.

@@ -1,4 +1,4 @@
-/* The JSONL writer (SPEC §5.3, §5.4, §15). */
+/* The JSONL writer (docs/contract.md §5.3, §5.4, §15). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

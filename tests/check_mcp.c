@@ -896,7 +896,7 @@ START_TEST(mcp_config_refusals)
 }
 END_TEST
 
-/* Every tool's text is capped at 256 KiB (SPEC §19): head, the omitted line, tail; all spilled. */
+/* Every tool's text is capped at 256 KiB (docs/contract.md §19): head, the omitted line, tail; all spilled. */
 START_TEST(cap_keeps_head_and_tail_and_spills_the_whole)
 {
 	struct test_runtime T;

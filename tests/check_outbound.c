@@ -1,4 +1,4 @@
-/* acp/outbound: our requests to the client (SPEC §16.4): ids, answers by id, cancel, timeouts. */
+/* acp/outbound: our requests to the client (docs/contract.md §16.4): ids, answers by id, cancel, timeouts. */
 #include <stdlib.h>
 #include <string.h>
 

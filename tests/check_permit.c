@@ -1,4 +1,4 @@
-/* agent/permit: the modes table (SPEC §17.1) and the narrow "always" rules (§17.3). */
+/* agent/permit: the modes table (docs/contract.md §17.1) and the narrow "always" rules (§17.3). */
 #include <stdlib.h>
 #include <string.h>
 

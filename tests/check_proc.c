@@ -345,7 +345,7 @@ write_pattern(const char *name, size_t n)
 	return d;
 }
 
-/* The capped text of d[0, n) as SPEC §16.3 has it. */
+/* The capped text of d[0, n) as docs/contract.md §16.3 has it. */
 static char *
 capped(const char *d, size_t n, const char *spill)
 {

@@ -1,4 +1,4 @@
-/* Line framing (SPEC §3.1). */
+/* Line framing (docs/contract.md §3.1). */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The recorder (SPEC §21, §20.1): scenario steps, templating, answers, the fixture, the tap. */
+/* The recorder (docs/contract.md §21, §20.1): scenario steps, templating, answers, the fixture, the tap. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

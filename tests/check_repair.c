@@ -1,4 +1,4 @@
-/* inspect and load (SPEC §5.5). */
+/* inspect and load (docs/contract.md §5.5). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,7 +442,7 @@ START_TEST(json_scan_says_yes_only_where_jansson_does)
 END_TEST
 
 
-/* A line that parses but lies (SPEC §5.2, §11): every payload field a reader uses is checked once,
+/* A line that parses but lies (docs/contract.md §5.2, §11): every payload field a reader uses is checked once,
  * when the log is read; each of these is session_corrupt naming the field, by inspect and by the
  * scan that keeps the event. */
 START_TEST(inspect_refuses_payloads_of_the_wrong_shape)

@@ -1,4 +1,4 @@
-/* The replay provider (SPEC §7.2). */
+/* The replay provider (docs/contract.md §7.2). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,7 +252,7 @@ START_TEST(replay_error_expect_and_exhaustion)
 }
 END_TEST
 
-/* SPEC §19: a summary request takes the script's compactions in order and moves no reply. */
+/* docs/contract.md §19: a summary request takes the script's compactions in order and moves no reply. */
 START_TEST(replay_summary_requests_take_compactions_and_usage_passes)
 {
 	struct runq q;
@@ -284,7 +284,7 @@ START_TEST(replay_summary_requests_take_compactions_and_usage_passes)
 }
 END_TEST
 
-/* builtin's summary (SPEC §19): the first 200 characters of each message but the instruction. */
+/* builtin's summary (docs/contract.md §19): the first 200 characters of each message but the instruction. */
 START_TEST(builtin_summary_is_deterministic_and_overflow_is_recognised)
 {
 	char long_text[700];
@@ -333,7 +333,7 @@ START_TEST(replay_hang_answers_nothing_until_cancelled)
 }
 END_TEST
 
-/* At exit, unused replies are reported (SPEC §7.2): one warning per script, captured here. */
+/* At exit, unused replies are reported (docs/contract.md §7.2): one warning per script, captured here. */
 START_TEST(replay_reports_unused_replies)
 {
 	struct runq q;
@@ -356,7 +356,7 @@ START_TEST(replay_reports_unused_replies)
 }
 END_TEST
 
-/* SPEC §3.2 lets a client send U+0000; a recording's texts may hold it too, whole. */
+/* docs/contract.md §3.2 lets a client send U+0000; a recording's texts may hold it too, whole. */
 START_TEST(replay_keeps_nul_in_texts)
 {
 	static const char want[] = "before\0after, and more than sixteen bytes";
@@ -472,7 +472,7 @@ START_TEST(replay_rejects_malformed_recordings)
 	    "\"agent\"");
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"tool_calls\":"
 	    "[{\"name\":\"a\\u0000b\"}]}]}]}", "must not contain");
-	/* What a --record recording adds (SPEC §21): a provider call id, the model's name. */
+	/* What a --record recording adds (docs/contract.md §21): a provider call id, the model's name. */
 	assert_bad("{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"tool_calls\":"
 	    "[{\"id\":7,\"name\":\"a\"}]}]}]}", "tool_calls[0].id must be a string");
 	assert_bad("{\"version\":1,\"model\":\"\",\"scripts\":[]}", "\"model\" must be a non-empty string");

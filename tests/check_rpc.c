@@ -1,4 +1,4 @@
-/* JSON-RPC classification and error codes (SPEC §3.2). */
+/* JSON-RPC classification and error codes (docs/contract.md §3.2). */
 #include <string.h>
 
 #include "acp/rpc.h"

@@ -1,4 +1,4 @@
-/* workspace/glob and workspace/grep (SPEC §16.1): semantics, caps, texts, errors, cancellation. */
+/* workspace/glob and workspace/grep (docs/contract.md §16.1): semantics, caps, texts, errors, cancellation. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* The SSE parser (SPEC §7.3): any byte split, comments, CRLF, multi-line data. */
+/* The SSE parser (docs/contract.md §7.3): any byte split, comments, CRLF, multi-line data. */
 #include <string.h>
 
 #include "base/sse.h"

@@ -1,4 +1,4 @@
-/* Delegation (SPEC §6): notices, listing matrix, authority matrix, capacity, depth. */
+/* Delegation (docs/contract.md §6): notices, listing matrix, authority matrix, capacity, depth. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

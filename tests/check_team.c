@@ -1,4 +1,4 @@
-/* Agent Teams (SPEC §9): names, the task state machine, CAS, cycles, limits, the mailbox. */
+/* Agent Teams (docs/contract.md §9): names, the task state machine, CAS, cycles, limits, the mailbox. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

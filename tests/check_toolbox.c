@@ -1,4 +1,4 @@
-/* Tool argument checking (SPEC §8). */
+/* Tool argument checking (docs/contract.md §8). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +96,7 @@ toolbox_suite(void)
 	return s;
 }
 
-/* The model-facing descriptions of the default tools are the SPEC's words (§6.3, §6.5, §6.6, §6.8). */
+/* The model-facing descriptions of the default tools are the the contract's words (§6.3, §6.5, §6.6, §6.8). */
 static const char *
 param_desc(const struct tool *t, const char *param)
 {
@@ -153,7 +153,7 @@ title_of(const struct tool *t, const char *args_json)
 	return title;
 }
 
-/* SPEC §16.1's descriptions and §16.5's titles and kinds. */
+/* docs/contract.md §16.1's descriptions and §16.5's titles and kinds. */
 START_TEST(workspace_tool_texts_are_spec_texts)
 {
 	static const struct { const struct tool *t; const char *kind, *desc; } want[] = {
@@ -182,7 +182,7 @@ START_TEST(workspace_tool_texts_are_spec_texts)
 		ck_assert_str_eq(want[i].t->kind, want[i].kind);
 	}
 	ck_assert_str_eq(param_desc(&tool_read, "file_path"), "Path; relative paths resolve against the workspace.");
-	/* docs/tools.md pins the result texts (SPEC §20.1), no-match texts included. */
+	/* docs/tools.md pins the result texts (docs/contract.md §20.1), no-match texts included. */
 	ck_assert_ptr_nonnull(strstr(tool_glob.result_doc, "none: `no files match <pattern>`"));
 	ck_assert_ptr_nonnull(strstr(tool_grep.result_doc, "none: `no matches for <pattern>`"));
 	ck_assert_str_eq(param_desc(&tool_bash, "description"), "5-10 words shown to the user, e.g. \"Show working "

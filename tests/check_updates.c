@@ -1,4 +1,4 @@
-/* The event -> session/update mapping (SPEC §3.4, §3.5). */
+/* The event -> session/update mapping (docs/contract.md §3.4, §3.5). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +86,7 @@ START_TEST(updates_chunk_repairs_invalid_utf8)
 }
 END_TEST
 
-/* toolCallIds are the runtime's (SPEC §20): a provider that reuses "call_0" in every turn still gives
+/* toolCallIds are the runtime's (docs/contract.md §20): a provider that reuses "call_0" in every turn still gives
  * the client one id per call, the same live and on replay; the provider's id stays in the log. */
 START_TEST(updates_tool_call_ids_are_unique_when_the_provider_reuses_its_ids)
 {

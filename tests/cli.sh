@@ -1,5 +1,5 @@
 #!/bin/sh
-# The command line (SPEC §2, §20): --help and -h name every option and every environment variable
+# The command line (docs/contract.md §2, §20): --help and -h name every option and every environment variable
 # the sources read, with its default; each bad setting gets one line on stderr that names what was
 # wrong, and exit 2; a signal during start-up still ends the process in order.
 # Usage: tests/cli.sh AGENT   (run from the top of the tree: it greps the sources)

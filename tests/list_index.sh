@@ -1,5 +1,5 @@
 #!/bin/sh
-# session/list through the persistent corpus index (SPEC §3.3, §5.6), the real binary without
+# session/list through the persistent corpus index (docs/contract.md §3.3, §5.6), the real binary without
 # --deterministic (the index is built by a worker; requests that need it wait for it, even past
 # EOF): 120 stored roots and a child, paged with nextCursor, give every root once, newest first;
 # deleting or corrupting index.v1 changes no answer; bad cursors are -32602; an "o:<n>" offset

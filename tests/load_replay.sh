@@ -203,7 +203,7 @@ exec 3>&-
 exited_within 50 || fail "no exit after stdin EOF"
 
 # 9. A big log whose last turn is open and whose last line is torn: the repair is durable as it is
-# inline (SPEC §5.5): the torn bytes cut, the closers appended, the replay whole.
+# inline (docs/contract.md §5.5): the torn bytes cut, the closers appended, the replay whole.
 start
 head -n -1 "$tmp/log.jsonl" > "$tmp/state/sessions/$sid.jsonl"
 printf '{"seq":99999,"time":1,"type":"turn/e' >> "$tmp/state/sessions/$sid.jsonl"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPEC §19 end to end: a 200-turn conversation against a model with an 8k-token window never
+# docs/contract.md §19 end to end: a 200-turn conversation against a model with an 8k-token window never
 # fails, and no request outgrows the window. The model is tests/mock_openai.c's window mode: a
 # body over the window is HTTP 400 "maximum context length", a summary request gets a summary,
 # any other request a reply with usage. The conversation is driven by the scenario runner

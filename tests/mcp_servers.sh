@@ -1,5 +1,5 @@
 #!/bin/sh
-# Drives the whole agent against MCP servers nobody here wrote, from npm, over stdio (SPEC §18):
+# Drives the whole agent against MCP servers nobody here wrote, from npm, over stdio (docs/contract.md §18):
 # @modelcontextprotocol/server-everything and @modelcontextprotocol/server-filesystem (pointed at
 # the session's temp workspace), and server-everything again over Streamable HTTP (§20.1: started
 # by the driver on a free port, with an ACP header whose secret value must show up nowhere; the

@@ -1,5 +1,5 @@
 /*
- * A scripted MCP server for the tests (SPEC §18, §20.1): MCP 2025-11-25's stdio transport, one
+ * A scripted MCP server for the tests (docs/contract.md §18, §20.1): MCP 2025-11-25's stdio transport, one
  * JSON-RPC 2.0 message per line on stdin and stdout. One poll() loop: replies that wait (a delay,
  * a hang, a request to the client) are pending while stdin is still read, so a
  * notifications/cancelled, a ping or another call is seen at any time; a cancelled reply is

@@ -22,7 +22,7 @@ status=$?
 [ $status -eq 0 ] || fail "exit status $status; $(tail -n 2 "$tmp/err")"
 grep -q '"id":1,"result"' "$tmp/out" || fail "no initialize answer"
 grep -q '"id":2,"result"' "$tmp/out" || fail "no session/new answer"
-# SPEC §7.3: a turn error, -32603 "turn failed: ..."
+# docs/contract.md §7.3: a turn error, -32603 "turn failed: ..."
 grep '"id":3,' "$tmp/out" | grep -q '"error":{"code":-32603,.*"details":"turn failed: HTTP (the openai provider, MCP over HTTP) needs libcurl (libcurl4)' ||
 	fail "the prompt did not fail with a turn error naming libcurl"
 echo "nocurl: ok (--model openai without libcurl: initialize and session/new answered, the first prompt fails naming libcurl4, exit 0)"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every process group the bash tool starts is gone after the agent's stdin closes, after SIGTERM,
-# after SIGHUP, and after session/close (SPEC §16.3): a background job (`sleep`) and a foreground
+# after SIGHUP, and after session/close (docs/contract.md §16.3): a background job (`sleep`) and a foreground
 # command that left a grandchild behind (`sleep 300 & sleep 300`) each write their group id to a
 # file first. With MOCK_MCP, a kill -9 of the agent too: its guardian kills them all, and an MCP
 # server's child.  Usage: tests/procgroups.sh AGENT [MOCK_MCP]

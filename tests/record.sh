@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPEC §21 --record DIR: a session against the mock OpenAI server (a subagent, an edit and a bash
+# docs/contract.md §21 --record DIR: a session against the mock OpenAI server (a subagent, an edit and a bash
 # command each allowed through a permission ask, reasoning, usage, a compaction over the window
 # and a /compact) is recorded; the directory then replays with no key and no mock, the replay's
 # transcript and logs equal the live ones, a second replay passes, a second recording of the
@@ -82,7 +82,7 @@ live "$tmp/reco1" 1
 rec=$tmp/reco1
 [ -s "$rec/recording.json" ] && [ -s "$rec/scenario.json" ] || fail "recording.json or scenario.json is missing"
 [ "$(cat "$rec/workspace/notes.txt")" = hello ] || fail "workspace/notes.txt is not the note before the edit"
-[ ! -e "$rec/expected" ] || fail "expected/ was written at exit (SPEC §20.1: scenario run --update writes it)"
+[ ! -e "$rec/expected" ] || fail "expected/ was written at exit (docs/contract.md §20.1: scenario run --update writes it)"
 grep -q '"compactions": \[$' "$rec/recording.json" && grep -q '^  {"text": "Note edited."},$' "$rec/recording.json" &&
 	grep -q '^  {"text": "Short note."}\]}' "$rec/recording.json" ||
 	fail "the summaries (over the window, then /compact) are not under compactions"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `acp-agent scenario run` as a user meets it (SPEC §21): a new scenario fails until --update
+# `acp-agent scenario run` as a user meets it (docs/contract.md §21): a new scenario fails until --update
 # writes its expected/, then passes; a mismatch exits 1 with a readable unified diff and the
 # "N passed, N failed" line; --junit writes XML of the common JUnit shape (checked with
 # python3's XML parser where python3 is present), markup and control bytes escaped; the step

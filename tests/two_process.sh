@@ -1,5 +1,5 @@
 #!/bin/sh
-# Two agents on one state directory (SPEC §5.3): both read and list; only the lease holder writes a
+# Two agents on one state directory (docs/contract.md §5.3): both read and list; only the lease holder writes a
 # session, the other gets session_busy for it; killing the holder releases the lease.
 # Usage: tests/two_process.sh AGENT
 set -u

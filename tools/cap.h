@@ -1,5 +1,5 @@
 /*
- * The cap on a tool's text to the model (SPEC §19, §20.1): at most TOOLS_CAP bytes. A longer
+ * The cap on a tool's text to the model (docs/contract.md §19, §20.1): at most TOOLS_CAP bytes. A longer
  * text keeps its first TOOLS_CAP_HEAD bytes and its last bytes, cut on UTF-8 boundaries, with
  *   "[… <n> bytes omitted; full output: <spill path>]"
  * on a line of its own between; the whole text goes to <spill dir>/<name>.out (0600, a new

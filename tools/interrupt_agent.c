@@ -1,4 +1,4 @@
-/* The interrupt_agent tool (SPEC §6.8). */
+/* The interrupt_agent tool (docs/contract.md §6.8). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The list_agents tool (SPEC §6.5). */
+/* The list_agents tool (docs/contract.md §6.5). */
 #include <stdlib.h>
 #include <string.h>
 

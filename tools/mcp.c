@@ -1,5 +1,5 @@
 /*
- * The MCP bridge (SPEC §18): the editor's MCP servers of a root session as tools of every agent
+ * The MCP bridge (docs/contract.md §18): the editor's MCP servers of a root session as tools of every agent
  * of its tree. One set per root (children call through it: one server process per root, never
  * per child): the clients (mcp/client.c), their tools as `struct tool`s named mcp__<server>__<tool>
  * in a toolbox sorted by name (rebuilt at the next step after a list changes), the mcp/server
@@ -498,7 +498,7 @@ mcp_flush(struct mcp_set *set)
 	json_array_clear(set->queued);
 }
 
-/* The failure lines not yet shown, on the root's session (SPEC §18). */
+/* The failure lines not yet shown, on the root's session (docs/contract.md §18). */
 static void
 mcp_tell(struct mcp_set *set)
 {
@@ -677,7 +677,7 @@ mcp_stopped(void *arg)
 	agent_rt_linger(arg, -1);
 }
 
-/* A root released (session/close, shutdown): its servers stop (SPEC §18's ladder). */
+/* A root released (session/close, shutdown): its servers stop (docs/contract.md §18's ladder). */
 static void
 mcp_release(struct agent *a)
 {
@@ -762,7 +762,7 @@ mcp_check(const json_t *servers, struct err *e)
 		const char *name = json_string_value(json_object_get(s, "name"));
 		struct mcp_config cfg;
 		if (type && strcmp(type, "sse") == 0 && name && name[0]) {
-			/* refused when it starts, with a line to the user (SPEC §18) */
+			/* refused when it starts, with a line to the user (docs/contract.md §18) */
 		} else if (mcp_config_parse(s, &cfg, e) < 0) {
 			return -1;
 		} else {

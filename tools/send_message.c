@@ -1,4 +1,4 @@
-/* The send_message tool (SPEC §6.6). */
+/* The send_message tool (docs/contract.md §6.6). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

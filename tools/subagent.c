@@ -1,4 +1,4 @@
-/* The subagent tool (SPEC §6.3): its texts, its result, and the prompt section that presents it. */
+/* The subagent tool (docs/contract.md §6.3): its texts, its result, and the prompt section that presents it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * The Team profile's nine tools (SPEC §9.2) as one table, in the manner of
+ * The Team profile's nine tools (docs/contract.md §9.2) as one table, in the manner of
  * tmux's cmd_entry: each entry is the tool the runtime sees, its title, whether
  * the caller must belong to a live team, and the call into agent/team.c. One
  * title and one run function serve them all. Results are compact JSON, the same

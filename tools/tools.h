@@ -1,4 +1,4 @@
-/* The model-facing tools (SPEC §6, §8, §9.2) and their rendering. Strings live in each tool's file. */
+/* The model-facing tools (docs/contract.md §6, §8, §9.2) and their rendering. Strings live in each tool's file. */
 #ifndef TOOLS_TOOLS_H
 #define TOOLS_TOOLS_H
 
@@ -12,18 +12,18 @@ extern const struct tool tool_interrupt_agent;
 /* The Delegation section of the system prompt, beside the subagent tool (tools/subagent.c). */
 void delegation_prompt(const struct agent *a, struct buf *b);
 
-/* The workspace tools (SPEC §16; tools/ws_files.c, ws_search.c, ws_bash.c) and their extension
+/* The workspace tools (docs/contract.md §16; tools/ws_files.c, ws_search.c, ws_bash.c) and their extension
  * (tools/workspace.c): every agent of a profile gets them, after the profile's own. */
 extern const struct tool tool_read, tool_write, tool_edit, tool_glob, tool_grep, tool_bash, tool_job_output,
     tool_job_kill;
 extern const struct agent_ext workspace_ext;
 
-/* The editor's MCP servers (SPEC §18; tools/mcp.c): every profile has them, after its own tools. */
+/* The editor's MCP servers (docs/contract.md §18; tools/mcp.c): every profile has them, after its own tools. */
 extern const struct agent_ext mcp_ext;
 
 /* The Team (tools/team_tools.c): its nine tools in table order and the Team runtime's hooks. */
 extern const struct agent_ext team_ext;
-/* What wait_agent says when no other member can make progress (SPEC §9.2). */
+/* What wait_agent says when no other member can make progress (docs/contract.md §9.2). */
 #define TEAM_NO_PROGRESS_TEXT                                                                     \
 	"No other Team member is running or provisioning. wait_agent cannot make progress or wake "  \
 	"inactive teammates. Re-list with list_agents and team_task_list, then use send_message to " \

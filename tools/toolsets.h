@@ -1,5 +1,5 @@
 /*
- * The profiles (SPEC §8, §9): each is a list of extensions (agent/ext.h), assembled here and
+ * The profiles (docs/contract.md §8, §9): each is a list of extensions (agent/ext.h), assembled here and
  * nowhere else; the server runs every agent with its profile's extensions and tool set.
  */
 #ifndef TOOLS_TOOLSETS_H
@@ -16,7 +16,7 @@ struct toolset_profile {
 	const char *agents_args;	/* list_agents' arguments for /agents, as JSON text */
 };
 
-/* The profile called name ("default", "team"), with SPEC §16's tools after its own when
+/* The profile called name ("default", "team"), with docs/contract.md §16's tools after its own when
  * workspace (--tools workspace), or NULL. */
 const struct toolset_profile *toolsets_profile(const char *name, int workspace);
 /* Fills tb (initialised by the caller) with the tools of p's extensions, in order. */

@@ -105,7 +105,7 @@ ws_state_sid(struct agent *a)
 	return root ? agent_id(root) : NULL;
 }
 
-/* A root released: its jobs die with it (SPEC §16.3); the record goes at the reap. */
+/* A root released: its jobs die with it (docs/contract.md §16.3); the record goes at the reap. */
 static void
 ws_release(struct agent *a)
 {

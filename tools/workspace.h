@@ -1,5 +1,5 @@
 /*
- * The workspace tools' shared state (SPEC §16): one per root session tree, kept by the root
+ * The workspace tools' shared state (docs/contract.md §16): one per root session tree, kept by the root
  * (children use their root's): the roots (the realpath of the root's cwd, and its spill
  * directory <state-dir>/spill/<root id>/ read-only), the observation record and the background
  * jobs. tools/ws_*.c are the eight tools; workspace.c the state and the extension.
@@ -33,7 +33,7 @@ struct ws_state *ws_state(struct agent *a, struct err *e);
 /* The state of a's tree with path resolved into *where (the caller frees it); NULL with e. */
 struct ws_state *ws_state_path(struct agent *a, const char *path, int for_write, struct ws_path *where,
     struct err *e);
-/* Every path a tool resolves passes here before the tool touches it (rt->touch, SPEC §21). */
+/* Every path a tool resolves passes here before the tool touches it (rt->touch, docs/contract.md §21). */
 void ws_state_touch(struct agent *a, const struct ws_state *st, const struct ws_path *where);
 /* Creates the spill directory (0700); 0, or -1 with e (PROC_SPILL_IO). */
 int ws_state_spill(struct ws_state *st, struct err *e);

@@ -1,5 +1,5 @@
 /*
- * bash, job_output and job_kill (SPEC §16.1, §16.3, §16.5) over workspace/proc.c and
+ * bash, job_output and job_kill (docs/contract.md §16.1, §16.3, §16.5) over workspace/proc.c and
  * workspace/jobs.c: the workdir confined to the workspace, the output spilled under the root's
  * spill directory, progress to the client while a command runs (none under --deterministic),
  * the jobs of a root logged in its log (job/started, job/ended).
@@ -94,7 +94,7 @@ bash_title(const struct tool *t, const json_t *args)
 	int chars = 0;
 
 	(void)t;
-	/* At most 80 characters (SPEC §16.5): stop at the lead byte of the 81st. */
+	/* At most 80 characters (docs/contract.md §16.5): stop at the lead byte of the 81st. */
 	for (; end < n; end++)
 		if (((unsigned char)s[end] & 0xC0) != 0x80 && chars++ == 80)
 			break;

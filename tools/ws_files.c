@@ -1,5 +1,5 @@
 /*
- * read, write and edit (SPEC §16.1-§16.5): the texts, the checks before an ask (confinement, the
+ * read, write and edit (docs/contract.md §16.1-§16.5): the texts, the checks before an ask (confinement, the
  * read-only refusal, observation, the diff) and the two backends: local files (workspace/), or
  * the editor's fs/read_text_file and fs/write_text_file when it advertised them.
  * Known limit: the base text of write and edit (their observation check and diff) is read
@@ -75,7 +75,7 @@ ws_via_editor(const struct tool_inv *inv, const char *cap, const struct ws_path 
 {
 	const struct agent_client *c = inv->agent->rt->client;
 
-	/* Spill files are always read locally (SPEC §20.1). */
+	/* Spill files are always read locally (docs/contract.md §20.1). */
 	return c && !where->read_only && c->can(c->self, cap);
 }
 
@@ -474,7 +474,7 @@ ws_change_done(struct tool_inv *inv, struct ws_change *c, int edit, struct tool_
 	if ((st = ws_state(inv->agent, &e)) != NULL)
 		ws_obs_note(&st->obs, c->where.abs, c->text, c->len);	/* its own writes keep the record */
 	if (edit)
-		snprintf(text, sizeof(text), "edited %.400s (%zu replacement(s))", p, c->count);	/* SPEC §16.3, literally */
+		snprintf(text, sizeof(text), "edited %.400s (%zu replacement(s))", p, c->count);	/* docs/contract.md §16.3, literally */
 	else
 		snprintf(text, sizeof(text), "wrote %.400s (%zu bytes)", p, c->len);
 	tool_result_set(out, text, xjson_pack("{s:s, s:o}", "path", c->where.abs, "diff", ws_change_diff(c)));

@@ -1,5 +1,5 @@
 /*
- * glob and grep (SPEC §16.1, §16.5): confined to the workspace, run off the loop (a search of a
+ * glob and grep (docs/contract.md §16.1, §16.5): confined to the workspace, run off the loop (a search of a
  * big tree takes seconds), in a child process: a regexec that backtracks for ever (grep
  * '^(a*)(a*)(a*)\3\2\1$' over one line of 301 a's) never looks at a cancel flag, so a cancel
  * (or session/close, EOF, SIGTERM: each cancels the call) kills the child; the worker thread,
@@ -220,7 +220,7 @@ ws_search_run(struct tool_inv *inv, const json_t *args, struct tool_result *out,
 	return TOOL_PENDING;
 }
 
-/* The path given, as locations (SPEC §16.5: "path if given"). */
+/* The path given, as locations (docs/contract.md §16.5: "path if given"). */
 static int
 ws_search_prepare(struct tool_inv *inv, const json_t *args, struct tool_plan *plan, struct tool_result *out)
 {

@@ -1,5 +1,5 @@
 /*
- * The diff shown for write and edit (SPEC §16.5), ready for ACP's
+ * The diff shown for write and edit (docs/contract.md §16.5), ready for ACP's
  * {type: "diff", path, oldText, newText}. While both texts fit in WS_DIFF_WHOLE_MAX, oldText
  * and newText are the whole files. Beyond, they are made of the changed hunks only, each with
  * WS_DIFF_CONTEXT lines of context, in file order, and every run of unchanged lines left out

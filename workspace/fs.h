@@ -1,5 +1,5 @@
 /*
- * Local file services behind read, write and edit (SPEC §16.2-§16.3): loading a file, the
+ * Local file services behind read, write and edit (docs/contract.md §16.2-§16.3): loading a file, the
  * line-numbered text the model reads, content checks and the atomic write, the literal edit.
  * Confinement is workspace/path.h's; the observation rule workspace/obs.h's; the diff shown
  * workspace/diff.h's. <p> in messages is the path as the caller gave it.

@@ -1,5 +1,5 @@
 /*
- * glob (SPEC §16.1): files (not directories) whose path under dir matches a pattern.
+ * glob (docs/contract.md §16.1): files (not directories) whose path under dir matches a pattern.
  *
  * Pattern: fnmatch(3) segments split at '/', without FNM_PERIOD (`*` matches a leading dot, as
  * `find -name` does). A segment "**" matches any number of directories, none included: the

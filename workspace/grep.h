@@ -1,5 +1,5 @@
 /*
- * grep (SPEC §16.1): lines of files under a path that match a POSIX extended regular expression.
+ * grep (docs/contract.md §16.1): lines of files under a path that match a POSIX extended regular expression.
  *
  * Matching: regcomp(REG_EXTENDED | REG_NEWLINE) in the process's locale (bytes in the C locale,
  * which the agent keeps); one line at a time, as `grep -E` matches: a match never spans a

@@ -1,5 +1,5 @@
 /*
- * The background jobs of one root session (SPEC §16.3, `bash` with run_in_background): at most
+ * The background jobs of one root session (docs/contract.md §16.3, `bash` with run_in_background): at most
  * WS_JOBS_MAX running at once, no timeout. Ids are "job-<n>": the first n, counting up, whose
  * spill file <spill dir>/job-<n>.out does not exist yet, so ids stay unique across restarts over
  * one spill dir. Every byte goes to that file; the unread output is kept as ws_proc_take keeps
@@ -28,7 +28,7 @@
 struct ws_jobs;
 struct ws_jobs_wait;
 
-/* The lead's log lines (SPEC §20.1); strings borrowed for the call; either may be NULL. */
+/* The lead's log lines (docs/contract.md §20.1); strings borrowed for the call; either may be NULL. */
 struct ws_jobs_hooks {
 	/* job/started {jobId, command} */
 	void (*started)(void *arg, const char *job_id, const char *command);

@@ -1,5 +1,5 @@
 /*
- * The observation record (SPEC §16.3, §20.1): one per root session tree (children share their
+ * The observation record (docs/contract.md §16.3, §20.1): one per root session tree (children share their
  * root's), keyed by the absolute path ws_path gives. A read notes the whole file's size and
  * hash (a partial read too: it observed the content), a read that found no file notes it
  * absent, a write by the tools notes what it wrote. Before write over or edit of an existing

@@ -457,7 +457,7 @@ walk_reset(struct walk *w)
 	walk_canon_clear(w);
 }
 
-/* Starts at the caller's path, normalised lexically (SPEC §16.2). */
+/* Starts at the caller's path, normalised lexically (docs/contract.md §16.2). */
 static int
 walk_start(struct walk *w, struct err *err)
 {

@@ -1,5 +1,5 @@
 /*
- * The workspace roots and confinement (SPEC §16.2). A path the model gives is normalised
+ * The workspace roots and confinement (docs/contract.md §16.2). A path the model gives is normalised
  * lexically ("a/../b" is "b"; a relative path is taken against the workspace root), then walked
  * one component at a time from a descriptor of its root with O_NOFOLLOW: the kernel never
  * follows a symlink for us. A symlink is read and its target walked the same way (physically:

@@ -1,5 +1,5 @@
 /*
- * One `bash -c <command>` on the libev loop (SPEC §16.3). The child runs in its own session and
+ * One `bash -c <command>` on the libev loop (docs/contract.md §16.3). The child runs in its own session and
  * process group (setsid), dies with us (PR_SET_PDEATHSIG SIGKILL: the shell only, the rest of its
  * group is killed by our owner on every orderly path), reads /dev/null, writes stdout and stderr
  * into one pipe in order, and gets our environment minus every ACP_AGENT_* variable and no other

@@ -1,5 +1,5 @@
 /*
- * The tree walk under glob and grep (SPEC §16.1). It visits regular files only, in path order
+ * The tree walk under glob and grep (docs/contract.md §16.1). It visits regular files only, in path order
  * (bytewise strcmp of the whole path), and:
  * - never follows a symlink: a link to a file or to a directory is skipped, as `find -type f` and
  *   `grep -r` skip them, so a link can never lead a search out of the workspace;

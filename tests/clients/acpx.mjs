@@ -100,7 +100,7 @@ for (const p of procs.slice(1)) {
   if (fallback.length && !resume?.response?.error) h.fail(`acpx made a new session (session/new) in agent process ${p.index} although it had resumed ${sid}`);
 }
 if (sid) checkSessionTraces(h, procs, sid);
-for (const p of procs) h.check(p.exit?.startsWith("code 0"), `agent process ${p.index} ended with ${p.exit ?? "no exit recorded"} (SPEC §2)`);
+for (const p of procs) h.check(p.exit?.startsWith("code 0"), `agent process ${p.index} ended with ${p.exit ?? "no exit recorded"} (docs/contract.md §2)`);
 if (existsSync(consoleLog)) {
   for (const line of readFileSync(consoleLog, "utf8").split("\n").filter(Boolean)) h.fail(`an acpx process logged: ${line.slice(0, 300)}`);
 }

@@ -16,7 +16,7 @@ const pad = "x".repeat(1000);
 const userText = (t) => `question ${t}: ${pad}`;
 const agentText = (t) => `answer ${t}: ${pad}`;
 
-// The log, as the agent writes one (SPEC §5.2).
+// The log, as the agent writes one (docs/contract.md §5.2).
 const lines = [JSON.stringify({ type: "session", version: 1, id: sid, createdAt: 1, cwd: h.cwd, delegationDepth: 0 })];
 let seq = 0;
 const ev = (type, data) => lines.push(JSON.stringify({ seq: seq++, time: 1700000000000 + seq, type, data }));

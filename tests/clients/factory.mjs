@@ -8,7 +8,7 @@
 // is what the checks use. Session.prompt() then loses an update now and then on its own: once the
 // prompt's answer has arrived, the race in its loop can take an update off its queue and drop it
 // (Promise.race of the answer and the queue's next()). That is acp-factory's bug, not the agent's
-// (every update precedes its answer on the wire, SPEC §3.1, which the traces check), so it is a
+// (every update precedes its answer on the wire, docs/contract.md §3.1, which the traces check), so it is a
 // note in the summary, not a failure.
 import { AgentFactory } from "acp-factory";
 import { harness, pkgVersion } from "./lib.mjs";

@@ -42,7 +42,7 @@ async function reopen(h, adapter, conn, how, sid, history, proc) {
   conn.replayCheck = () => {
     checkReplay(h, since(conn, mark, sid), history);
     const calls = sentDuring(h, proc, sid, "session/load").filter((u) => u.sessionUpdate === "tool_call" && u.status === "completed");
-    h.eq(calls.length, history.length / 2, "completed tool_calls in the session/load replay (one per earlier list_agents call, SPEC §3.5)");
+    h.eq(calls.length, history.length / 2, "completed tool_calls in the session/load replay (one per earlier list_agents call, docs/contract.md §3.5)");
   };
   if (!adapter.replayWithNextPrompt) conn.replayCheck();
   return true;
@@ -62,15 +62,15 @@ export async function runFlow(h, adapter) {
   // What the agent sent (its delivery is checkDelivered's business).
   const sent = sentDuring(h, 0, sid, "session/prompt");
   const call = sent.find((u) => u.sessionUpdate === "tool_call");
-  h.check(call && call.kind === "search" && call.title === "List agents", `the agent's list_agents tool_call is not {kind: "search", title: "List agents"} (SPEC §3.4): ${JSON.stringify(call ?? null)}`);
+  h.check(call && call.kind === "search" && call.title === "List agents", `the agent's list_agents tool_call is not {kind: "search", title: "List agents"} (docs/contract.md §3.4): ${JSON.stringify(call ?? null)}`);
   h.check(sent.some((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed" && u.toolCallId === call?.toolCallId),
-    "the agent sent no completed tool_call_update for its list_agents call (SPEC §3.4)");
+    "the agent sent no completed tool_call_update for its list_agents call (docs/contract.md §3.4)");
   h.check(mine(conn, sid).some((u) => u.sessionUpdate === "available_commands_update" && u.availableCommands?.some((c) => c.name === "agents")),
-    "the client never got an available_commands_update naming agents after session/new (SPEC §3.6)");
+    "the client never got an available_commands_update naming agents after session/new (docs/contract.md §3.6)");
   h.step(`process 1: prompt ${SCRIPT.agents}`);
   await turn(h, conn, sid, SCRIPT.agents, SCRIPT.agentsAnswer, { exact: false });
   // A second session that sees no prompt before the client exits (acpx's "sessions new" does
-  // this): SPEC §20 makes it durable from its session/new response on.
+  // this): docs/contract.md §20 makes it durable from its session/new response on.
   h.step("process 1: a second session/new");
   const fresh = await h.attempt("the second session/new", () => conn.newSession(h.cwd));
   h.step("process 1: exit");
@@ -91,7 +91,7 @@ export async function runFlow(h, adapter) {
   }
   if (fresh) {
     h.step(`process 2: session/${cont} of the session that saw no prompt`);
-    const again = await h.attempt(`session/${cont} of ${fresh}, created and left without a prompt before the restart (SPEC §20: durable from session/new on)`,
+    const again = await h.attempt(`session/${cont} of ${fresh}, created and left without a prompt before the restart (docs/contract.md §20: durable from session/new on)`,
       () => conn[cont](fresh, h.cwd));
     if (again !== undefined) {
       h.step(`process 2: prompt ${JSON.stringify(SCRIPT.fresh)}`);
@@ -121,6 +121,6 @@ export async function runFlow(h, adapter) {
   h.step("traces");
   checkSessionTraces(h, procs, sid);
   h.eq(procs.length, 3, "agent processes started");
-  for (const p of procs) h.check(p.exit?.startsWith("code 0"), `agent process ${p.index} ended with ${p.exit ?? "no exit recorded"} (SPEC §2: EOF, SIGINT and SIGTERM end it with 0)`);
+  for (const p of procs) h.check(p.exit?.startsWith("code 0"), `agent process ${p.index} ended with ${p.exit ?? "no exit recorded"} (docs/contract.md §2: EOF, SIGINT and SIGTERM end it with 0)`);
   return sid;
 }

@@ -224,8 +224,8 @@ export function checkDelivered(h, proc, delivered, sessionId) {
 }
 
 // Checks every trace of one session: resume and load answered with a result, the commands
-// advertised after new, resume and load (SPEC §3.6, §20), toolCallIds unique across the session's
-// live tool calls (SPEC §20; load replays the same calls and does not count).
+// advertised after new, resume and load (docs/contract.md §3.6, §20), toolCallIds unique across the session's
+// live tool calls (docs/contract.md §20; load replays the same calls and does not count).
 export function checkSessionTraces(h, procs, sessionId, { onlyToolCallIds = false } = {}) {
   const seen = new Map();
   for (const proc of procs) {
@@ -244,31 +244,31 @@ export function checkSessionTraces(h, procs, sessionId, { onlyToolCallIds = fals
       const next = opens.find((o) => o.seq > r.seq && o.answeredAt);
       const advertised = proc.updates.some((u) => u.sessionId === sid && u.update.sessionUpdate === "available_commands_update" &&
         u.seq > r.answeredAt && (!next || u.seq < next.answeredAt));
-      if (!advertised) h.fail(`no available_commands_update after ${r.method} (process ${proc.index}; SPEC ${r.method === "session/resume" ? "§20" : "§3.6"})`);
+      if (!advertised) h.fail(`no available_commands_update after ${r.method} (process ${proc.index}; docs/contract.md ${r.method === "session/resume" ? "§20" : "§3.6"})`);
       if (r.method === "session/resume") {
         const nextReq = proc.requests.find((o) => o.seq > r.seq);
         const replayed = proc.updates.filter((u) => u.sessionId === sid && u.seq > r.seq && (!nextReq || u.seq < nextReq.seq) &&
           /^(user_message_chunk|agent_message_chunk|agent_thought_chunk|tool_call|tool_call_update)$/.test(u.update.sessionUpdate));
-        if (replayed.length) h.fail(`session/resume replayed ${replayed.length} history update(s) (process ${proc.index}; SPEC §3.3: like load without the replay)`);
+        if (replayed.length) h.fail(`session/resume replayed ${replayed.length} history update(s) (process ${proc.index}; docs/contract.md §3.3: like load without the replay)`);
       }
     }
-    // No subagents run here, so no turn starts on its own (SPEC §3.4): a turn's updates all come
-    // before its answer (SPEC §3.1), or a client that stops listening at the answer loses them.
+    // No subagents run here, so no turn starts on its own (docs/contract.md §3.4): a turn's updates all come
+    // before its answer (docs/contract.md §3.1), or a client that stops listening at the answer loses them.
     const late = proc.updates.filter((u) => u.sessionId === sessionId && !u.during &&
       /^(user_message_chunk|agent_message_chunk|agent_thought_chunk|tool_call|tool_call_update)$/.test(u.update.sessionUpdate));
     const afterResume = (u) => proc.requests.some((r) => r.method === "session/resume" && r.seq < u.seq && !proc.requests.some((o) => o.seq > r.seq && o.seq < u.seq));
-    if (late.some((u) => !afterResume(u))) h.fail(`the agent sent ${late.filter((u) => !afterResume(u)).length} turn update(s) outside any prompt or load (process ${proc.index}; SPEC §3.1)`);
+    if (late.some((u) => !afterResume(u))) h.fail(`the agent sent ${late.filter((u) => !afterResume(u)).length} turn update(s) outside any prompt or load (process ${proc.index}; docs/contract.md §3.1)`);
     for (const u of proc.updates) {
       if (u.sessionId !== sessionId || u.update.sessionUpdate !== "tool_call" || u.during?.method !== "session/prompt") continue;
       const id = u.update.toolCallId;
       const where = `${phase(u)} (process ${proc.index})`;
-      if (seen.has(id)) h.fail(`toolCallId "${id}" names two different tool calls of one session: in ${seen.get(id)} and in ${where} (SPEC §20: unique within the session across restarts)`);
+      if (seen.has(id)) h.fail(`toolCallId "${id}" names two different tool calls of one session: in ${seen.get(id)} and in ${where} (docs/contract.md §20: unique within the session across restarts)`);
       else seen.set(id, where);
     }
   }
 }
 
-// What the load replay must show (SPEC §3.5): the human prompts as user_message_chunk and the
+// What the load replay must show (docs/contract.md §3.5): the human prompts as user_message_chunk and the
 // assistant's text as agent_message_chunk, in the order they happened.
 export function checkReplay(h, updates, expected) {
   const got = [];
@@ -313,7 +313,7 @@ export function spawnAgent(h) {
   return { child, exited, stdin: Writable.toWeb(child.stdin), stdout: Readable.toWeb(child.stdout) };
 }
 
-// The client goes away: close the agent's stdin; SPEC §2 wants exit 0 within a second or two.
+// The client goes away: close the agent's stdin; docs/contract.md §2 wants exit 0 within a second or two.
 export async function stopAgent(h, a) {
   a.child.stdin.end();
   const timer = new Promise((resolve) => setTimeout(() => resolve(null), 5000));
@@ -322,7 +322,7 @@ export async function stopAgent(h, a) {
     h.fail("the agent did not exit within 5 s of stdin EOF");
     a.child.kill("SIGKILL");
     await a.exited;
-  } else if (how.code !== 0) h.fail(`the agent exited with ${how.code ?? how.signal} after stdin EOF (SPEC §2: 0)`);
+  } else if (how.code !== 0) h.fail(`the agent exited with ${how.code ?? how.signal} after stdin EOF (docs/contract.md §2: 0)`);
 }
 
 // Raw requests on a connection whose SDK lacks a method (sdk 0.5.1 has no session/resume): the

@@ -49,7 +49,7 @@ child.stdout.on("data", (chunk) => {
   process.stdout.write(chunk);
 });
 process.stdout.on("error", () => {});
-// The agent signals the whole group (SPEC §18's ladder); the server gets it from there too.
+// The agent signals the whole group (docs/contract.md §18's ladder); the server gets it from there too.
 for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(sig, () => child.kill(sig));
 child.on("close", (code, signal) => {
   down.flush();

@@ -1,4 +1,4 @@
-// The agent against real MCP servers from npm (SPEC §18), with the newest SDK's client as the
+// The agent against real MCP servers from npm (docs/contract.md §18), with the newest SDK's client as the
 // editor: server-everything and server-filesystem (allowed: the session's cwd) over stdio, each
 // behind mcp-tap.mjs (which logs its wire), and server-everything again as "web" over Streamable
 // HTTP (started here on a free port, behind mcp-http-tap.mjs, with an ACP header whose value is a
@@ -20,7 +20,7 @@
 // process (found by its script and its cwd, the session's workspace) is left. Every ACP line the
 // agent wrote is validated against the ACP schema, every MCP message it sent against the MCP
 // SDK's schemas; the handshake (versions, capabilities, order) and the session log's mcp/server
-// events with the servers' public tool names are pinned. Over HTTP (SPEC §20.1): the ACP header on
+// events with the servers' public tool names are pinned. Over HTTP (docs/contract.md §20.1): the ACP header on
 // every request, its value in none of the agent's output, stderr (at debug) or state; the session id
 // of the initialize reply and the protocol version on every later request; the status of each reply;
 // the GET stream; the DELETE at exit. The web server outlives the agent (it is not the agent's to
@@ -86,7 +86,7 @@ async function startWeb() {
 }
 const webStarted = startWeb();
 
-// The public names, pinned: what tools/list of the pinned servers gives (SPEC §18: mcp__<server>__<tool>;
+// The public names, pinned: what tools/list of the pinned servers gives (docs/contract.md §18: mcp__<server>__<tool>;
 // none needs the hash suffix). everything's simulate-research-query needs tasks and is left out (§20.1).
 const TOOLS = {
   everything: ["echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference", "get-structured-content",
@@ -209,8 +209,8 @@ const t1 = checkCalls(1, [
   ["web: get-sum", "in_progress completed", "The sum of 3 and 4 is 7."],
 ]);
 const env = t1.find((c) => c.title === "everything: get-env")?.text ?? "";
-h.check(!env.includes("ACP_AGENT_"), "the server's environment holds ACP_AGENT_* variables (SPEC §20.1: ours minus ACP_AGENT_*)");
-h.check(env.includes("\"PATH\""), "the server's environment lacks PATH (SPEC §20.1: ours minus ACP_AGENT_*)");
+h.check(!env.includes("ACP_AGENT_"), "the server's environment holds ACP_AGENT_* variables (docs/contract.md §20.1: ours minus ACP_AGENT_*)");
+h.check(env.includes("\"PATH\""), "the server's environment lacks PATH (docs/contract.md §20.1: ours minus ACP_AGENT_*)");
 h.eq(said(1), "All the tools answered.", "turn 1's reply");
 h.eq(existsSync(join(cwd, "sub", "new.txt")) ? readFileSync(join(cwd, "sub", "new.txt"), "utf8") : null, "written by the filesystem server\n", "sub/new.txt after write_file");
 h.eq(readFileSync(outside, "utf8"), "outside the allowed directory\n", "the file outside the allowed directory");
@@ -267,7 +267,7 @@ h.step("the session log");
 const log = sessionId ? readFileSync(join(h.stateDir, "sessions", `${sessionId}.jsonl`), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
 const events = log.filter((e) => e.type === "mcp/server").map((e) => e.data);
 // server-everything sends tools/list_changed while its first tools/list is in flight (at
-// notifications/initialized), so the agent lists again and logs ready again (SPEC §18: effective
+// notifications/initialized), so the agent lists again and logs ready again (docs/contract.md §18: effective
 // from the next step); the last list is the one pinned.
 for (const name of Object.keys(TOOLS)) {
   const mine = events.filter((e) => e.name === name);
@@ -279,10 +279,10 @@ const stderr = h.traces().map((p) => p.stderr).join("").split("\n");
 const complaints = stderr.filter((l) => /^acp-agent: (warn|error):|Sanitizer|runtime error:/.test(l) || /^acp-agent: debug: \[mcp:[^\]]*\].*(error|invalid|unknown|unsupported)/i.test(l));
 h.check(complaints.length === 0, `the agent's stderr: ${complaints.join(" | ").slice(0, 400)}`);
 h.check(stderr.includes("acp-agent: info: mcp everything: tool simulate-research-query needs tasks, left out"),
-  "no info line for everything's simulate-research-query (taskSupport required: left out, SPEC §20.1)");
+  "no info line for everything's simulate-research-query (taskSupport required: left out, docs/contract.md §20.1)");
 h.check(stderr.includes("acp-agent: debug: [mcp:web] http: DELETE: HTTP 200"), "the agent's stderr (at debug) lacks web's DELETE: HTTP 200");
 
-// The ACP header's value (SPEC §20.1: never logged or recorded): in no line the agent wrote, nor in
+// The ACP header's value (docs/contract.md §20.1: never logged or recorded): in no line the agent wrote, nor in
 // its stderr at debug, nor in any file of its state directory (the session log). It did go out in
 // session/new (so the search can find it).
 h.step("the secret header value");
@@ -351,7 +351,7 @@ const slow = called("everything").at(-1);
 const cancels = wire.everything.filter((m) => m.from === ">>" && m.msg.method === "notifications/cancelled").map((m) => m.msg.params);
 h.eq(JSON.stringify(cancels), JSON.stringify([{ requestId: slow?.id, reason: "cancelled" }]), "the notifications/cancelled everything got");
 
-// The HTTP exchanges (SPEC §20.1, MCP 2025-11-25 Transports): the ACP header on every request; the
+// The HTTP exchanges (docs/contract.md §20.1, MCP 2025-11-25 Transports): the ACP header on every request; the
 // initialize POST without a session id, its reply with one; that id and the negotiated version on
 // every request after it; POSTs accept JSON and SSE and carry JSON; a request's reply 200, a
 // notification's or response's 202; one GET stream (200, SSE); the last request one DELETE (200).

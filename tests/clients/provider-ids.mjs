@@ -2,7 +2,7 @@
 // number their calls per response, so the same id ("call_0") comes back every turn. A client keys
 // tool calls by toolCallId, so the agent must present ids of its own, unique within the session
 // across restarts. The replay provider makes no ids (the agent numbers them), so this driver
-// serves the model itself: a scripted OpenAI-compatible server on 127.0.0.1 (SPEC §7.3), six
+// serves the model itself: a scripted OpenAI-compatible server on 127.0.0.1 (docs/contract.md §7.3), six
 // answers in all, closed at the end. The client is the newest SDK's client app.
 import * as acp from "sdk-new";
 import { createServer } from "node:http";

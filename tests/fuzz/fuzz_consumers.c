@@ -1,5 +1,5 @@
 /*
- * The readers of a loaded log (SPEC §11: a log that parses but lies never crashes the process):
+ * The readers of a loaded log (docs/contract.md §11: a log that parses but lies never crashes the process):
  * whatever inspect accepts goes through every consumer of stored events: the load for writing
  * (closers made durable) and the agent built on it, session/load's replay mapping for both tool
  * sets, the conversation sent to a model, the final text and the system prompt, the Team fold,

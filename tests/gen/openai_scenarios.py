@@ -76,7 +76,7 @@ sc("openai-cancel", INIT + [
     {"events": text_events("word " * 200, 5), "split": 60, "delay_ms": 150},
     {"events": text_events("Fresh answer.")}])
 
-# SPEC §19: a request rejected for its length compacts once and is retried; usage reaches the client.
+# docs/contract.md §19: a request rejected for its length compacts once and is retried; usage reaches the client.
 USAGE = {"id": "chatcmpl-1", "choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940}}
 sc("openai-overflow", INIT + [P("First question."), P("Second question, after a long first answer."), EOF_], [
     {"events": text_events("A long first answer.") + [USAGE]},
