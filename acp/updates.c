@@ -124,16 +124,16 @@ acp_logged_title(json_t *u, const json_t *title)
 		json_object_set(u, "title", (json_t *)title);
 }
 
-#define ACP_READ_SHOWN 4096	/* bytes of a read's text its completed update shows */
-
-/* Fills status, content and rawOutput of a tool update from a tool/result's data. */
+/* Fills status, content and rawOutput of a tool update from a tool/result's data; how much of
+ * the text and how an array output shows are the tool's (struct tool's shown_max, raw_key). */
 static void
-acp_tool_result_fields(json_t *u, const json_t *data)
+acp_tool_result_fields(json_t *u, const json_t *data, const struct toolbox *tb)
 {
 	const json_t *first = json_array_get(json_object_get(data, "content"), 0);
 	const json_t *out = json_object_get(data, "output");
 	const json_t *error = json_object_get(data, "error");
 	const char *name = json_string_value(json_object_get(data, "name"));
+	const struct tool *t = name ? toolbox_find(tb, name) : NULL;
 	int is_error = json_is_true(json_object_get(data, "isError"));
 
 	const json_t *diff = json_object_get(out, "diff");
@@ -145,16 +145,15 @@ acp_tool_result_fields(json_t *u, const json_t *data)
 		/* write and edit end on their diff, for the editor's review (docs/contract.md §16.5). */
 		json_object_set_new(u, "content", json_pack("[O]", diff));
 	} else {
-		/* read shows at most 4 KiB of what the model got. */
-		if (name && strcmp(name, "read") == 0 && len > ACP_READ_SHOWN)
-			len = utf8_boundary(text, len, ACP_READ_SHOWN);
+		if (t && t->shown_max && len > t->shown_max)
+			len = utf8_boundary(text, len, t->shown_max);
 		json_object_set_new(u, "content", xjson_pack("[{s:s, s:{s:s, s:o}}]", "type", "content",
 		    "content", "type", "text", "text", xjson_text(text ? text : "", len)));
 	}
 	/* rawOutput is an object: older clients drop an update whose rawOutput is an array, so
 	 * list_agents' listing goes inside {"agents": [...]} (docs/contract.md §20), from old logs too. */
-	if (json_is_array(out) && name && strcmp(name, "list_agents") == 0)
-		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "agents", out));
+	if (json_is_array(out) && t && t->raw_key)
+		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", t->raw_key, out));
 	else if (out)
 		json_object_set(u, "rawOutput", (json_t *)out);
 	else if (is_error && error)
@@ -222,7 +221,7 @@ acp_update_live(const json_t *ev, const struct toolbox *tb)
 		json_object_set_new(u, "sessionUpdate", json_string("tool_call_update"));
 		json_object_set_new(u, "toolCallId", json_string(tcid));
 		free(tcid);
-		acp_tool_result_fields(u, data);
+		acp_tool_result_fields(u, data, tb);
 		acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
 		return u;
 	}
@@ -305,7 +304,7 @@ acp_replay_tool_result(struct acp_replay *r, const json_t *data)
 	    json_string_value(json_object_get(blk, "arguments")), r->tb);
 
 	acp_logged_title(u, json_object_get(r->titles, cid));
-	acp_tool_result_fields(u, data);
+	acp_tool_result_fields(u, data, r->tb);
 	acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
 	if (cid) {	/* a result ends its call: what the replay holds stays small */
 		json_object_del(r->calls, cid);
@@ -563,6 +562,7 @@ acp_raw_result(struct acp_raw *x, size_t d)
 		return -1;
 	nm = r->tmp.data + noff;	/* r->tmp may have moved */
 	cid = r->tmp.data + coff;
+	const struct tool *tool = toolbox_find(r->tb, nm);	/* how its result shows */
 	input = acp_raw_input(json_string_value(json_object_get(json_object_get(r->calls, cid), "arguments")));
 	logged = json_object_get(r->titles, cid);
 	title = acp_tool_title(r->tb, nm, json_is_object(input) ? input : NULL);
@@ -593,13 +593,13 @@ acp_raw_result(struct acp_raw *x, size_t d)
 		    acp_raw_get(x, first, "text", &text) == NULL || text.s[0] != '"')
 			return -1;
 		buf_puts(&r->out, "{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":");
-		if (strcmp(nm, "read") == 0 && text.n - 2 > ACP_READ_SHOWN) {
+		if (tool && tool->shown_max && text.n - 2 > tool->shown_max) {
 			const char *t = acp_raw_cstr(r, &text, &aoff);
 			size_t len = r->tmp.len - 1 - aoff;
 			if (t == NULL)
 				return -1;
-			if (len > ACP_READ_SHOWN)
-				len = utf8_boundary(t, len, ACP_READ_SHOWN);
+			if (len > tool->shown_max)
+				len = utf8_boundary(t, len, tool->shown_max);
 			jenc_string(&r->out, t, len);
 			nm = r->tmp.data + noff;
 			cid = r->tmp.data + coff;
@@ -610,8 +610,10 @@ acp_raw_result(struct acp_raw *x, size_t d)
 	}
 	buf_puts(&r->out, "]");
 	/* rawOutput: as it was logged; list_agents' listing inside {"agents": [...]} (docs/contract.md §20) */
-	if (outp && out.s[0] == '[' && strcmp(nm, "list_agents") == 0) {
-		buf_puts(&r->out, ",\"rawOutput\":{\"agents\":");
+	if (outp && out.s[0] == '[' && tool && tool->raw_key) {
+		buf_puts(&r->out, ",\"rawOutput\":{");
+		jenc_string(&r->out, tool->raw_key, strlen(tool->raw_key));
+		buf_puts(&r->out, ":");
 		if (json_raw_copy(&r->out, &out) < 0)
 			return -1;
 		buf_puts(&r->out, "}");

@@ -48,6 +48,11 @@ struct tool {
 	const char *schema;		/* JSON Schema of the parameters, as text */
 	const char *kind;		/* ACP tool kind: "other", "search", ... */
 	const char *result_doc;		/* what its result text looks like, for docs/tools.md; may be NULL */
+	/* How an editor is shown its result (acp/updates.c names no tool): at most shown_max bytes
+	 * of its text (0: all of it); an array output as rawOutput {raw_key: [...]} (older clients
+	 * drop an update whose rawOutput is an array; NULL: as it is). */
+	size_t shown_max;
+	const char *raw_key;
 	int concurrency_safe;
 	/* Returns an owned human-readable title for the call; args may be NULL. */
 	char *(*title)(const struct tool *t, const json_t *args);

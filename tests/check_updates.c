@@ -7,6 +7,7 @@
 #include "acp/updates.h"
 #include "base/jenc.h"
 #include "session/event.h"
+#include "tools/tools.h"
 #include "tools/toolsets.h"
 #include "tests/helpers.h"
 
@@ -136,6 +137,7 @@ START_TEST(updates_list_agents_raw_output_is_an_object)
 	json_t *u, *raw;
 
 	toolbox_init(&tb);
+	toolbox_add(&tb, &tool_list_agents);	/* the wrapping is the tool's (struct tool raw_key) */
 	u = acp_update_live(e, &tb);
 	raw = json_object_get(u, "rawOutput");
 	ck_assert(json_is_object(raw));

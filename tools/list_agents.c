@@ -85,6 +85,7 @@ const struct tool tool_list_agents = {
 	    "descendants lists the whole tree below you with each entry's parent session id and depth; "
 	    "entries deeper than 1 accept only interrupt_agent.\"}}}",
 	.kind = "search",
+	.raw_key = "agents",
 	.concurrency_safe = 1,
 	.title = list_agents_title,
 	.run = list_agents_run,

@@ -208,6 +208,7 @@ static const struct team_tool team_tools[] = { {
 		            "provisioning or failed).",
 	.tool.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}",
 	.tool.kind = "search",
+	.tool.raw_key = "agents",
 	.tool.concurrency_safe = 1,
 	TEAM_TOOL_FNS,
 	.title = "List team",

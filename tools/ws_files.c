@@ -304,6 +304,7 @@ const struct tool tool_read = {
 	    "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"1-based first line. Default 1.\"},"
 	    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Maximum lines. Default 2000.\"}}}",
 	.kind = "read",
+	.shown_max = 4096,		/* the editor shows 4 KiB of what the model got */
 	.concurrency_safe = 1,
 	.title = read_title,
 	.run = read_run,
