@@ -141,7 +141,7 @@ acp_observe_event(void *arg, struct sess *s, const json_t *ev)
 	if (u == NULL)
 		return;
 	/* A call of ours in flight: its checks said whether it asks first, and what it shows. */
-	if (as->agent && strcmp(json_string_value(json_object_get(ev, "type")), "tool/call") == 0) {
+	if (as->agent && sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_TOOL_CALL) {
 		const struct tool_inv *inv = agent_find_call(as->agent,
 		    json_string_value(json_object_get(json_object_get(ev, "data"), "callId")));
 		if (inv && inv->asking)

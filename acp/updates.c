@@ -10,8 +10,9 @@
 #include "base/jsonraw.h"
 #include "base/utf8.h"
 #include "base/xjson.h"
-#include "session/id.h"
 #include "base/xmalloc.h"
+#include "session/evtype.h"
+#include "session/id.h"
 
 json_t *
 acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len)
@@ -204,10 +205,10 @@ acp_update_progress(const char *tool_call_id, const char *child_id, const char *
 json_t *
 acp_update_live(const json_t *ev, const struct toolbox *tb)
 {
-	const char *type = json_string_value(json_object_get(ev, "type"));
+	enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
 	const json_t *data = json_object_get(ev, "data");
 
-	if (strcmp(type, "tool/call") == 0) {
+	if (et == SESS_EV_TOOL_CALL) {
 		json_t *u = acp_tool_call_update(acp_event_call_id(data),
 		    json_string_value(json_object_get(data, "name")),
 		    json_string_value(json_object_get(data, "arguments")), tb);
@@ -215,7 +216,7 @@ acp_update_live(const json_t *ev, const struct toolbox *tb)
 		acp_set_agent_meta(u, acp_args_agent(json_object_get(u, "rawInput")));
 		return u;
 	}
-	if (strcmp(type, "tool/result") == 0) {
+	if (et == SESS_EV_TOOL_RESULT) {
 		char *tcid = acp_event_call_id(data);
 		json_t *u = json_object();
 		json_object_set_new(u, "sessionUpdate", json_string("tool_call_update"));
@@ -322,28 +323,28 @@ static json_t *
 acp_replay_step_tree(struct acp_replay *r)
 {
 	const json_t *ev = r->ev;
-	const char *type = json_string_value(json_object_get(ev, "type"));
+	enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
 	const json_t *data = json_object_get(ev, "data");
 	const json_t *content = json_object_get(data, "content");
 	json_t *u = NULL;
 
-	if (strcmp(type, "user/message") == 0) {
+	if (et == SESS_EV_USER_MESSAGE) {
 		const char *kind = json_string_value(json_object_get(json_object_get(data, "source"), "kind"));
 		/* Injected messages (notices, relays) were never shown: not replayed. */
 		if (kind && strcmp(kind, "user") == 0 && r->blk < json_array_size(content))
 			return acp_replay_user_block(data, json_array_get(content, r->blk++));
-	} else if (strcmp(type, "assistant/message") == 0) {
+	} else if (et == SESS_EV_ASSISTANT_MESSAGE) {
 		while (u == NULL && r->blk < json_array_size(content))
 			u = acp_replay_assistant_block(r, data, json_array_get(content, r->blk++));
 		if (u)
 			return u;
-	} else if (strcmp(type, "tool/call") == 0 && json_object_get(data, "title")) {
+	} else if (et == SESS_EV_TOOL_CALL && json_object_get(data, "title")) {
 		json_object_set(r->titles, json_string_value(json_object_get(data, "callId")),
 		    json_object_get(data, "title"));
-	} else if (strcmp(type, "tool/result") == 0 && r->blk == 0) {
+	} else if (et == SESS_EV_TOOL_RESULT && r->blk == 0) {
 		r->blk = 1;
 		return acp_replay_tool_result(r, data);
-	} else if (strcmp(type, "context/compacted") == 0 && r->compaction && r->blk == 0) {
+	} else if (et == SESS_EV_COMPACTED && r->compaction && r->blk == 0) {
 		/* In place, as one completed update (docs/contract.md §20.1). */
 		r->blk = 1;
 		return acp_update_compaction(json_string_value(json_object_get(data, "id")), "completed",

@@ -221,7 +221,7 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 		agent_conv_from_sess(&a->conv, s);	/* from the latest compaction on */
 	}
 	/* By the type codes: the log is read back only for the one event that tells (docs/decisions.md, "Sessions off the heap"). */
-	int turn_start = sess_event_type_code("turn/start"), step_start = sess_event_type_code("step/start");
+	int turn_start = SESS_EV_TURN_START, step_start = SESS_EV_STEP_START;
 	int found = 0;
 	for (i = s->nev; i-- > 0;) {
 		int t = sess_type_at(s, i);
@@ -328,9 +328,10 @@ agent_final_text_of(const json_t *events)
 	for (size_t i = json_array_size(events); i-- > 0 && text == NULL;) {
 		json_t *ev = json_array_get(events, i);
 		const char *t = json_string_value(json_object_get(ev, "type"));
-		if (strcmp(t, "turn/start") == 0)
+		enum sess_ev et = sess_ev_of(t);
+		if (et == SESS_EV_TURN_START)
 			break;
-		if (strcmp(t, "assistant/message") == 0)
+		if (et == SESS_EV_ASSISTANT_MESSAGE)
 			text = agent_message_text(ev);
 	}
 	return text;
@@ -340,7 +341,7 @@ char *
 agent_final_text(const struct agent *a)
 {
 	struct sess *s = a->sess;
-	int turn_start = sess_event_type_code("turn/start"), message = sess_event_type_code("assistant/message");
+	int turn_start = SESS_EV_TURN_START, message = SESS_EV_ASSISTANT_MESSAGE;
 	char *text = NULL;
 
 	/* By the type codes: only the turn's messages are read (from the window, as a rule). */
@@ -1064,7 +1065,7 @@ agent_resolve_child(void *arg, const char *label)
 static const char *
 agent_label(struct agent *a)
 {
-	int descriptor = sess_event_type_code("subagent/descriptor");
+	int descriptor = SESS_EV_SUBAGENT_DESCRIPTOR;
 	size_t n = a->sess->nev;
 
 	for (; a->label_scanned < n; a->label_scanned++) {

@@ -55,17 +55,18 @@ ask_policy(struct agent *root)
 	json_t *evs = sess_collect(root->sess, kinds);
 	json_array_foreach(evs, i, ev) {
 		const char *t = json_string_value(json_object_get(ev, "type"));
+		enum sess_ev et = sess_ev_of(t);
 		const json_t *d = json_object_get(ev, "data");
 		enum permit_mode m;
-		if (strcmp(t, "session/created") == 0 || strcmp(t, "session/mode") == 0) {
+		if (et == SESS_EV_CREATED || et == SESS_EV_SESSION_MODE) {
 			/* A mode this build does not know (a newer writer) leaves the one before. */
 			if (permit_mode_parse(json_string_value(json_object_get(d, "mode")), &m) == 0)
 				pol->mode = m;
 		}
-		if (strcmp(t, "session/model") == 0) {	/* a choice made in the session, not its start */
+		if (et == SESS_EV_SESSION_MODEL) {	/* a choice made in the session, not its start */
 			free(pol->model);
 			pol->model = xstrdup(json_string_value(json_object_get(d, "model")));
-		} else if (strcmp(t, "permission/rule") == 0) {
+		} else if (et == SESS_EV_PERMISSION_RULE) {
 			permit_rules_set(&pol->rules, json_string_value(json_object_get(d, "rule")),
 			    json_is_true(json_object_get(d, "allow")));
 		}

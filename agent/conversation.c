@@ -158,9 +158,9 @@ agent_conv_summary_message(const char *summary)
 
 /* The messages an event adds (user, assistant, tool), or NULL; new ref. */
 static json_t *
-agent_conv_message(const char *type, const json_t *data)
+agent_conv_message(enum sess_ev et, const json_t *data)
 {
-	if (strcmp(type, "user/message") == 0) {
+	if (et == SESS_EV_USER_MESSAGE) {
 		const json_t *content = json_object_get(data, "content"), *only = json_array_get(content, 0);
 		const char *bt = json_string_value(json_object_get(only, "type"));
 		size_t len;
@@ -171,9 +171,9 @@ agent_conv_message(const char *type, const json_t *data)
 		free(text);
 		return msg;
 	}
-	if (strcmp(type, "assistant/message") == 0)
+	if (et == SESS_EV_ASSISTANT_MESSAGE)
 		return agent_conv_assistant(data);
-	if (strcmp(type, "tool/result") == 0) {
+	if (et == SESS_EV_TOOL_RESULT) {
 		json_t *first = json_array_get(json_object_get(data, "content"), 0);
 		return xjson_pack("{s:s, s:O, s:O}", "role", "tool", "tool_call_id",
 		    json_object_get(data, "callId"), "content", json_object_get(first, "text"));
@@ -196,15 +196,15 @@ agent_conv_usage(const json_t *data)
 
 /* A message event folds in; its usage, when it reports one, restarts the count since. */
 static void
-agent_conv_take(struct agent_conv *c, const char *type, const json_t *data, int64_t seq)
+agent_conv_take(struct agent_conv *c, enum sess_ev et, const json_t *data, int64_t seq)
 {
-	json_t *msg = agent_conv_message(type, data);
+	json_t *msg = agent_conv_message(et, data);
 	long long used;
 
 	if (msg == NULL)
 		return;
 	agent_conv_push(c, msg, seq);
-	if (strcmp(type, "assistant/message") == 0 && (used = agent_conv_usage(data)) >= 0) {
+	if (et == SESS_EV_ASSISTANT_MESSAGE && (used = agent_conv_usage(data)) >= 0) {
 		c->usage = used;
 		c->bytes_since = 0;
 	}
@@ -218,22 +218,16 @@ agent_conv_through(const json_t *data, int64_t seq)
 	return t < seq ? t : seq - 1;
 }
 
-static int
-agent_conv_is(const char *type, const char *want)
-{
-	return type && strcmp(type, want) == 0;
-}
-
 void
 agent_conv_fold(struct agent_conv *c, const json_t *ev)
 {
-	const char *type = json_string_value(json_object_get(ev, "type"));
+	enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
 	const json_t *data = json_object_get(ev, "data");
 	int64_t seq = json_integer_value(json_object_get(ev, "seq"));
 
-	if (agent_conv_is(type, "context/compaction_failed")) {
+	if (et == SESS_EV_COMPACTION_FAILED) {
 		c->attempts++;
-	} else if (agent_conv_is(type, "context/compacted")) {
+	} else if (et == SESS_EV_COMPACTED) {
 		int64_t through = agent_conv_through(data, seq);
 		struct agent_conv_meta *m = c->meta;
 		json_t *old = c->msgs;
@@ -266,8 +260,8 @@ agent_conv_fold(struct agent_conv *c, const json_t *ev)
 		free(c->meta);
 		c->meta = keep;
 		c->cap = k + 1;
-	} else if (type) {
-		agent_conv_take(c, type, data, seq);
+	} else if (et != SESS_EV_NONE) {
+		agent_conv_take(c, et, data, seq);
 	}
 }
 
@@ -281,10 +275,10 @@ agent_conv_rebuild(struct agent_conv *c, const json_t *events)
 	agent_conv_init(c);
 	/* Backwards to the latest compaction, counting every attempt on the way. */
 	for (size_t i = n; i-- > 0;) {
-		const char *type = json_string_value(json_object_get(json_array_get(events, i), "type"));
-		if (agent_conv_is(type, "context/compacted") || agent_conv_is(type, "context/compaction_failed")) {
+		enum sess_ev et = sess_ev_of(json_string_value(json_object_get(json_array_get(events, i), "type")));
+		if (et == SESS_EV_COMPACTED || et == SESS_EV_COMPACTION_FAILED) {
 			attempts++;
-			if (at == n && agent_conv_is(type, "context/compacted"))
+			if (at == n && et == SESS_EV_COMPACTED)
 				at = i;
 		}
 	}
@@ -298,14 +292,14 @@ agent_conv_rebuild(struct agent_conv *c, const json_t *events)
 	}
 	for (size_t i = from; i < n; i++) {
 		const json_t *ev = json_array_get(events, i);
-		const char *type = json_string_value(json_object_get(ev, "type"));
+		enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
 		if (i == at) {
 			c->usage = -1;		/* no usage reported since the compaction yet */
 			c->bytes_since = 0;
 			continue;
 		}
-		if (type && strncmp(type, "context/", 8) != 0)
-			agent_conv_take(c, type, json_object_get(ev, "data"), (int64_t)i);
+		if (et != SESS_EV_NONE && et != SESS_EV_COMPACTED && et != SESS_EV_COMPACTION_FAILED)
+			agent_conv_take(c, et, json_object_get(ev, "data"), (int64_t)i);
 	}
 	c->attempts = attempts;
 }
@@ -333,8 +327,8 @@ struct agent_conv_src {
 static struct sess_cursor *
 agent_conv_begin(struct agent_conv *c, const struct agent_conv_src *src)
 {
-	int compacted = sess_event_type_code("context/compacted");
-	int failed = sess_event_type_code("context/compaction_failed");
+	int compacted = SESS_EV_COMPACTED;
+	int failed = SESS_EV_COMPACTION_FAILED;
 	size_t n = src->n, at = n, from = 0;
 	unsigned attempts = 0;
 	json_t *ev;

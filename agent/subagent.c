@@ -281,7 +281,7 @@ sub_child_event(void *arg, struct sess *s, const json_t *ev)
 	char *title;
 
 	(void)s;
-	if (st->fg_inv == NULL || strcmp(json_string_value(json_object_get(ev, "type")), "tool/call") != 0)
+	if (st->fg_inv == NULL || sess_ev_of(json_string_value(json_object_get(ev, "type"))) != SESS_EV_TOOL_CALL)
 		return;
 	t = toolbox_find(a->tools, json_string_value(json_object_get(data, "name")));
 	args = json_loads(json_string_value(json_object_get(data, "arguments")), 0, NULL);
@@ -359,7 +359,7 @@ sub_post_notice(struct agent *parent, const char *child_id, long epoch, const ch
 static const char *
 sub_last_end(struct sess *s, char *buf, size_t size)
 {
-	int turn_end = sess_event_type_code("turn/end");
+	int turn_end = SESS_EV_TURN_END;
 
 	for (size_t i = s->nev; i-- > 0;) {
 		if (sess_type_at(s, i) != turn_end)

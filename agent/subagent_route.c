@@ -33,7 +33,7 @@ sub_settled_epochs(const json_t *events)
 	json_t *ev;
 
 	json_array_foreach(events, i, ev) {
-		if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/settled") == 0) {
+		if (sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_SUBAGENT_SETTLED) {
 			long ep = (long)json_integer_value(json_object_get(json_object_get(ev, "data"), "epoch"));
 			if (ep > epoch)
 				epoch = ep;
@@ -351,9 +351,10 @@ sub_cut_off(const json_t *marks)
 
 	json_array_foreach(marks, i, ev) {
 		const char *type = json_string_value(json_object_get(ev, "type"));
-		if (strcmp(type, "turn/start") == 0)
+		enum sess_ev et = sess_ev_of(type);
+		if (et == SESS_EV_TURN_START)
 			open = 1;
-		else if (strcmp(type, "turn/end") == 0 || strcmp(type, "subagent/settled") == 0)
+		else if (et == SESS_EV_TURN_END || et == SESS_EV_SUBAGENT_SETTLED)
 			open = 0;
 	}
 	return open;
@@ -425,7 +426,7 @@ subagent_redeliver(struct agent *parent)
 			char end_buf[32];
 			for (size_t k = json_array_size(img.kept); k-- > 0;) {
 				json_t *ev = json_array_get(img.kept, k);
-				if (strcmp(json_string_value(json_object_get(ev, "type")), "subagent/settled") == 0 &&
+				if (sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_SUBAGENT_SETTLED &&
 				    json_integer_value(json_object_get(json_object_get(ev, "data"), "epoch")) == epoch) {
 					const char *e2 = json_string_value(json_object_get(json_object_get(ev, "data"), "end"));
 					snprintf(end_buf, sizeof(end_buf), "%s", e2 ? e2 : "completed");

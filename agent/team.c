@@ -215,11 +215,12 @@ team_fold(struct team *t, const json_t *events)
 	json_t *ev;
 
 	json_array_foreach(events, i, ev) {
-		const char *type = json_string_value(json_object_get(ev, "type"));
+		enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
 		json_t *d = json_object_get(ev, "data");
-		if (strncmp(type, "team/", 5) != 0 || json_integer_value(json_object_get(d, "version")) != 1)
+		if ((et != SESS_EV_TEAM_MEMBER && et != SESS_EV_TEAM_TASK && et != SESS_EV_TEAM_QUEUED &&
+		    et != SESS_EV_TEAM_DELIVERED) || json_integer_value(json_object_get(d, "version")) != 1)
 			continue;
-		if (strcmp(type, "team/member") == 0) {
+		if (et == SESS_EV_TEAM_MEMBER) {
 			json_t *m = json_object_get(d, "member");
 			const char *name = json_string_value(json_object_get(m, "name"));
 			if (name == NULL)
@@ -242,7 +243,7 @@ team_fold(struct team *t, const json_t *events)
 			    : ph && strcmp(ph, "failed") == 0     ? TEAM_FAILED
 								  : TEAM_PROVISIONING;
 			json_object_set_new(t->names_used, name, json_true());
-		} else if (strcmp(type, "team/task") == 0) {
+		} else if (et == SESS_EV_TEAM_TASK) {
 			json_t *k = json_object_get(d, "task");
 			long n = team_id_number(json_string_value(json_object_get(k, "id")), "task-", TEAM_MAX_TASKS);
 			if (n == 0)
@@ -272,7 +273,7 @@ team_fold(struct team *t, const json_t *events)
 				tk->subject = xstrdup("");
 			if (!tk->description)
 				tk->description = xstrdup("");
-		} else if (strcmp(type, "team/message/queued") == 0) {
+		} else if (et == SESS_EV_TEAM_QUEUED) {
 			json_t *m = json_object_get(d, "message");
 			/* Only a whole message is kept for delivery: each of its fields is read as a string. */
 			if (!json_is_string(json_object_get(m, "id")) || !json_is_string(json_object_get(m, "senderName")) ||
@@ -286,7 +287,7 @@ team_fold(struct team *t, const json_t *events)
 			if (n > t->next_msg)
 				t->next_msg = (int)n;
 			json_array_append(t->queued, m);
-		} else if (strcmp(type, "team/message/delivered") == 0) {
+		} else if (et == SESS_EV_TEAM_DELIVERED) {
 			const char *id = json_string_value(json_object_get(d, "messageId"));
 			for (size_t q = 0; id && q < json_array_size(t->queued); q++)
 				if (strcmp(json_string_value(json_object_get(json_array_get(t->queued, q), "id")), id) == 0) {
@@ -335,7 +336,7 @@ team_persist_lead(struct team *t, const char *type, json_t *data, struct err *e)
 	err_clear(&le);
 	if (sess_append(s, type, data, &le) == NULL)
 		return err_set(e, ERR_SESSION_LOG_IO, "the Lead's log cannot be written: %s", le.msg);
-	if (strcmp(type, "team/message/queued") == 0 && sess_log_sync(s->log, &le) < 0)
+	if (sess_ev_of(type) == SESS_EV_TEAM_QUEUED && sess_log_sync(s->log, &le) < 0)
 		return err_set(e, ERR_SESSION_LOG_IO, "the Lead's log cannot be synced: %s", le.msg);
 	sess_checkpoint(s);
 	return 0;

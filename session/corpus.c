@@ -509,7 +509,7 @@ sess_corpus_note_live(struct sess_corpus *c, struct sess *s)
 		en->live = 1;
 		en->gone = 0;
 		sess_entry_from_header(en, s->header);
-		int user = sess_event_type_code("user/message"), desc = sess_event_type_code("subagent/descriptor");
+		int user = SESS_EV_USER_MESSAGE, desc = SESS_EV_SUBAGENT_DESCRIPTOR;
 		/* only the events that can tell something, found by their type codes (docs/decisions.md, "Sessions off the heap") */
 		for (size_t i = 0; i < n; i++) {
 			int t = sess_type_at(s, i);

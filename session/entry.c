@@ -84,15 +84,17 @@ sess_entry_note_event(struct sess_entry *en, const json_t *ev)
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	const json_t *data = json_object_get(ev, "data");
 
+	enum sess_ev et = sess_ev_of(type);
+
 	if (type == NULL)
 		return;
-	if (en->title == NULL && strcmp(type, "user/message") == 0) {
+	if (en->title == NULL && et == SESS_EV_USER_MESSAGE) {
 		const char *kind = json_string_value(json_object_get(json_object_get(data, "source"), "kind"));
 		const json_t *first = json_array_get(json_object_get(data, "content"), 0);
 		const char *text = json_string_value(json_object_get(first, "text"));
 		if (kind && strcmp(kind, "user") == 0 && text)
 			en->title = sess_title_from_text(text);
-	} else if (strcmp(type, "subagent/descriptor") == 0) {
+	} else if (et == SESS_EV_SUBAGENT_DESCRIPTOR) {
 		/* Identity fold: last wins; a malformed or unknown version is no identity. */
 		free(en->label);
 		free(en->mode);

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "base/err.h"
+#include "session/evtype.h"
 
 #define SESS_FORMAT_VERSION 1
 
@@ -29,7 +30,7 @@ json_t *sess_event_new(int64_t seq, int64_t time, const char *type, json_t *data
 int sess_event_type_known(const char *type);
 /* The same for the bytes t[0..n) (not NUL-terminated). */
 int sess_event_type_knownn(const char *t, size_t n);
-/* A known type's code (1..255), 0 for any other: what struct sess keeps per event (store.h). */
+/* A known type's code (session/evtype.h: 1..255), 0 for any other: what struct sess keeps per event. */
 int sess_event_type_code(const char *type);
 /* Checks one envelope with the expected seq, and a known type's payload (session/payload.h).
  * 1 = valid, 0 = skip (ignorable unknown), -1 = corrupt. */

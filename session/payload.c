@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "session/evtype.h"
+
 /* PK_COUNT: an integer from 0 below INT_MAX (turn, step, epoch, revision), so that the readers'
  * int arithmetic (the next turn is turn + 1) cannot overflow on a lying log. */
 enum sess_pk { PK_STR = 1, PK_INT, PK_COUNT, PK_BOOL, PK_OBJ, PK_ARR, PK_ANY };
@@ -101,40 +103,60 @@ SHAPE(e_team_task, F("version", PK_INT), FS("task", PK_OBJ, &p_task));
 SHAPE(e_team_queued, F("version", PK_INT), FS("message", PK_OBJ, &p_message));
 SHAPE(e_team_delivered, F("version", PK_INT), F("messageId", PK_STR), FO("targetName", PK_STR));
 
-#define T(s, shape) { s, sizeof(s) - 1, shape }
+/* Each type's payload, by its code (session/evtype.h: the names and the order are there). */
+static const struct pshape *const sess_payloads[SESS_EV_COUNT] = {
+	[SESS_EV_CREATED] = &e_created, [SESS_EV_TURN_START] = &e_turn, [SESS_EV_USER_MESSAGE] = &e_user,
+	[SESS_EV_STEP_START] = &e_step, [SESS_EV_STEP_END] = &e_step, [SESS_EV_ASSISTANT_MESSAGE] = &e_assistant,
+	[SESS_EV_TOOL_CALL] = &e_tool_call, [SESS_EV_TOOL_RESULT] = &e_tool_result, [SESS_EV_TURN_END] = &e_turn_end,
+	[SESS_EV_SUBAGENT_DESCRIPTOR] = &e_descriptor, [SESS_EV_SUBAGENT_SETTLED] = &e_settled,
+	[SESS_EV_TEAM_MEMBER] = &e_team_member, [SESS_EV_TEAM_TASK] = &e_team_task,
+	[SESS_EV_TEAM_QUEUED] = &e_team_queued, [SESS_EV_TEAM_DELIVERED] = &e_team_delivered,
+	[SESS_EV_SESSION_MODE] = &e_mode, [SESS_EV_SESSION_MODEL] = &e_model, [SESS_EV_PERMISSION_RULE] = &e_rule,
+	[SESS_EV_JOB_STARTED] = &e_job_started, [SESS_EV_JOB_ENDED] = &e_job_ended, [SESS_EV_MCP_SERVER] = &e_mcp_server,
+	[SESS_EV_COMPACTED] = &e_compacted, [SESS_EV_COMPACTION_FAILED] = &e_compaction_failed,
+};
+
 static const struct {
 	const char *name;
 	size_t len;
-	const struct pshape *shape;
-} sess_payloads[] = {
-	T("session/created", &e_created), T("turn/start", &e_turn), T("user/message", &e_user), T("step/start", &e_step),
-	T("step/end", &e_step), T("assistant/message", &e_assistant), T("tool/call", &e_tool_call),
-	T("tool/result", &e_tool_result), T("turn/end", &e_turn_end),
-	T("subagent/descriptor", &e_descriptor), T("subagent/settled", &e_settled),
-	T("team/member", &e_team_member), T("team/task", &e_team_task),
-	T("team/message/queued", &e_team_queued), T("team/message/delivered", &e_team_delivered),
-	T("session/mode", &e_mode), T("session/model", &e_model), T("permission/rule", &e_rule),
-	T("job/started", &e_job_started), T("job/ended", &e_job_ended), T("mcp/server", &e_mcp_server),
-	T("context/compacted", &e_compacted), T("context/compaction_failed", &e_compaction_failed),
+} sess_ev_names[SESS_EV_COUNT] = {
+	[SESS_EV_NONE] = { "", 0 },
+#define SESS_EV_NAME(id, s) [SESS_EV_##id] = { s, sizeof(s) - 1 },
+	SESS_EV_TABLE(SESS_EV_NAME)
+#undef SESS_EV_NAME
 };
-#undef T
+
+enum sess_ev
+sess_ev_ofn(const char *t, size_t n)
+{
+	for (int i = 1; i < SESS_EV_COUNT; i++)
+		if (sess_ev_names[i].len == n && memcmp(t, sess_ev_names[i].name, n) == 0)
+			return (enum sess_ev)i;
+	return SESS_EV_NONE;
+}
+
+enum sess_ev
+sess_ev_of(const char *t)
+{
+	return t ? sess_ev_ofn(t, strlen(t)) : SESS_EV_NONE;
+}
+
+const char *
+sess_ev_name(enum sess_ev ev)
+{
+	return ev > SESS_EV_NONE && ev < SESS_EV_COUNT ? sess_ev_names[ev].name : "";
+}
 
 static const struct pshape *
 sess_payload_shape(const char *t, size_t n)
 {
-	for (size_t i = 0; i < sizeof(sess_payloads) / sizeof(sess_payloads[0]); i++)
-		if (sess_payloads[i].len == n && memcmp(t, sess_payloads[i].name, n) == 0)
-			return sess_payloads[i].shape;
-	return NULL;
+	return sess_payloads[sess_ev_ofn(t, n)];
 }
 
 int
 sess_payload_code(const char *t, size_t n)
 {
-	for (size_t i = 0; i < sizeof(sess_payloads) / sizeof(sess_payloads[0]); i++)
-		if (sess_payloads[i].len == n && memcmp(t, sess_payloads[i].name, n) == 0)
-			return (int)i + 1;
-	return 0;
+	return (int)sess_ev_ofn(t, n);
 }
 
 int

@@ -87,8 +87,8 @@ inspect_run_init(struct inspect_run *run, struct sess_image *img)
 	memset(img, 0, sizeof(*img));
 	run->img = img;
 	run->fd = -1;
-	run->turn_start = sess_event_type_code("turn/start");
-	run->turn_end = sess_event_type_code("turn/end");
+	run->turn_start = SESS_EV_TURN_START;
+	run->turn_end = SESS_EV_TURN_END;
 	sess_checked_init(&run->checked);
 	img->events = json_array();
 }
@@ -159,7 +159,8 @@ inspect_lines(struct inspect_run *run, const char *data, size_t len, int final, 
 				inspect_note_streamed(run, idx, run->base + (off_t)pos, code);
 				json_decref(j);
 			} else {
-				if (strcmp(t, "turn/start") == 0 || strcmp(t, "turn/end") == 0)
+				enum sess_ev et = sess_ev_of(t);
+				if (et == SESS_EV_TURN_START || et == SESS_EV_TURN_END)
 					run->open_turn = idx;
 				run->seq++;
 				inspect_note_type(run, j);
@@ -434,25 +435,25 @@ sess_closers_append(json_t *events)
 
 	for (size_t i = 0; i < n; i++) {
 		json_t *ev = json_array_get(events, i), *data = json_object_get(ev, "data");
-		const char *type = json_string_value(json_object_get(ev, "type"));
+		enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
 		const char *cid = json_string_value(json_object_get(data, "callId"));
-		if (strcmp(type, "turn/start") == 0) {
+		if (et == SESS_EV_TURN_START) {
 			turn = ev;
 			step_start = assistant = NULL;
-		} else if (strcmp(type, "turn/end") == 0) {
+		} else if (et == SESS_EV_TURN_END) {
 			turn = step_start = assistant = NULL;
-		} else if (strcmp(type, "step/start") == 0) {
+		} else if (et == SESS_EV_STEP_START) {
 			step_start = ev;
 			assistant = NULL;
 			json_object_clear(called);
 			json_object_clear(resulted);
-		} else if (strcmp(type, "step/end") == 0) {
+		} else if (et == SESS_EV_STEP_END) {
 			step_start = assistant = NULL;
-		} else if (strcmp(type, "assistant/message") == 0) {
+		} else if (et == SESS_EV_ASSISTANT_MESSAGE) {
 			assistant = ev;
-		} else if (strcmp(type, "tool/call") == 0 && cid) {
+		} else if (et == SESS_EV_TOOL_CALL && cid) {
 			json_object_set_new(called, cid, json_true());
-		} else if (strcmp(type, "tool/result") == 0 && cid) {
+		} else if (et == SESS_EV_TOOL_RESULT && cid) {
 			json_object_set_new(resulted, cid, json_true());
 		}
 	}
@@ -781,10 +782,11 @@ sess_scan_lines(struct scan_run *run, const char *data, size_t len, int final, s
 					return -1;
 				}
 				const char *t = json_string_value(json_object_get(j, "type"));
+				enum sess_ev et = sess_ev_of(t);
 				/* the open turn is tracked on this path too: the closers depend on it */
-				if (strcmp(t, "turn/start") == 0)
+				if (et == SESS_EV_TURN_START)
 					run->open_turn = run->base + (off_t)pos;
-				else if (strcmp(t, "turn/end") == 0)
+				else if (et == SESS_EV_TURN_END)
 					run->open_turn = -1;
 				if (ok == 1 && keep && sess_scan_keeps(keep, t, strlen(t)))
 					sess_scan_keep(sc, j);
@@ -793,9 +795,9 @@ sess_scan_lines(struct scan_run *run, const char *data, size_t len, int final, s
 				type = NULL;
 			}
 			/* constant lengths: the compares are inlined (this runs for every line) */
-			if (type && tlen == 10 && memcmp(type, "turn/start", 10) == 0)
+			if (type && sess_ev_is_TURN_START(type, tlen))
 				run->open_turn = run->base + (off_t)pos;
-			else if (type && tlen == 8 && memcmp(type, "turn/end", 8) == 0)
+			else if (type && sess_ev_is_TURN_END(type, tlen))
 				run->open_turn = -1;
 			run->seq++;
 			sess_seq_text_next(shapes->seq, &shapes->seqlen, sizeof(shapes->seq));

@@ -146,7 +146,7 @@ static const json_t *sess_put(struct sess *s, json_t *ev, struct err *e);
 static int
 sess_store_close_tail(struct sess *s, struct err *e)
 {
-	int turn_start = sess_event_type_code("turn/start"), turn_end = sess_event_type_code("turn/end");
+	int turn_start = SESS_EV_TURN_START, turn_end = SESS_EV_TURN_END;
 	size_t n = s->nev, from = n, k;
 	json_t *tail = json_array();
 	int rc = 0;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "session/event.h"
 #include "session/repair.h"
 #include "session/store.h"
 #include "tests/helpers.h"
@@ -376,6 +377,33 @@ START_TEST(store_tells_every_observer)
 }
 END_TEST
 
+/* The event-type table (session/evtype.h) and the payload table agree: every type has its name,
+ * its code, a payload check, and the inline compare; nothing else is a type. */
+START_TEST(log_event_types_are_one_table)
+{
+	struct err e;
+
+	for (int i = SESS_EV_NONE + 1; i < SESS_EV_COUNT; i++) {
+		const char *name = sess_ev_name((enum sess_ev)i);
+		ck_assert_int_eq(sess_ev_of(name), i);
+		ck_assert_int_eq(sess_event_type_code(name), i);
+		ck_assert(sess_event_type_known(name));
+		/* every known type has a payload shape: an empty payload is judged, not waved through */
+		json_t *ev = sess_event_new(0, 1, name, json_object());
+		err_clear(&e);
+		int rc = sess_event_check(ev, 0, &e);
+		ck_assert_msg(rc == 1 || rc == -1, "%s: %d", name, rc);
+		json_decref(ev);
+	}
+	ck_assert(sess_ev_is_TURN_START("turn/start", 10));
+	ck_assert(!sess_ev_is_TURN_START("turn/star", 9));
+	ck_assert_int_eq(sess_ev_of("turn/starts"), SESS_EV_NONE);
+	ck_assert_int_eq(sess_ev_of(NULL), SESS_EV_NONE);
+	ck_assert_str_eq(sess_ev_name(SESS_EV_NONE), "");
+	ck_assert_int_eq(sess_event_type_code("no/such"), 0);
+}
+END_TEST
+
 Suite *
 log_suite(void)
 {
@@ -383,6 +411,7 @@ log_suite(void)
 	TCase *tc = tcase_create("log");
 
 	tcase_add_test(tc, log_nothing_on_disk_until_first_append);
+	tcase_add_test(tc, log_event_types_are_one_table);
 	tcase_add_test(tc, log_unencodable_event_is_refused_and_nothing_is_written);
 	tcase_add_test(tc, log_second_writer_gets_session_busy);
 	tcase_add_test(tc, log_short_write_truncates_back_and_fails_the_session);

@@ -724,7 +724,7 @@ START_TEST(checked_shapes_take_lines_of_a_learnt_shape)
 	static const char l3[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1.5,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":false}}";
 	static const char l4[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"bad \xff\"}],\"isError\":false}}";
 	struct sess_checked c;
-	int code = sess_event_type_code("tool/result");
+	int code = SESS_EV_TOOL_RESULT;
 	char line[1024];
 
 	sess_checked_init(&c);
