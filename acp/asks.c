@@ -15,7 +15,7 @@ static struct agent *
 acp_ask_root(struct agent *a)
 {
 	for (int hops = 0; a && agent_parent(a) && hops < 4096; hops++)
-		a = agent_rt_get(a->rt, agent_parent(a));
+		a = agent_rt_get(agent_rt_of(a), agent_parent(a));
 	return a && agent_parent(a) == NULL ? a : NULL;
 }
 
@@ -27,7 +27,7 @@ acp_ask_call_id(const struct tool_inv *inv)
 
 	if (agent_parent(a))
 		return xasprintf("%s/%s", agent_id(a), inv->call_id);
-	return acp_tool_call_id(a->turn, a->step, inv->call_id);
+	return acp_tool_call_id(agent_turn(a), agent_step(a), inv->call_id);
 }
 
 /* {toolCallId, title, kind, status: "pending", rawInput, locations?, content?, _meta?}: new ref. */

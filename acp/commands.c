@@ -193,7 +193,7 @@ acp_commands_slash_word(const char *text)
 static char *
 acp_commands_tool_out(struct agent *root, const char *name, json_t *args, json_t **output)
 {
-	const struct tool *t = toolbox_find(root->tools, name);
+	const struct tool *t = toolbox_find(agent_tools(root), name);
 	struct tool_inv inv;
 	struct tool_result r = { 0 };
 	char *text;
@@ -207,7 +207,7 @@ acp_commands_tool_out(struct agent *root, const char *name, json_t *args, json_t
 	}
 	err_clear(&e);
 	char *raw = json_dumps(args, JSON_COMPACT);
-	json_t *checked = toolbox_check_args(root->tools, t, raw, &e);
+	json_t *checked = toolbox_check_args(agent_tools(root), t, raw, &e);
 	free(raw);
 	json_decref(args);
 	if (checked == NULL)

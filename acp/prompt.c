@@ -31,7 +31,7 @@ acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const ch
     const char *text)
 {
 	struct acp_session *as = arg;
-	char *tcid = acp_tool_call_id(a->turn, a->step, call_id);	/* the call is in a's current step */
+	char *tcid = acp_tool_call_id(agent_turn(a), agent_step(a), call_id);	/* the call is in a's current step */
 	const struct tool_inv *inv = agent_find_call(a, call_id);
 
 	/* content replaces: what the call showed first (bash's command) stays above its output */
@@ -44,7 +44,7 @@ acp_hook_usage(void *arg, struct agent *a, long long used)
 {
 	struct acp_session *as = arg;
 
-	acp_send_update(as->srv, as->id, acp_update_usage(used, a->rt->context_window));
+	acp_send_update(as->srv, as->id, acp_update_usage(used, agent_rt_of(a)->context_window));
 }
 
 void

@@ -35,13 +35,13 @@ acp_session_attach(struct acp_server *srv, struct agent *a)
 		srv->all[srv->nall++] = as;
 	}
 	as->agent = a;
-	a->hooks.delta = acp_hook_delta;
-	a->hooks.turn_end = acp_hook_turn_end;
-	a->hooks.tool_progress = acp_hook_tool_progress;
-	a->hooks.usage = acp_hook_usage;
-	a->hooks.compaction = acp_hook_compaction;
-	a->hooks.arg = as;
-	sess_observe(a->sess, acp_observe_event, as);
+	agent_hooks(a)->delta = acp_hook_delta;
+	agent_hooks(a)->turn_end = acp_hook_turn_end;
+	agent_hooks(a)->tool_progress = acp_hook_tool_progress;
+	agent_hooks(a)->usage = acp_hook_usage;
+	agent_hooks(a)->compaction = acp_hook_compaction;
+	agent_hooks(a)->arg = as;
+	sess_observe(agent_sess(a), acp_observe_event, as);
 	return as;
 }
 
@@ -379,7 +379,7 @@ acp_session_cancel(struct acp_session *as)
 
 	if (as->prompt_id)
 		as->cancelled = 1;
-	if (a->status == AGENT_RUNNING) {
+	if (agent_status(a) == AGENT_RUNNING) {
 		agent_cancel(a, "user");
 		return;
 	}
@@ -405,9 +405,9 @@ acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
 	acp_replays_stop(srv, as);
 	acp_gate_drop_prompt(as, ACP_WAIT_NONE);	/* a request is answered, whatever it waited for */
 	acp_session_cancel(as);
-	sess_unobserve(as->agent->sess, acp_observe_event, as);
+	sess_unobserve(agent_sess(as->agent), acp_observe_event, as);
 	agent_release(as->agent);
-	memset(&as->agent->hooks, 0, sizeof(as->agent->hooks));	/* its struct waits for its reap */
+	memset(agent_hooks(as->agent), 0, sizeof(*agent_hooks(as->agent)));	/* its struct waits for its reap */
 	as->agent = NULL;
 	acp_session_reap_later(as);
 	return acp_result_new(m->id, json_object());

@@ -43,6 +43,54 @@ agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env, struct 
 	map_init(&rt->agents);
 }
 
+struct agent_rt *
+agent_rt_of(const struct agent *a)
+{
+	return a->rt;
+}
+
+struct sess *
+agent_sess(const struct agent *a)
+{
+	return a->sess;
+}
+
+const struct toolbox *
+agent_tools(const struct agent *a)
+{
+	return a->tools;
+}
+
+struct agent_hooks *
+agent_hooks(struct agent *a)
+{
+	return &a->hooks;
+}
+
+enum agent_status
+agent_status(const struct agent *a)
+{
+	return a->status;
+}
+
+int
+agent_released(const struct agent *a)
+{
+	return a->released;
+}
+
+int
+agent_turn(const struct agent *a)
+{
+	return a->turn;
+}
+
+int
+agent_step(const struct agent *a)
+{
+	return a->step;
+}
+
 struct agent *
 agent_rt_get(struct agent_rt *rt, const char *id)
 {

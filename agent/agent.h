@@ -97,62 +97,21 @@ struct agent_msg {
 	struct agent_msg *next;
 };
 
-/* Invariant: req != NULL only while a model request is in flight; invs only while tools run. */
-struct agent {
-	struct agent_rt *rt;
-	struct sess *sess;
-	const struct toolbox *tools;	/* borrowed; outlives the agent */
-	struct agent_hooks hooks;
-	enum agent_status status;
-	int released;
-	int pins;			/* queued run-queue work that points at it (agent_push) */
-	int reap_queued;		/* released, unpinned: the reap task is queued */
-	int kick_queued;
-	struct agent_msg *inbox, *inbox_tail;
-	int turn;			/* current or last turn number */
-	int step;			/* step within the turn */
-	int steps_this_turn;
-	int requests;			/* model requests in the log (step/start events) */
-	long ordinal;			/* replay ordinal, -1 until computed */
-	char *label;			/* a child's label (its descriptor's), owned; NULL: none */
-	size_t label_scanned;		/* events read for it */
-	char first_msg[SESS_ID_LEN + 1];
-	/* the step in flight */
-	struct model_req *req;
-	char msg_id[SESS_ID_LEN + 1];
-	struct buf text, reasoning;
-	json_t *calls;			/* [{callId, name, arguments}] */
-	/* The extension tools (MCP) the step's request advertised: a call names one of them even
-	 * when its server went away since, and then fails MCP_NOT_READY, never UNKNOWN_TOOL. */
-	const struct tool **advertised;
-	size_t nadvertised;
-	struct tool_inv **invs;
-	size_t ninv, nstarted, ncommitted;
-	int progress_queued;
-	int request_queued;		/* a step began; its model request waits for the sync pass */
-	int request_held;		/* an extension holds it (hold_request) */
-	int request_released;		/* it was held and released: it goes now */
-	int sequential;
-	int cancelling;
-	struct agent_conv conv;		/* the conversation since the latest compaction (derived) */
-	/* a compaction in flight (agent/compact.c) */
-	struct model_req *compact_req;
-	int compact_why;		/* enum agent_compact_why; 0: none */
-	int compact_tried;		/* the step's request compacted once already */
-	char compact_id[32];
-	int64_t compact_through;
-	size_t compact_fixed;		/* the request's system prompt and tools, in bytes */
-	struct buf summary;
-	agent_compact_done_fn *compact_done;
-	void *compact_arg;
-	/* extensions' state (agent_state) */
-	struct agent_slot {
-		const void *key;
-		void *state;		/* owned, freed by free_fn when the agent is reaped */
-		void (*free_fn)(void *state);
-	} slots[AGENT_SLOTS];
-	size_t nslots;
-};
+/* An agent: opaque outside agent/ (its struct is agent/agent_def.h's); read it with the
+ * accessors below. */
+struct agent;
+
+
+/* ---- what other folders read of an agent ---- */
+struct agent_rt *agent_rt_of(const struct agent *a);
+struct sess *agent_sess(const struct agent *a);	/* NULL once released */
+const struct toolbox *agent_tools(const struct agent *a);
+/* The owner's hooks (the ACP server sets them on its roots). */
+struct agent_hooks *agent_hooks(struct agent *a);
+enum agent_status agent_status(const struct agent *a);
+int agent_released(const struct agent *a);
+int agent_turn(const struct agent *a);	/* the current or last turn */
+int agent_step(const struct agent *a);	/* the step within it */
 
 void agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env,
     struct sess_store *store, struct sess_corpus *corpus, struct model *model);

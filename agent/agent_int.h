@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "agent/agent_def.h"
 #include "agent/agent.h"
 #include "model/model.h"
 

@@ -1,4 +1,5 @@
 /* A root's permission state and the ask of one call (docs/contract.md §17.3, §17.4, §20.1). */
+#include "agent/agent_def.h"
 #include "agent/ask.h"
 
 #include <stdlib.h>

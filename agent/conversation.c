@@ -1,4 +1,5 @@
 /* The conversation a model is sent: folded from the session's events as they are appended. */
+#include "agent/agent_def.h"
 #include "agent/conv.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* The permission policy: the table of docs/contract.md §17.1 and the narrow rules of §17.3. */
+#include "agent/agent_def.h"
 #include "agent/permit.h"
 
 #include <stdlib.h>

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "agent/agent_def.h"
 #include "agent/agent.h"
 #include "base/buf.h"
 #include "base/clock.h"

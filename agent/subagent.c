@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/agent_def.h"
 #include "agent/subagent_int.h"
 #include "agent/turnend.h"
 #include "base/log.h"

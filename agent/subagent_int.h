@@ -6,6 +6,7 @@
 #ifndef AGENT_SUBAGENT_INT_H
 #define AGENT_SUBAGENT_INT_H
 
+#include "agent/agent_def.h"
 #include "agent/subagent.h"
 #include "base/buf.h"
 

@@ -1,4 +1,5 @@
 /* The listing (docs/contract.md §6.4) and its projection for the model (§6.5). */
+#include "agent/agent_def.h"
 #include "agent/subagent.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* Routing between agents (docs/contract.md §6.6–§6.8): send_message, cold resume, interrupt, redelivery. */
+#include "agent/agent_def.h"
 #include "agent/subagent.h"
 
 #include <stdio.h>

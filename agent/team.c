@@ -5,6 +5,7 @@
  * team_tasks.c, the mailbox in team_mail.c, wait_agent in team_wait.c (team_int.h: what they share).
  */
 #include "agent/team.h"
+#include "agent/agent_def.h"
 #include "agent/team_int.h"
 
 #include <errno.h>

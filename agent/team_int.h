@@ -6,6 +6,7 @@
 #ifndef AGENT_TEAM_INT_H
 #define AGENT_TEAM_INT_H
 
+#include "agent/agent_def.h"
 #include "agent/team.h"
 
 /* One wait_agent call waiting for a change of the team (team_wait.c). */

@@ -1,4 +1,5 @@
 /* The Team's mailbox (docs/contract.md §9.4): queued in the Lead's log, delivered in order, acknowledged. */
+#include "agent/agent_def.h"
 #include "agent/team.h"
 
 #include <errno.h>

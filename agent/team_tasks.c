@@ -1,4 +1,5 @@
 /* The Team's task board (docs/contract.md §9): tasks with revisions, dependencies and write scopes. */
+#include "agent/agent_def.h"
 #include "agent/team.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* wait_agent: a call that waits, with a timer, until the team changes. */
+#include "agent/agent_def.h"
 #include "agent/team.h"
 
 #include <errno.h>

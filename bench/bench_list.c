@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 
+#include "agent/agent_def.h"	/* looks inside */
 #include "agent/subagent.h"
 #include "bench/util.h"
 #include "tools/tools.h"

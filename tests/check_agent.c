@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/agent_def.h"	/* tests look inside */
 #include "agent/ask.h"
 #include "base/xmalloc.h"
 #include "tests/helpers.h"

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/agent_def.h"	/* looks inside */
 #include "agent/subagent.h"
 #include "tests/helpers.h"
 #include "tools/tools.h"

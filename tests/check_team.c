@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/agent_def.h"	/* looks inside */
 #include "agent/team.h"
 #include "tests/helpers.h"
 #include "tools/tools.h"

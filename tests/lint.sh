@@ -37,6 +37,11 @@ if grep -n '#include "session/' tools/*.[ch] 2>/dev/null; then
 	echo "lint: layering: tools/ includes session/ directly"
 	status=1
 fi
+# struct agent is opaque outside agent/: only agent/, the tests and the benchmarks look inside.
+if grep -ln '#include "agent/agent_def.h"' $srcs 2>/dev/null | grep -v '^agent/'; then
+	echo "lint: layering: a file outside agent/ includes agent/agent_def.h (use agent.h's accessors)"
+	status=1
+fi
 # ... and never appends to a session: its events go through the runtime (agent_append).
 if grep -nE '\bsess_append(_[a-z]+)?\(' tools/*.[ch] 2>/dev/null; then
 	echo "lint: layering: tools/ appends to a session (use agent_append)"

@@ -397,7 +397,7 @@ mcp_log_state(struct mcp_srv *srv, enum mcp_state st, const char *reason)
 	struct agent *root = set->root;
 	json_t *data;
 
-	if (root == NULL || root->sess == NULL)
+	if (root == NULL || agent_sess(root) == NULL)
 		return;
 	data = xjson_pack("{s:s, s:s}", "name", srv->name, "state", mcp_state_name(st));
 	if (reason && reason[0])
@@ -738,7 +738,7 @@ mcp_start_task(void *arg)
 	struct mcp_set *set;
 
 	agent_unpin(a);
-	if (a->released || (set = agent_state(a, &mcp_key)) == NULL)
+	if (agent_released(a) || (set = agent_state(a, &mcp_key)) == NULL)
 		return;
 	for (size_t i = 0; i < set->nsrv; i++)
 		if (set->srv[i].c && mcp_client_state(set->srv[i].c) == MCP_STARTING)
@@ -795,7 +795,7 @@ mcp_session_params(struct agent *a, const json_t *params, struct err *e)
 	lim.call_ms = mcp_env_ms("ACP_AGENT_MCP_TOOL_TIMEOUT_MS", lim.call_ms);
 	set = xcalloc(1, sizeof(*set));
 	set->root = a;
-	set->rt = a->rt;
+	set->rt = agent_rt_of(a);
 	snprintf(set->root_id, sizeof(set->root_id), "%s", agent_id(a));
 	set->refs = 1;
 	set->dirty = 1;
@@ -818,12 +818,12 @@ mcp_session_params(struct agent *a, const json_t *params, struct err *e)
 			mcp_log_state(srv, MCP_FAILED, srv->refused);
 			continue;
 		}
-		if (mcp_config_parse(s, &cfg, e) < 0 || a->rt->loop == NULL) {
-			srv->refused = xstrdup(a->rt->loop == NULL ? "no event loop" : e->msg);
+		if (mcp_config_parse(s, &cfg, e) < 0 || agent_rt_of(a)->loop == NULL) {
+			srv->refused = xstrdup(agent_rt_of(a)->loop == NULL ? "no event loop" : e->msg);
 			mcp_log_state(srv, MCP_FAILED, srv->refused);
 			continue;
 		}
-		srv->c = mcp_client_new(a->rt->loop, &cfg, sess_header_str(a->sess, "cwd"), &lim, &cb);
+		srv->c = mcp_client_new(agent_rt_of(a)->loop, &cfg, sess_header_str(agent_sess(a), "cwd"), &lim, &cb);
 		mcp_config_free(&cfg);
 	}
 	agent_push(a, mcp_start_task);	/* after the ACP answer is out: the processes start in the background */

@@ -41,15 +41,15 @@ ws_state(struct agent *a, struct err *e)
 	struct ws_state *st;
 
 	/* A child whose root is not live (a cold resume after the root closed) keeps its own. */
-	if (holder == NULL || holder->sess == NULL)
+	if (holder == NULL || agent_sess(holder) == NULL)
 		holder = a;
 	st = agent_state(holder, &ws_key);
 	if (st)
 		return st;
 	st = xcalloc(1, sizeof(*st));
 	st->root = holder;
-	st->spill = xasprintf("%s/spill/%s", holder->rt->env->state_dir, agent_id(holder));
-	if (ws_roots_init(&st->roots, sess_header_str(holder->sess, "cwd"), st->spill, e) < 0) {
+	st->spill = xasprintf("%s/spill/%s", agent_rt_of(holder)->env->state_dir, agent_id(holder));
+	if (ws_roots_init(&st->roots, sess_header_str(agent_sess(holder), "cwd"), st->spill, e) < 0) {
 		free(st->spill);
 		free(st);
 		return NULL;
@@ -74,14 +74,14 @@ ws_state_path(struct agent *a, const char *path, int for_write, struct ws_path *
 void
 ws_state_touch(struct agent *a, const struct ws_state *st, const struct ws_path *where)
 {
-	if (a->rt->touch && where->abs && !where->read_only && where->rel != where->abs)
-		a->rt->touch(a->rt->touch_arg, st->roots.root, where->abs);
+	if (agent_rt_of(a)->touch && where->abs && !where->read_only && where->rel != where->abs)
+		agent_rt_of(a)->touch(agent_rt_of(a)->touch_arg, st->roots.root, where->abs);
 }
 
 int
 ws_state_spill(struct ws_state *st, struct err *e)
 {
-	char *parent = xasprintf("%s/spill", st->root->rt->env->state_dir);
+	char *parent = xasprintf("%s/spill", agent_rt_of(st->root)->env->state_dir);
 	int rc = 0;
 
 	if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || (mkdir(st->spill, 0700) < 0 && errno != EEXIST))
@@ -94,7 +94,7 @@ ws_state_spill(struct ws_state *st, struct err *e)
 int
 ws_state_sync_flags(const struct agent *a)
 {
-	return a->rt->env->sync == SESS_SYNC_NONE ? 0 : WS_WRITE_SYNC;
+	return agent_rt_of(a)->env->sync == SESS_SYNC_NONE ? 0 : WS_WRITE_SYNC;
 }
 
 const char *

@@ -70,13 +70,13 @@ ws_jobs_of(struct agent *a, struct ws_state **stp, struct err *e)
 
 	if (st == NULL || ws_state_spill(st, e) < 0)
 		return NULL;
-	if (a->rt->loop == NULL) {
+	if (agent_rt_of(a)->loop == NULL) {
 		err_set(e, ERR_PROC_SPAWN_FAILED, "no event loop to run commands on");
 		return NULL;
 	}
 	if (st->jobs == NULL) {
 		struct ws_jobs_hooks h = { ws_job_started, ws_job_ended, st };
-		st->jobs = ws_jobs_new(a->rt->loop, st->spill, &h);
+		st->jobs = ws_jobs_new(agent_rt_of(a)->loop, st->spill, &h);
 	}
 	*stp = st;
 	return st->jobs;
@@ -144,8 +144,8 @@ bash_progress(void *arg, struct ws_proc *p, const char *text, size_t len)
 	char *t = xstrndup(text, len);
 
 	(void)p;
-	if (a->hooks.tool_progress)
-		a->hooks.tool_progress(a->hooks.arg, a, inv->call_id, NULL, t);
+	if (agent_hooks(a)->tool_progress)
+		agent_hooks(a)->tool_progress(agent_hooks(a)->arg, a, inv->call_id, NULL, t);
 	free(t);
 }
 
@@ -212,7 +212,7 @@ bash_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	o.spill_dir = st->spill;
 	o.timeout_ms = tmo ? json_integer_value(tmo) : WS_BASH_TIMEOUT_MS;
 	o.done = bash_done;
-	o.progress = a->rt->env->clock.deterministic ? NULL : bash_progress;
+	o.progress = agent_rt_of(a)->env->clock.deterministic ? NULL : bash_progress;
 	o.arg = inv;
 	/* The spill file is named by the agent and the call (stable under --deterministic); a name
 	 * taken already (the same call id after a restart) falls back to a random one. */
@@ -222,11 +222,11 @@ bash_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 		name[k++] = (isalnum((unsigned char)*c) || *c == '-' || *c == '_') ? *c : '_';
 	name[k] = '\0';
 	o.name = name;
-	struct ws_proc *p = ws_proc_start(a->rt->loop, &o, &e);
+	struct ws_proc *p = ws_proc_start(agent_rt_of(a)->loop, &o, &e);
 	if (p == NULL && e.code == ERR_PROC_SPILL_EXISTS) {
 		err_clear(&e);
 		o.name = NULL;
-		p = ws_proc_start(a->rt->loop, &o, &e);
+		p = ws_proc_start(agent_rt_of(a)->loop, &o, &e);
 	}
 	free(wd);
 	if (p == NULL) {

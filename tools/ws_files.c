@@ -57,7 +57,7 @@ static long
 ws_client_request(struct tool_inv *inv, const char *method, json_t *params, agent_client_done *done,
     struct err *e)
 {
-	const struct agent_client *c = inv->agent->rt->client;
+	const struct agent_client *c = agent_rt_of(inv->agent)->client;
 	const char *sid = ws_state_sid(inv->agent);
 
 	if (sid == NULL) {
@@ -73,7 +73,7 @@ ws_client_request(struct tool_inv *inv, const char *method, json_t *params, agen
 static int
 ws_via_editor(const struct tool_inv *inv, const char *cap, const struct ws_path *where)
 {
-	const struct agent_client *c = inv->agent->rt->client;
+	const struct agent_client *c = agent_rt_of(inv->agent)->client;
 
 	/* Spill files are always read locally (docs/contract.md §20.1). */
 	return c && !where->read_only && c->can(c->self, cap);
@@ -111,7 +111,7 @@ ws_client_error(struct tool_result *r, const char *p, const json_t *error, const
 static void
 ws_cancel_request(struct tool_inv *inv)
 {
-	const struct agent_client *c = inv->agent->rt->client;
+	const struct agent_client *c = agent_rt_of(inv->agent)->client;
 	long id = (long)(intptr_t)inv->state;
 
 	inv->state = NULL;
@@ -493,7 +493,7 @@ static void
 ws_pending_cancel(struct tool_inv *inv)
 {
 	struct ws_pending *w = inv->state;
-	const struct agent_client *cl = inv->agent->rt->client;
+	const struct agent_client *cl = agent_rt_of(inv->agent)->client;
 
 	inv->state = NULL;
 	if (cl && w->id)

@@ -209,14 +209,14 @@ ws_search_run(struct tool_inv *inv, const json_t *args, struct tool_result *out,
 	s->pattern = xstrdup(json_string_value(json_object_get(args, "pattern")));
 	s->include = json_is_string(json_object_get(args, "include")) ?
 	    xstrdup(json_string_value(json_object_get(args, "include"))) : NULL;
-	s->deterministic = inv->agent->rt->env->clock.deterministic;
+	s->deterministic = agent_rt_of(inv->agent)->env->clock.deterministic;
 	s->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);	/* -1: the thread polls the flag */
 	buf_init(&s->out);
 	err_clear(&s->e);
 	ws_path_free(&where);
 	inv->state = s;
 	inv->cancel = ws_search_cancel;
-	s->job = offload_start(inv->agent->rt->loop, inv->agent->rt->runq, ws_search_work, ws_search_done, s);
+	s->job = offload_start(agent_rt_of(inv->agent)->loop, agent_rt_of(inv->agent)->runq, ws_search_work, ws_search_done, s);
 	return TOOL_PENDING;
 }
 
