@@ -229,7 +229,7 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->t0 = ev_time();
 	buf_init(&t->prefix);
 	acp_update_prefix(&t->prefix, as->id);
-	t->events = sess_cursor_new_only(agent_sess(as->agent), 0, agent_sess(as->agent)->nev, acp_replay_types);
+	t->events = sess_cursor_new_only(agent_sess(as->agent), 0, sess_nev(agent_sess(as->agent)), acp_replay_types);
 	acp_replay_init(&t->cur, acp_replay_pull, acp_replay_tree, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)

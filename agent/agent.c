@@ -271,7 +271,7 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 	/* By the type codes: the log is read back only for the one event that tells (docs/decisions.md, "Sessions off the heap"). */
 	int turn_start = SESS_EV_TURN_START, step_start = SESS_EV_STEP_START;
 	int found = 0;
-	for (i = s->nev; i-- > 0;) {
+	for (i = sess_nev(s); i-- > 0;) {
 		int t = sess_type_at(s, i);
 		if (t == turn_start && !found) {
 			found = 1;	/* the last one tells */
@@ -282,7 +282,7 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 			a->requests++;
 		}
 	}
-	map_put(&rt->agents, s->id, a);
+	map_put(&rt->agents, sess_id(s), a);
 	if (rt->nall == rt->call) {
 		rt->call = rt->call ? rt->call * 2 : 16;
 		rt->all = xrealloc(rt->all, rt->call * sizeof(*rt->all));
@@ -342,7 +342,7 @@ agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct to
 	info.id = id;
 	info.created_at = agent_created_now(rt);
 	info.cwd = sess_header_str(parent->sess, "cwd");
-	info.depth = (int)json_integer_value(json_object_get(parent->sess->header, "delegationDepth")) + 1;
+	info.depth = (int)json_integer_value(json_object_get(sess_header(parent->sess), "delegationDepth")) + 1;
 	info.parent = agent_id(parent);
 	info.origin = "subagent";
 	a = agent_attach(rt, sess_store_create(rt->store, &info), NULL, tools, NULL);
@@ -393,7 +393,7 @@ agent_final_text(const struct agent *a)
 	char *text = NULL;
 
 	/* By the type codes: only the turn's messages are read (from the window, as a rule). */
-	for (size_t i = s->nev; i-- > 0 && text == NULL;) {
+	for (size_t i = sess_nev(s); i-- > 0 && text == NULL;) {
 		int t = sess_type_at(s, i);
 		if (t == turn_start)
 			break;
@@ -431,8 +431,8 @@ agent_set_conv(struct agent *a, struct agent_conv *conv, size_t n)
 	agent_conv_free(&a->conv);
 	a->conv = *conv;
 	memset(conv, 0, sizeof(*conv));
-	if (n < a->sess->nev) {
-		struct sess_cursor *cur = sess_cursor_new(a->sess, n, a->sess->nev);
+	if (n < sess_nev(a->sess)) {
+		struct sess_cursor *cur = sess_cursor_new(a->sess, n, sess_nev(a->sess));
 		agent_conv_fold_cursor(&a->conv, cur, NULL);
 		sess_cursor_free(cur);
 	}
@@ -449,7 +449,7 @@ agent_adopt_conv(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, c
 const char *
 agent_id(const struct agent *a)
 {
-	return a->sess->id;
+	return sess_id(a->sess);
 }
 
 const char *
@@ -1065,7 +1065,7 @@ agent_replay_ordinal(struct agent *a, const char *label)
 	size_t n, rank = 0;
 	struct sess_entry **all;
 	const char *me = agent_id(a);
-	int64_t created = json_integer_value(json_object_get(a->sess->header, "createdAt"));
+	int64_t created = json_integer_value(json_object_get(sess_header(a->sess), "createdAt"));
 
 	if (a->ordinal >= 0)
 		return (size_t)a->ordinal;
@@ -1114,7 +1114,7 @@ static const char *
 agent_label(struct agent *a)
 {
 	int descriptor = SESS_EV_SUBAGENT_DESCRIPTOR;
-	size_t n = a->sess->nev;
+	size_t n = sess_nev(a->sess);
 
 	for (; a->label_scanned < n; a->label_scanned++) {
 		if (sess_type_at(a->sess, a->label_scanned) != descriptor)

@@ -200,7 +200,7 @@ agent_compact_begin(struct agent *a, enum agent_compact_why why, size_t fixed)
 	if (cut < json_array_size(a->conv.msgs))
 		a->compact_through = a->conv.meta[cut].seq - 1;
 	else
-		a->compact_through = (int64_t)a->sess->nev - 1;
+		a->compact_through = (int64_t)sess_nev(a->sess) - 1;
 	buf_init(&a->summary);
 	size_t first = a->conv.through >= 0 ? 1 : 0, from = agent_compact_from(a, first, cut);
 	if (first)

@@ -396,7 +396,7 @@ agent_sess_cursor(const void *s, size_t from, size_t to)
 void
 agent_conv_from_sess(struct agent_conv *c, struct sess *s)
 {
-	struct agent_conv_src src = { s->nev, agent_sess_type_at, agent_sess_event, agent_sess_cursor, s };
+	struct agent_conv_src src = { sess_nev(s), agent_sess_type_at, agent_sess_event, agent_sess_cursor, s };
 	struct sess_cursor *cur = agent_conv_begin(c, &src);
 
 	agent_conv_fold_cursor(c, cur, NULL);

@@ -14,7 +14,7 @@ agent_system_prompt(const struct agent *a)
 	struct buf b;
 	char date[32];
 	const char *cwd = sess_header_str(a->sess, "cwd");
-	int64_t created = json_integer_value(json_object_get(a->sess->header, "createdAt"));
+	int64_t created = json_integer_value(json_object_get(sess_header(a->sess), "createdAt"));
 
 	clock_iso8601(created, date, sizeof(date));
 	date[10] = '\0';

@@ -362,7 +362,7 @@ sub_last_end(struct sess *s, char *buf, size_t size)
 {
 	int turn_end = SESS_EV_TURN_END;
 
-	for (size_t i = s->nev; i-- > 0;) {
+	for (size_t i = sess_nev(s); i-- > 0;) {
 		if (sess_type_at(s, i) != turn_end)
 			continue;
 		json_t *ev = sess_event_get(s, i);
@@ -398,7 +398,7 @@ sub_settle_check(void *arg)
 	end = sub_last_end(a->sess, end_buf, sizeof(end_buf));
 	err_clear(&e);
 	if (sess_append(a->sess, "subagent/settled", xjson_pack("{s:i, s:s}", "epoch", (json_int_t)epoch,
-		"end", end), &e) == NULL || sess_log_sync(a->sess->log, &e) < 0) {
+		"end", end), &e) == NULL || sess_sync(a->sess, &e) < 0) {
 		log_error("subagent %s: settlement not recorded: %s", child_id, e.msg);
 		agent_release(a);
 		return;
@@ -438,7 +438,7 @@ static struct agent *
 sub_new_child(struct agent *parent, const char *label, int background, struct err *e)
 {
 	struct agent_rt *rt = parent->rt;
-	int depth = (int)json_integer_value(json_object_get(parent->sess->header, "delegationDepth")) + 1;
+	int depth = (int)json_integer_value(json_object_get(sess_header(parent->sess), "delegationDepth")) + 1;
 	struct agent *child;
 
 	if (depth > rt->max_depth) {
@@ -533,7 +533,7 @@ sub_prompt(const struct agent *a, struct buf *b)
 
 	if (parent == NULL)
 		return;
-	depth = (int)json_integer_value(json_object_get(a->sess->header, "delegationDepth"));
+	depth = (int)json_integer_value(json_object_get(sess_header(a->sess), "delegationDepth"));
 	static const char *const kinds[] = { "subagent/descriptor", NULL };
 	json_t *evs = sess_collect(a->sess, kinds);
 	json_array_foreach(evs, i, ev)

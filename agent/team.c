@@ -337,7 +337,7 @@ team_persist_lead(struct team *t, const char *type, json_t *data, struct err *e)
 	err_clear(&le);
 	if (sess_append(s, type, data, &le) == NULL)
 		return err_set(e, ERR_SESSION_LOG_IO, "the Lead's log cannot be written: %s", le.msg);
-	if (sess_ev_of(type) == SESS_EV_TEAM_QUEUED && sess_log_sync(s->log, &le) < 0)
+	if (sess_ev_of(type) == SESS_EV_TEAM_QUEUED && sess_sync(s, &le) < 0)
 		return err_set(e, ERR_SESSION_LOG_IO, "the Lead's log cannot be synced: %s", le.msg);
 	sess_checkpoint(s);
 	return 0;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "session/store.h"
+#include "session/store_def.h"	/* looks inside */
 
 static double
 now_s(void)

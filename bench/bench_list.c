@@ -12,7 +12,8 @@
 #include <unistd.h>
 #include <sys/resource.h>
 
-#include "agent/agent_def.h"	/* looks inside */
+#include "agent/agent_def.h"
+#include "session/store_def.h"	/* looks inside */	/* looks inside */
 #include "agent/subagent.h"
 #include "bench/util.h"
 #include "tools/tools.h"

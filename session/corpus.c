@@ -21,6 +21,7 @@
 #include "session/index.h"
 #include "session/reconcile.h"
 #include "session/store.h"
+#include "session/store_def.h"
 
 static struct sess_entry *sess_corpus_entry(struct sess_corpus *c, const char *id);
 static void sess_corpus_read(struct sess_corpus *c, struct sess_entry *en);

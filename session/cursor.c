@@ -9,6 +9,7 @@
 #include "base/xmalloc.h"
 #include "session/event.h"
 #include "session/store.h"
+#include "session/store_def.h"
 
 #define CURSOR_CHUNK (256u << 10)
 

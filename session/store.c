@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "session/repair.h"
+#include "session/store_def.h"
 
 void
 sess_store_init(struct sess_store *st, struct sess_env *env)
@@ -535,6 +536,30 @@ int
 sess_type_at(const struct sess *s, size_t i)
 {
 	return s->types[i];
+}
+
+const char *
+sess_id(const struct sess *s)
+{
+	return s->id;
+}
+
+const json_t *
+sess_header(const struct sess *s)
+{
+	return s->header;
+}
+
+size_t
+sess_nev(const struct sess *s)
+{
+	return s->nev;
+}
+
+int
+sess_sync(struct sess *s, struct err *e)
+{
+	return sess_log_sync(s->log, e);
 }
 
 const char *

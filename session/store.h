@@ -30,31 +30,10 @@ struct sess_observer {
 	void *arg;
 };
 
-/*
- * A live session keeps no tree per event (docs/decisions.md, "Sessions off the heap"): each event's type code and file offset, and
- * the latest events in a small window. Older events are read back from the file (sess_event_get,
- * struct sess_cursor); what is derived from them (the conversation, team and turn state) is kept
- * up to date by observers as events are appended.
- */
-struct sess {
-	char id[SESS_ID_LEN + 1];
-	json_t *header;		/* owned, immutable */
-	size_t nev;		/* events; seq == index */
-	unsigned char *types;	/* owned: sess_event_type_code of each event (read without the tree) */
-	size_t ctypes;
-	off_t *offs;		/* owned: the line offset of each event in the file, then its end */
-	size_t nfile;		/* events [0, nfile) are in the file; the rest (a read-only log's
-				 * closers) only in the window */
-	size_t coffs;
-	json_t **win;		/* owned refs: events [win_base, nev) */
-	size_t win_base, cwin;
-	int64_t last_time;	/* the latest event's time (the header's createdAt before any) */
-	struct sess_log *log;	/* owned */
-	struct sess_store *store;
-	int checkpoint;		/* a sync is due at the next pass */
-	struct sess_observer *obs;	/* owned; as many as are registered */
-	int nobs, cobs;
-};
+/* A live session: opaque outside session/ (its struct is session/store_def.h's, and says how it
+ * keeps its events); read it with the accessors below. */
+struct sess;
+
 
 struct sess_store {
 	struct sess_env *env;	/* borrowed */
@@ -155,6 +134,12 @@ json_t *sess_read_all(struct sess *s);
  * for a few types reads these bytes, not every event's tree (a loaded log's tree is hundreds of MB:
  * touching each event costs a cache miss or more). */
 int sess_type_at(const struct sess *s, size_t i);
+/* What other folders read of a session. */
+const char *sess_id(const struct sess *s);
+const json_t *sess_header(const struct sess *s);	/* borrowed, immutable */
+size_t sess_nev(const struct sess *s);		/* its events: seq 0 .. nev - 1 */
+/* Syncs its log now (a notice must be on disk before it is sent): 0, or -1 with e. */
+int sess_sync(struct sess *s, struct err *e);
 const char *sess_header_str(const struct sess *s, const char *key);	/* borrowed or NULL */
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "session/store_def.h"	/* looks inside */
 #include "agent/agent_def.h"	/* tests look inside */
 #include "agent/ask.h"
 #include "base/xmalloc.h"

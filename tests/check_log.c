@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "session/event.h"
+#include "session/store_def.h"	/* looks inside */
 #include "session/repair.h"
 #include "session/store.h"
 #include "tests/helpers.h"

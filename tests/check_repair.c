@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "session/store_def.h"	/* looks inside */
 #include "base/jenc.h"
 #include "base/jsonbuild.h"
 #include "base/jsonscan.h"

@@ -5,7 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent_def.h"	/* looks inside */
+#include "agent/agent_def.h"
+#include "session/store_def.h"	/* looks inside */	/* looks inside */
 #include "agent/subagent.h"
 #include "tests/helpers.h"
 #include "tools/tools.h"

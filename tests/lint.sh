@@ -42,6 +42,11 @@ if grep -ln '#include "agent/agent_def.h"' $srcs 2>/dev/null | grep -v '^agent/'
 	echo "lint: layering: a file outside agent/ includes agent/agent_def.h (use agent.h's accessors)"
 	status=1
 fi
+# struct sess likewise outside session/.
+if grep -ln '#include "session/store_def.h"' $srcs 2>/dev/null | grep -v '^session/'; then
+	echo "lint: layering: a file outside session/ includes session/store_def.h (use store.h's accessors)"
+	status=1
+fi
 # ... and never appends to a session: its events go through the runtime (agent_append).
 if grep -nE '\bsess_append(_[a-z]+)?\(' tools/*.[ch] 2>/dev/null; then
 	echo "lint: layering: tools/ appends to a session (use agent_append)"

@@ -14,6 +14,7 @@
 
 #include "acp/updates.h"
 #include "agent/agent.h"
+#include "agent/agent_def.h"	/* looks inside */
 #include "agent/team.h"
 #include "base/runq.h"
 #include "base/xjson.h"
