@@ -602,7 +602,6 @@ acp_raw_result(struct acp_raw *x, size_t d)
 			if (len > tool->shown_max)
 				len = utf8_boundary(t, len, tool->shown_max);
 			jenc_string(&r->out, t, len);
-			nm = r->tmp.data + noff;
 			cid = r->tmp.data + coff;
 		} else if (json_raw_copy(&r->out, &text) < 0) {
 			return -1;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/atomic.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -59,32 +60,17 @@ int
 record_write(struct record *r, const char *name, const char *data, size_t len, unsigned mode)
 {
 	char *path = xasprintf("%s/%s", r->dir, name);
-	char *tmp = xasprintf("%s.tmp", path);
-	int fd, rc = 0;
-	size_t off = 0;
+	int rc = 0;
 
 	record_mkdirs(path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	while (fd >= 0 && off < len) {
-		ssize_t n = write(fd, data + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		off += (size_t)n;
-	}
-	if (fd < 0 || off < len || close(fd) < 0 || rename(tmp, path) < 0) {
+	if (atomic_write(path, data, len, (mode_t)mode, 0) < 0) {
 		int saved = errno;
 		if (!r->warned)
 			log_warn("record: cannot write %s: %s (the recording is incomplete)", path, strerror(errno));
 		r->warned = 1;
-		if (fd >= 0 && off < len)
-			close(fd);
-		unlink(tmp);
 		errno = saved;
 		rc = -1;
 	}
-	free(tmp);
 	free(path);
 	return rc;
 }

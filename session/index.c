@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/atomic.h"
 #include "base/buf.h"
 #include "base/xmalloc.h"
 
@@ -95,38 +96,13 @@ sess_index_encode(struct buf *b, struct sess_entry *const *v, size_t n)
 int
 sess_index_write(const char *path, struct sess_entry *const *v, size_t n, struct err *e)
 {
-	char tmp[4200];
 	struct buf b;
-	size_t off = 0;
-	int fd, rc = -1;
+	int rc = 0;
 
 	buf_init(&b);
 	sess_index_encode(&b, v, n);
-	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		err_set(e, ERR_SESSION_LOG_IO, "cannot create %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	while (off < b.len) {
-		ssize_t w = write(fd, b.data + off, b.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			err_set(e, ERR_SESSION_LOG_IO, "cannot write %s: %s", tmp, w < 0 ? strerror(errno) : "no progress");
-			break;
-		}
-		off += (size_t)w;
-	}
-	if (close(fd) < 0 && off == b.len)
-		err_set(e, ERR_SESSION_LOG_IO, "cannot write %s: %s", tmp, strerror(errno));
-	else if (off == b.len && rename(tmp, path) < 0)
-		err_set(e, ERR_SESSION_LOG_IO, "cannot rename %s: %s", tmp, strerror(errno));
-	else if (off == b.len)
-		rc = 0;
-	if (rc < 0)
-		unlink(tmp);
-out:
+	if (atomic_write(path, b.data, b.len, 0600, 0) < 0)
+		rc = err_set(e, ERR_SESSION_LOG_IO, "cannot write %s: %s", path, strerror(errno));
 	buf_free(&b);
 	return rc;
 }

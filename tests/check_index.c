@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -469,7 +470,6 @@ START_TEST(index_write_failures_change_no_answer)
 {
 	struct sess_entry *v[1] = { NULL };
 	struct err e;
-	char tmp[256];
 	size_t kept, read, dropped;
 	int bad;
 	enum err_code why;
@@ -487,12 +487,18 @@ START_TEST(index_write_failures_change_no_answer)
 	ck_assert(r.write_failed);
 	ck_assert_int_eq(r.write_err.code, ERR_SESSION_LOG_IO);
 	sess_reconcile_free(&r);
-	/* the temporary file cannot be created */
+	/* the temporary file cannot be created (no descriptor left: Check runs this in its own
+	 * process, so the limit is this test's alone) */
 	rmdir(index_path);
-	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", index_path, (long)getpid());
-	ck_assert_int_eq(mkdir(tmp, 0700), 0);
+	struct rlimit was, none;
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &was), 0);
+	none = was;
+	none.rlim_cur = 0;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &none), 0);
 	err_clear(&e);
-	ck_assert_int_eq(sess_index_write(index_path, v, 0, &e), -1);
+	int wrote = sess_index_write(index_path, v, 0, &e);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &was), 0);
+	ck_assert_int_eq(wrote, -1);
 	ck_assert_int_eq(e.code, ERR_SESSION_LOG_IO);
 	ck_assert_int_ne(access(index_path, F_OK), 0);
 }

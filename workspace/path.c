@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/atomic.h"
 #include "base/buf.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -637,66 +638,19 @@ ws_path_open_read(const struct ws_roots *r, const char *path, struct ws_path *ou
 	return fd;
 }
 
-static int
-write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* The temporary file beside the target, renamed over it: all of data or nothing. */
+/* The target replaced whole (base/atomic.c): all of data or nothing, with the mode it had. */
 static int
 walk_replace(struct walk *w, const char *data, size_t len, int flags, struct err *err)
 {
-	char tmp[64];
-	struct timespec ts;
-	int fd = -1, e, dfd;
+	int keep = w->kind == WK_FILE;
+	int rc = atomic_writeat(w->dirfd, w->name, data, len, keep ? w->st_mode & 07777 : 0666,
+	    (keep ? ATOMIC_MODE : 0) | ((flags & WS_WRITE_SYNC) ? ATOMIC_SYNC : 0));
 
-	for (unsigned i = 0; i < 100 && fd < 0; i++) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		snprintf(tmp, sizeof(tmp), ".acp-write-%ld-%lx", (long)getpid(),
-		    (unsigned long)ts.tv_nsec ^ (i * 0x9e3779b9UL));
-		fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-		if (fd < 0 && errno != EEXIST)
-			return walk_io(w, errno, err);
-	}
-	if (fd < 0)
-		return walk_io(w, EEXIST, err);
-	if (w->kind == WK_FILE && fchmod(fd, w->st_mode & 07777) != 0)
-		goto fail;
-	if (write_all(fd, data, len) != 0)
-		goto fail;
-	if ((flags & WS_WRITE_SYNC) && fsync(fd) != 0)
-		goto fail;
-	e = close(fd);
-	fd = -1;
-	if (e != 0 || renameat(w->dirfd, tmp, w->dirfd, w->name) != 0)
-		goto fail;
-	if (flags & WS_WRITE_SYNC) {
-		/* The file is in place; a failed directory sync is only logged. */
-		dfd = openat(w->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0 || fsync(dfd) != 0)
-			log_warn("workspace: %s: cannot sync the directory of %.200s: %s", __func__,
-			    w->p, strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
-	}
+	if (rc < 0)
+		return walk_io(w, errno ? errno : EIO, err);
+	if (rc == 1)	/* the file is in place; a failed directory sync is only logged */
+		log_warn("workspace: %s: cannot sync the directory of %.200s: %s", __func__, w->p, strerror(errno));
 	return 0;
-fail:
-	e = errno ? errno : EIO;
-	if (fd >= 0)
-		close(fd);
-	unlinkat(w->dirfd, tmp, 0);
-	return walk_io(w, e, err);
 }
 
 int
