@@ -1,7 +1,10 @@
 /*
- * Events -> session/update payloads (docs/contract.md §3.4, §3.5). One mapping serves the
- * live stream and the session/load replay. Returns update objects (the value
- * of params.update), never whole notifications.
+ * Events -> session/update payloads (docs/contract.md §3.4, §3.5), for the live stream and the
+ * session/load replay. Two renderers of one mapping: from an event's tree (live, and any line
+ * the other is unsure of) and from a line's bytes (a load's replay, without a tree per line);
+ * check_updates holds their output equal on every scenario log. What a tool's result shows is
+ * the tool's (struct tool): this file names no tool. Returns update objects (the value of
+ * params.update), never whole notifications, or bytes for the replay.
  */
 #ifndef ACP_UPDATES_H
 #define ACP_UPDATES_H

@@ -13,7 +13,7 @@
 #include "bench/util.h"
 #include "workspace/diff.h"
 #include "workspace/fs.h"
-#include "workspace/hash.h"
+#include "base/hash64.h"
 #include "workspace/obs.h"
 #include "workspace/path.h"
 
@@ -171,7 +171,7 @@ main(void)
 	    f.len / 1e6 / (ms / 1e3), ms);
 	for (int r = 0; r < RUNS; r++) {
 		double t0 = bench_now_ms();
-		volatile uint64_t h = ws_hash64(f.data, f.len);
+		volatile uint64_t h = hash64(f.data, f.len);
 
 		(void)h;
 		t[r] = bench_now_ms() - t0;

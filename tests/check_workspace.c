@@ -13,7 +13,7 @@
 #include "tests/helpers.h"
 #include "workspace/diff.h"
 #include "workspace/fs.h"
-#include "workspace/hash.h"
+#include "base/hash64.h"
 #include "workspace/obs.h"
 #include "workspace/path.h"
 
@@ -975,23 +975,23 @@ START_TEST(hash_tells_every_one_bit_change_and_length)
 
 	for (size_t i = 0; i < sizeof(b); i++)
 		b[i] = (unsigned char)(i * 7);
-	base = ws_hash64(b, sizeof(b));
+	base = hash64(b, sizeof(b));
 	memcpy(c + 1, b, sizeof(b));
-	ck_assert(ws_hash64(c + 1, sizeof(b)) == base);		/* alignment does not matter */
+	ck_assert(hash64(c + 1, sizeof(b)) == base);		/* alignment does not matter */
 	for (size_t i = 0; i < sizeof(b); i++) {
 		b[i] ^= 0x10;
-		h[n++] = ws_hash64(b, sizeof(b));
+		h[n++] = hash64(b, sizeof(b));
 		b[i] ^= 0x10;
 	}
 	for (size_t len = 0; len < 100; len++)
-		h[n++] = ws_hash64(b, len);
+		h[n++] = hash64(b, len);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert(h[i] != base);
 		for (size_t j = i + 1; j < n; j++)
 			ck_assert_msg(h[i] != h[j], "%zu and %zu collide", i, j);
 	}
 	/* Zero bytes at the end still count. */
-	ck_assert(ws_hash64("a", 1) != ws_hash64("a\0", 2));
+	ck_assert(hash64("a", 1) != hash64("a\0", 2));
 }
 END_TEST
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "base/xmalloc.h"
-#include "workspace/hash.h"
+#include "base/hash64.h"
 
 void
 ws_obs_init(struct ws_obs *o)
@@ -34,7 +34,7 @@ ws_obs_note(struct ws_obs *o, const char *abs, const char *data, size_t len)
 	}
 	s->absent = data == NULL;
 	s->size = data ? len : 0;
-	s->hash = data ? ws_hash64(data, len) : 0;
+	s->hash = data ? hash64(data, len) : 0;
 }
 
 const struct ws_seen *
@@ -54,7 +54,7 @@ ws_obs_check(const struct ws_obs *o, const char *abs, const char *p, const char 
 	if (s == NULL)
 		return err_set(err, ERR_FS_NOT_OBSERVED,
 		    "file \"%.300s\" has not been read \xe2\x80\x94 read the file, then retry", p);
-	if (s->absent || s->size != len || s->hash != ws_hash64(cur, len))
+	if (s->absent || s->size != len || s->hash != hash64(cur, len))
 		return err_set(err, ERR_FS_STALE_VERSION,
 		    "file \"%.300s\" changed since it was last read \xe2\x80\x94 re-read the file, then retry", p);
 	return 0;

@@ -25,7 +25,7 @@ struct ws_obs {
 /* What was seen of one file. Invariant: size and hash are 0 when absent. */
 struct ws_seen {
 	uint64_t size;
-	uint64_t hash;		/* ws_hash64 of the content */
+	uint64_t hash;		/* hash64 of the content (base/hash64.h) */
 	int absent;
 };
 

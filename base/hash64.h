@@ -4,12 +4,12 @@
  * was read, it does not withstand someone forging a collision. The value depends only on the
  * bytes (words are read little-endian), never on the process or the machine.
  */
-#ifndef WORKSPACE_HASH_H
-#define WORKSPACE_HASH_H
+#ifndef BASE_HASH64_H
+#define BASE_HASH64_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-uint64_t ws_hash64(const void *data, size_t len);	/* data: borrowed */
+uint64_t hash64(const void *data, size_t len);	/* data: borrowed */
 
 #endif

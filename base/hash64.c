@@ -5,7 +5,7 @@
  * not by the multiplier's latency. The lanes, the tail and the length are then folded together
  * and finished with the usual 64-bit avalanche (xor-shift, multiply, twice).
  */
-#include "workspace/hash.h"
+#include "base/hash64.h"
 
 #include <string.h>
 
@@ -44,7 +44,7 @@ hash_avalanche(uint64_t h)
 }
 
 uint64_t
-ws_hash64(const void *data, size_t len)
+hash64(const void *data, size_t len)
 {
 	const unsigned char *p = data, *end = p + len;
 	uint64_t h = (uint64_t)len * K2;
