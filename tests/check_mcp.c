@@ -694,6 +694,23 @@ ft_open(void *arg, const struct mcp_config *cfg, const struct mcp_transport_cb *
 	return &f->t;
 }
 
+/* A client over the transport made here, started; lim's other fields are the caller's. */
+static void
+ft_client_start(struct fix *f, struct ft_world *w, struct mcp_limits *lim)
+{
+	struct mcp_client_cb cb = { fix_state, f };
+	struct mcp_config cfg = { 0 };
+
+	memset(f, 0, sizeof(*f));
+	f->loop = ft_loop = ev_loop_new(EVFLAG_AUTO);
+	test_mkdtemp(f->dir, sizeof(f->dir));
+	lim->open = ft_open;
+	lim->open_arg = w;
+	cfg.name = (char[]){ "h" };
+	f->c = mcp_client_new(f->loop, &cfg, f->dir, lim, &cb);
+	mcp_client_start(f->c);
+}
+
 /* The session ends (gone, expired) in the first start's listing and later when ready: a new
  * one is begun at once each time, never after the backoff (a day here) and never failed. */
 START_TEST(mcp_an_ended_session_is_begun_again_at_once)
@@ -701,20 +718,11 @@ START_TEST(mcp_an_ended_session_is_begun_again_at_once)
 	struct fix f;
 	struct mcp_limits lim;
 	struct ft_world w = { 0 };
-	struct mcp_client_cb cb = { fix_state, &f };
-	struct mcp_config cfg = { 0 };
 
-	memset(&f, 0, sizeof(f));
-	f.loop = ft_loop = ev_loop_new(EVFLAG_AUTO);
-	test_mkdtemp(f.dir, sizeof(f.dir));
 	mcp_limits_default(&lim);
 	lim.backoff_first = lim.backoff_max = 86400.;
-	lim.open = ft_open;
-	lim.open_arg = &w;
-	cfg.name = (char[]){ "h" };
 	w.expire_list = 1;
-	f.c = mcp_client_new(f.loop, &cfg, f.dir, &lim, &cb);
-	mcp_client_start(f.c);
+	ft_client_start(&f, &w, &lim);
 	ck_assert(fix_state_is(&f, MCP_READY, 10.));
 	ck_assert_int_eq(w.opens, 2);
 	/* ready: the server ends the session; the next listing is on the third transport */
@@ -738,20 +746,11 @@ START_TEST(mcp_stop_waits_for_a_transport_still_closing)
 	struct fix f;
 	struct mcp_limits lim;
 	struct ft_world w = { 0 };
-	struct mcp_client_cb cb = { fix_state, &f };
-	struct mcp_config cfg = { 0 };
 
-	memset(&f, 0, sizeof(f));
-	f.loop = ft_loop = ev_loop_new(EVFLAG_AUTO);
-	test_mkdtemp(f.dir, sizeof(f.dir));
 	mcp_limits_default(&lim);
 	lim.startup_ms = 1;		/* no answer to initialize in time: the first start fails */
-	lim.open = ft_open;
-	lim.open_arg = &w;
-	cfg.name = (char[]){ "h" };
 	w.slow_close = 1;
-	f.c = mcp_client_new(f.loop, &cfg, f.dir, &lim, &cb);
-	mcp_client_start(f.c);
+	ft_client_start(&f, &w, &lim);
 	w.last->gone_reason = NULL;
 	ev_timer_stop(f.loop, &w.last->tm);	/* initialize is never answered */
 	json_array_clear(w.last->inbox);
@@ -805,22 +804,13 @@ START_TEST(mcp_a_failing_call_may_cancel_another)
 	struct fix f;
 	struct mcp_limits lim;
 	struct ft_world w = { 0 };
-	struct mcp_client_cb cb = { fix_state, &f };
-	struct mcp_config cfg = { 0 };
 	struct two_calls t = { 0 };
 	json_t *args = json_object();
 	struct err e;
 
-	memset(&f, 0, sizeof(f));
-	f.loop = ft_loop = ev_loop_new(EVFLAG_AUTO);
-	test_mkdtemp(f.dir, sizeof(f.dir));
 	mcp_limits_default(&lim);
 	lim.backoff_first = lim.backoff_max = 86400.;
-	lim.open = ft_open;
-	lim.open_arg = &w;
-	cfg.name = (char[]){ "h" };
-	f.c = mcp_client_new(f.loop, &cfg, f.dir, &lim, &cb);
-	mcp_client_start(f.c);
+	ft_client_start(&f, &w, &lim);
 	ck_assert(fix_state_is(&f, MCP_READY, 10.));
 	err_clear(&e);
 	/* b first, then a: the batch ends the newest first, so a's end comes before b's */

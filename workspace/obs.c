@@ -3,8 +3,8 @@
 
 #include <stdlib.h>
 
-#include "base/xmalloc.h"
 #include "base/hash64.h"
+#include "base/xmalloc.h"
 
 void
 ws_obs_init(struct ws_obs *o)
