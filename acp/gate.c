@@ -257,12 +257,19 @@ acp_gate_release_prompt(struct acp_session *as)
 void
 acp_gate_drop_prompt(struct acp_session *as, enum acp_wait why)
 {
-	json_t *id, *prompt;
+	json_t *id, *prompt, *reply;
 
 	if (as->parked.why == ACP_WAIT_NONE || (why != ACP_WAIT_NONE && as->parked.why != why))
 		return;
+	int behind_turn = as->parked.why == ACP_WAIT_CANCEL;
 	acp_gate_unpark(as, &id, &prompt);
-	acp_send(as->srv, acp_result_new(id, xjson_pack("{s:s}", "stopReason", "cancelled")));
+	reply = acp_result_new(id, xjson_pack("{s:s}", "stopReason", "cancelled"));
+	/* one parked behind a cancelled turn is answered after that turn's answer, as it would
+	 * have run after it */
+	if (behind_turn)
+		acp_prompt_answer_after_sync(as, reply);
+	else
+		acp_send(as->srv, reply);
 	json_decref(id);
 	json_decref(prompt);
 }

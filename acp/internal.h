@@ -80,6 +80,8 @@ int acp_gate_park_prompt(struct acp_session *as, enum acp_wait why, const json_t
 void acp_gate_release_prompt(struct acp_session *as);
 /* The cancelled turn's answer left: a prompt parked behind it starts. */
 void acp_gate_after_cancelled(struct acp_session *as);
+/* Sends reply (stolen) after the next sync, in order with the turns' answers queued before it. */
+void acp_prompt_answer_after_sync(struct acp_session *as, json_t *reply);
 /* Answers the parked prompt cancelled when it waits for why (ACP_WAIT_NONE: whatever it waits for). */
 void acp_gate_drop_prompt(struct acp_session *as, enum acp_wait why);
 void acp_gate_free_prompt(struct acp_session *as);

@@ -109,6 +109,17 @@ acp_prompt_reply(const json_t *id, const json_t *reason)
 }
 
 void
+acp_prompt_answer_after_sync(struct acp_session *as, json_t *reply)
+{
+	struct acp_reply_task *t = xmalloc(sizeof(*t));
+
+	t->srv = as->srv;
+	memcpy(t->sid, as->id, sizeof(t->sid));
+	t->reply = reply;
+	runq_push_after_sync(&as->srv->runq, acp_reply_task_run, t);
+}
+
+void
 acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_t *reason)
 {
 	struct acp_session *as = arg;

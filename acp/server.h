@@ -135,8 +135,6 @@ int acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int
     const struct acp_options *opts, struct err *e);
 /* Handles one complete line (the reader's callback; tests call it directly). */
 void acp_server_line(void *arg, const char *line, size_t len);
-/* The same for a line that was read (and recorded) before and waited (a load's queue). */
-void acp_server_dispatch(struct acp_server *srv, const char *line, size_t len);
 /* Starts the orderly shutdown (stdin EOF, SIGINT, SIGTERM). */
 void acp_server_shutdown(struct acp_server *srv);
 void acp_server_free(struct acp_server *srv);

@@ -403,8 +403,9 @@ acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
 	if (as == NULL)
 		return reply;
 	acp_replays_stop(srv, as);
-	acp_gate_drop_prompt(as, ACP_WAIT_NONE);	/* a request is answered, whatever it waited for */
-	acp_session_cancel(as);
+	acp_gate_drop_prompt(as, ACP_WAIT_REPLAY);
+	acp_session_cancel(as);		/* the turn's answer is queued here... */
+	acp_gate_drop_prompt(as, ACP_WAIT_CANCEL);	/* ...and the prompt parked behind it after it */
 	sess_unobserve(agent_sess(as->agent), acp_observe_event, as);
 	agent_release(as->agent);
 	memset(agent_hooks(as->agent), 0, sizeof(*agent_hooks(as->agent)));	/* its struct waits for its reap */

@@ -663,12 +663,14 @@ mcp_http_post_done(struct mcp_http *t, struct mcp_http_xfer *x, CURLcode rc)
 		return;
 	}
 	if (rc != CURLE_OK && status == 0) {
-		/* No answer at all (refused, reset, nothing returned): the server is not there, for
-		 * this request and the next; the owner restarts, as for a process that exited. */
-		if (x->is_init)
-			mcp_http_fail(t, x, "connection failed: %s", CURLAPI->easy_strerror(rc));
-		else
+		/* A request that got no answer at all (refused, reset, nothing returned): the server
+		 * is not there, for this request and the next; the owner restarts, as for a process
+		 * that exited. A notification or a response that got none (a busy server that takes
+		 * its time, say) is only logged, as before. */
+		if (!x->is_init && x->id && mcp_http_is_outstanding(t, x->id))
 			mcp_http_lost(t, x, rc);
+		else
+			mcp_http_fail(t, x, "connection failed: %s", CURLAPI->easy_strerror(rc));
 		return;
 	}
 	if (status == 404 && t->session && !x->is_init) {

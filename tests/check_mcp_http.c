@@ -941,6 +941,38 @@ START_TEST(http_initialize_failing_is_gone)
 }
 END_TEST
 
+/* A notification whose POST gets nothing back (the server closes it): only logged, the transport
+ * stays (a lost answer to a notification is not a lost server); a request then works. */
+static void
+srv_drop_notifications(struct srv *s, const struct srv_req *r, int fd)
+{
+	if (strncmp(r->rpc, "notifications/", 14) == 0)
+		return;		/* closed without a byte: curl's "nothing was returned" */
+	srv_default(s, r, fd);
+}
+
+START_TEST(http_a_notification_without_an_answer_is_not_a_lost_server)
+{
+	struct srv s;
+	struct tc c;
+
+	log_set_level(LOG_DEBUG);
+	srv_start(&s, srv_drop_notifications);
+	tc_open(&c, &s, NULL);
+	test_log_capture_start();
+	tc_init(&c);
+	tc_send(&c, initialized_msg);
+	tc_wait_log(&c, "notifications/initialized: connection failed");
+	free(test_log_capture_stop());
+	tc_send(&c, list_msg);
+	tc_run(&c, until_msgs, 2);
+	ck_assert_int_eq(c.ngone, 0);
+	assert_msg(&c, 1, "{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{\"ok\":\"tools/list\"}}");
+	tc_free(&c);
+	srv_free(&s);
+}
+END_TEST
+
 START_TEST(http_a_server_that_cannot_be_reached_is_gone)
 {
 	struct srv s;
@@ -1476,6 +1508,7 @@ mcp_http_suite(void)
 	tcase_add_test(tc, http_get_stream_delivers_list_changed_and_restarts_from_its_last_id);
 	tcase_add_test(tc, http_get_stream_retries_a_failure_and_stops_at_404);
 	tcase_add_test(tc, http_get_stream_404_after_it_was_open_is_session_expired);
+	tcase_add_test(tc, http_a_notification_without_an_answer_is_not_a_lost_server);
 	tcase_add_loop_test(tc, http_a_stream_cut_before_its_response_is_resumed, 0, 3);
 	tcase_add_test(tc, http_close_without_a_session_sends_nothing_and_a_hung_delete_is_bounded);
 	tcase_add_test(tc, http_a_cancel_ends_its_requests_transfer);
