@@ -82,7 +82,7 @@ sess_event_type_known(const char *type)
 int
 sess_event_type_code(const char *type)
 {
-	return type ? sess_payload_code(type, strlen(type)) : 0;
+	return (int)sess_ev_of(type);
 }
 
 int

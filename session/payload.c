@@ -154,12 +154,6 @@ sess_payload_shape(const char *t, size_t n)
 }
 
 int
-sess_payload_code(const char *t, size_t n)
-{
-	return (int)sess_ev_ofn(t, n);
-}
-
-int
 sess_payload_known(const char *t, size_t n)
 {
 	return sess_payload_shape(t, n) != NULL;

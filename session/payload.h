@@ -14,8 +14,6 @@
 
 /* 1 when t[0..n) names a known event type. */
 int sess_payload_known(const char *t, size_t n);
-/* A known type's small code (1 and up, stable within a process), or 0 for an unknown one. */
-int sess_payload_code(const char *t, size_t n);
 /* Checks data (borrowed) for a known type; 0, or -1 with session_corrupt naming the field. */
 int sess_payload_check(const char *type, const json_t *data, long long seq, struct err *e);
 

@@ -284,20 +284,21 @@ mcp_rec_get(struct mcp_set *set, size_t i, const struct mcp_tool *t)
 	return r;
 }
 
-/* By public name; of two tools with one name, the server listed first in mcpServers first. */
-static int
-mcp_rec_cmp(const void *a, const void *b)
-{
-	const struct mcp_rec *x = *(struct mcp_rec *const *)a, *y = *(struct mcp_rec *const *)b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : (x->srv > y->srv) - (x->srv < y->srv);
-}
-
+/* By public name (what bsearch looks a kept record up by). */
 static int
 mcp_rec_by_name(const void *a, const void *b)
 {
 	return strcmp((*(struct mcp_rec *const *)a)->name, (*(struct mcp_rec *const *)b)->name);
+}
+
+/* The same; of two tools with one name, the server listed first in mcpServers first. */
+static int
+mcp_rec_cmp(const void *a, const void *b)
+{
+	const struct mcp_rec *x = *(struct mcp_rec *const *)a, *y = *(struct mcp_rec *const *)b;
+	int c = mcp_rec_by_name(a, b);
+
+	return c ? c : (x->srv > y->srv) - (x->srv < y->srv);
 }
 
 /*
