@@ -21,7 +21,7 @@ struct sess_ahead {
 	pthread_t thread;
 	int started;
 	/* What it took, once joined: */
-	size_t n;		/* events, in order from seq0 */
+	size_t n, cap;		/* events, in order from seq0; room */
 	int64_t seq0;
 	unsigned char *types;	/* owned: n type codes */
 	off_t *offs;		/* owned: n line offsets */

@@ -12,6 +12,7 @@ sess_checked_init(struct sess_checked *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->seq = -1;
+	c->last = -1;
 }
 
 void
@@ -84,16 +85,17 @@ checked_after_type_key(const char *b, size_t off)
 	return k >= 5 && memcmp(b + k - 5, "type\"", 5) == 0;
 }
 
-void
-sess_checked_learn(struct sess_checked *c, const char *line, size_t n, int code)
+int
+sess_checked_learn(struct sess_checked *c, const char *line, size_t n, int code, int level)
 {
 	struct sess_checked_shape cs;
 	size_t lp = 0;
 
 	memset(&cs, 0, sizeof(cs));
-	if (code <= 0 || !json_shape_learn(&cs.sh, line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL) ||
-	    cs.sh.bytes == NULL)
-		return;
+	if (!json_shape_learn(&cs.sh, line, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL))
+		return 0;
+	if (code <= 0 || cs.sh.bytes == NULL)
+		goto refuse;
 	/* The writer's envelope: the seq first, so value 0 is it. */
 	if (cs.sh.nvar < 3 || cs.sh.len < 7 || memcmp(cs.sh.bytes, "{\"seq\":", 7) != 0 || cs.sh.var[0].off != 7 ||
 	    cs.sh.var[0].kind != JSON_SHAPE_NUMBER)
@@ -114,29 +116,39 @@ sess_checked_learn(struct sess_checked *c, const char *line, size_t n, int code)
 			cs.unbounded |= 1ull << i;	/* a count cannot be that: the field is no count */
 		lp = off + cs.sh.var[i].len;
 	}
-	/* The envelope's time is any integer (the writer's: milliseconds since 1970). */
-	if (cs.sh.var[1].kind == JSON_SHAPE_NUMBER && cs.sh.var[1].off == cs.sh.var[0].len + 7 + 8 &&
-	    memcmp(cs.sh.bytes + 7 + cs.sh.var[0].len, ",\"time\":", 8) == 0)
-		cs.unbounded |= 1ull << 1;
+	/* The envelope: seq, time, then the event type (the value the envelope's check compares). */
+	size_t t_end = cs.sh.var[1].off + cs.sh.var[1].len;
+	if (cs.sh.var[1].kind != JSON_SHAPE_NUMBER || cs.sh.var[1].off != cs.sh.var[0].len + 7 + 8 ||
+	    memcmp(cs.sh.bytes + 7 + cs.sh.var[0].len, ",\"time\":", 8) != 0 || cs.sh.var[2].off != t_end + 8 ||
+	    memcmp(cs.sh.bytes + t_end, ",\"type\":", 8) != 0 || cs.sh.var[2].kind != JSON_SHAPE_STRING)
+		goto refuse;
+	cs.unbounded |= 1ull << 1;	/* the envelope's time is any integer (milliseconds since 1970) */
 	cs.code = code;
+	cs.level = level;
 	int i = c->n < SESS_CHECKED_SHAPES ? c->n++ : c->victim++ % SESS_CHECKED_SHAPES;
 	json_shape_free(&c->s[i].sh);
 	c->s[i] = cs;
+	c->next[i] = i;
+	for (int k = 0; k < c->n; k++)
+		if (c->next[k] == i && k != i)
+			c->next[k] = k;	/* it was another shape before */
 	c->last = i;
-	return;
+	return 1;
 refuse:
 	json_shape_free(&cs.sh);
+	return 1;
 }
 
-/* The values of line as shape cs has them, checked as checked.h says. */
+/* The values of line as shape cs has them, checked at level as checked.h says. */
 static int
-checked_values_ok(const struct sess_checked_shape *cs, const struct json_span *v, const struct sess_checked *c)
+checked_values_ok(const struct sess_checked_shape *cs, const struct json_span *v, const struct sess_checked *c,
+    int level)
 {
 	const struct json_shape *sh = &cs->sh;
 
-	if (v[0].n != c->textlen || memcmp(v[0].s, c->text, c->textlen) != 0)
+	if (v[0].n != c->textlen || memcmp(v[0].s, c->text, c->textlen) != 0 || !v[1].plain)
 		return 0;
-	for (unsigned i = 1; i < sh->nvar; i++) {
+	for (unsigned i = 2; i < sh->nvar; i++) {
 		if (cs->same & (1ull << i)) {
 			if (v[i].n != sh->var[i].len || memcmp(v[i].s, sh->bytes + sh->var[i].off, v[i].n) != 0)
 				return 0;
@@ -146,17 +158,19 @@ checked_values_ok(const struct sess_checked_shape *cs, const struct json_span *v
 			if (!(cs->unbounded & (1ull << i)) && checked_plain_value(v[i].s, v[i].n) >= INT_MAX)
 				return 0;
 		}
+		if (level == SESS_CHECK_ENVELOPE)
+			break;	/* the envelope asks only that the event type is the learnt one */
 	}
 	return 1;
 }
 
-int
-sess_checked_match(struct sess_checked *c, const char *line, size_t n, int64_t seq)
+const char *
+sess_checked_match(struct sess_checked *c, const char *line, const char *limit, int64_t seq, int level, int *code)
 {
 	struct json_span v[JSON_SHAPE_MAX_VARS];
 
 	if (c->n == 0)
-		return 0;
+		return NULL;
 	if (seq == c->seq + 1 && c->seq >= 0) {	/* the usual case: one more than the last line's */
 		sess_seq_text_next(c->text, &c->textlen, sizeof(c->text));
 		c->seq = seq;
@@ -164,14 +178,22 @@ sess_checked_match(struct sess_checked *c, const char *line, size_t n, int64_t s
 		c->textlen = (size_t)snprintf(c->text, sizeof(c->text), "%lld", (long long)seq);
 		c->seq = seq;
 	}
+	int first = c->last >= 0 ? c->next[c->last] : 0;
 	for (int k = 0; k < c->n; k++) {
-		int i = k == 0 ? c->last : (k <= c->last ? k - 1 : k);	/* the last one, then the others */
+		int i = k == 0 ? first : (k <= first ? k - 1 : k);	/* the likely one, then the others */
 		const struct sess_checked_shape *cs = &c->s[i];
-		const char *end = json_shape_match(&cs->sh, line, line + n + 1, v, cs->sh.nvar);
-		if (end != line + n || !checked_values_ok(cs, v, c))
+		if (cs->level < level)
 			continue;
+		unsigned nv = level == SESS_CHECK_ENVELOPE ? 3 : cs->sh.nvar;
+		const char *end = json_shape_match(&cs->sh, line, limit, v, nv);
+		if (end == NULL || end >= limit || *end != '\n' || !checked_values_ok(cs, v, c, level))
+			continue;
+		if (c->last >= 0)
+			c->next[c->last] = i;
 		c->last = i;
-		return cs->code;
+		*code = cs->code;
+		return end;
 	}
-	return 0;
+	c->last = -1;
+	return NULL;
 }

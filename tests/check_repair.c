@@ -717,6 +717,22 @@ START_TEST(streamed_inspect_refuses_what_the_full_check_refuses_after_lines_of_i
 END_TEST
 
 /* The fast path is there: a learnt shape takes a line with other text and numbers in range. */
+/* The one shape cache at both levels: a line of a shape learnt in full gets the full verdict only
+ * when every value is as checked.h says; the envelope asks only seq, time and the event type. */
+static int
+checked_try(struct sess_checked *c, const char *l, int64_t seq, int level)
+{
+	char line[1024];
+	size_t n = strlen(l);
+	int code = 0;
+
+	memcpy(line, l, n);
+	line[n] = '\n';
+	const char *end = sess_checked_match(c, line, line + n + 1, seq, level, &code);
+	ck_assert(end == NULL || end == line + n);
+	return end ? code : 0;
+}
+
 START_TEST(checked_shapes_take_lines_of_a_learnt_shape)
 {
 	static const char l0[] = "{\"seq\":9,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":false}}";
@@ -724,24 +740,43 @@ START_TEST(checked_shapes_take_lines_of_a_learnt_shape)
 	static const char l2[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":true}}";
 	static const char l3[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1.5,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":false}}";
 	static const char l4[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"bad \xff\"}],\"isError\":false}}";
+	static const char l5[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"image\",\"text\":\"a\"}],\"isError\":false}}";
+	static const char l6[] = "{\"seq\":11,\"time\":5,\"type\":\"tool/resulT\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":false}}";
+	static const char l7[] = "{\"seq\":11,\"time\":-5,\"type\":\"tool/result\",\"data\":{\"turn\":1,\"step\":1,\"callId\":\"c\",\"name\":\"grep\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":false}}";
+	static const char odd[] = "{\"seq\":9,\"time\":5,\"data\":{\"type\":\"x\"},\"type\":\"user/message\"}";
 	struct sess_checked c;
-	int code = SESS_EV_TOOL_RESULT;
+	int code = SESS_EV_TOOL_RESULT, full = SESS_CHECK_FULL, env = SESS_CHECK_ENVELOPE;
 	char line[1024];
 
 	sess_checked_init(&c);
-	ck_assert_int_eq(sess_checked_match(&c, l0, sizeof(l0) - 1, 9), 0);	/* nothing learnt yet */
-	sess_checked_learn(&c, l0, sizeof(l0) - 1, code);
-	ck_assert_int_eq(sess_checked_match(&c, l0, sizeof(l0) - 1, 9), code);
-	ck_assert_int_eq(sess_checked_match(&c, l1, sizeof(l1) - 1, 10), code);	/* a large time: it is no count */
-	ck_assert_int_eq(sess_checked_match(&c, l1, sizeof(l1) - 1, 11), 0);	/* not the expected seq */
-	ck_assert_int_eq(sess_checked_match(&c, l2, sizeof(l2) - 1, 11), 0);	/* another shape (true) */
-	ck_assert_int_eq(sess_checked_match(&c, l3, sizeof(l3) - 1, 11), 0);	/* a real where a count was */
-	ck_assert_int_eq(sess_checked_match(&c, l4, sizeof(l4) - 1, 11), 0);	/* not UTF-8 */
+	ck_assert_int_eq(checked_try(&c, l0, 9, env), 0);	/* nothing learnt yet */
+	ck_assert_int_eq(sess_checked_learn(&c, l0, sizeof(l0) - 1, code, full), 1);
+	ck_assert_int_eq(checked_try(&c, l0, 9, full), code);
+	ck_assert_int_eq(checked_try(&c, l1, 10, full), code);	/* a large time: it is no count */
+	ck_assert_int_eq(checked_try(&c, l1, 11, full), 0);	/* not the expected seq */
+	ck_assert_int_eq(checked_try(&c, l2, 11, full), 0);	/* another shape (true) */
+	ck_assert_int_eq(checked_try(&c, l3, 11, full), 0);	/* a real where a count was */
+	ck_assert_int_eq(checked_try(&c, l3, 11, env), code);	/* the envelope asks no count */
+	ck_assert_int_eq(checked_try(&c, l4, 11, full), 0);	/* not UTF-8 */
+	ck_assert_int_eq(checked_try(&c, l4, 11, env), 0);
+	ck_assert_int_eq(checked_try(&c, l5, 11, full), 0);	/* another block variant */
+	ck_assert_int_eq(checked_try(&c, l5, 11, env), code);
+	ck_assert_int_eq(checked_try(&c, l6, 11, env), 0);	/* another event type */
+	ck_assert_int_eq(checked_try(&c, l7, 11, env), 0);	/* a time that is no plain integer */
 	/* The expected seq counts up through a carry, as the text the writer writes. */
 	for (int seq = 95; seq <= 1001; seq++) {
-		int n = snprintf(line, sizeof(line), "{\"seq\":%d%s", seq, strchr(l0, ','));
-		ck_assert_int_eq(sess_checked_match(&c, line, (size_t)n, seq), code);
+		snprintf(line, sizeof(line), "{\"seq\":%d%s", seq, strchr(l0, ','));
+		ck_assert_int_eq(checked_try(&c, line, seq, full), code);
 	}
+	/* A shape learnt at the envelope never vouches in full. */
+	sess_checked_free(&c);
+	ck_assert_int_eq(sess_checked_learn(&c, l3, sizeof(l3) - 1, code, env), 1);
+	ck_assert_int_eq(checked_try(&c, l3, 11, env), code);
+	ck_assert_int_eq(checked_try(&c, l3, 11, full), 0);
+	/* Not JSON: the learner says so and keeps nothing; another layout is not learnt. */
+	ck_assert_int_eq(sess_checked_learn(&c, "{\"seq\":1,", 9, code, env), 0);
+	ck_assert_int_eq(sess_checked_learn(&c, odd, sizeof(odd) - 1, SESS_EV_USER_MESSAGE, full), 1);
+	ck_assert_int_eq(checked_try(&c, odd, 9, env), 0);
 	sess_checked_free(&c);
 }
 END_TEST
