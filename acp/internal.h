@@ -25,8 +25,9 @@ json_t *acp_update_msg(const char *sid, json_t *update);
 /* The bytes of acp_update_msg's message up to its update (check_outbound pins the two equal);
  * the replay sends each update inside them, without building the envelope (update stolen). */
 void acp_update_prefix(struct buf *b, const char *sid);
-void acp_send_update_in(struct acp_server *srv, const struct buf *prefix, const char *sid, json_t *update);
 /* The same for an update that is already bytes (jenc's: s[0..n), borrowed). */
+/* A session/update whose update is the bytes s[0..n) (jenc's), held like acp_send_update's. */
+void acp_send_update_raw(struct acp_server *srv, const char *sid, const char *s, size_t n);
 void acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, const char *sid, const char *s, size_t n);
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */
 void acp_hold(struct acp_session *as, json_t *msg);

@@ -146,23 +146,29 @@ void
 acp_observe_event(void *arg, struct sess *s, const json_t *ev)
 {
 	struct acp_session *as = arg;
-	json_t *u = acp_update_live(ev, &as->srv->tools);
+	struct acp_replay *r = &as->srv->live;
+	const struct tool_inv *inv = NULL;
 
 	(void)s;
-	if (u == NULL)
+	if (!acp_update_live(r, ev))
 		return;
 	/* A call of ours in flight: its checks said whether it asks first, and what it shows. */
-	if (as->agent && sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_TOOL_CALL) {
-		const struct tool_inv *inv = agent_find_call(as->agent,
-		    json_string_value(json_object_get(json_object_get(ev, "data"), "callId")));
-		if (inv && inv->asking)
+	if (as->agent && sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_TOOL_CALL)
+		inv = agent_find_call(as->agent, json_string_value(json_object_get(json_object_get(ev, "data"), "callId")));
+	if (inv && (inv->asking || inv->plan.locations || inv->plan.content)) {
+		json_t *u = json_loadb(r->out.data, r->out.len, JSON_ALLOW_NUL, NULL);
+		if (u == NULL)
+			return;		/* cannot be: the bytes are jenc's */
+		if (inv->asking)
 			json_object_set_new(u, "status", json_string("pending"));
-		if (inv && inv->plan.locations)
+		if (inv->plan.locations)
 			json_object_set(u, "locations", inv->plan.locations);
-		if (inv && inv->plan.content)
+		if (inv->plan.content)
 			json_object_set(u, "content", inv->plan.content);
+		acp_send_update(as->srv, as->id, u);
+		return;
 	}
-	acp_send_update(as->srv, as->id, u);
+	acp_send_update_raw(as->srv, as->id, r->out.data, r->out.len);
 }
 
 /* A /compact ends (agent_compact's done): a line for the person, then the prompt's answer. */

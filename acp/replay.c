@@ -89,7 +89,6 @@ acp_replay_slice(struct acp_replay_task *t)
 {
 	struct acp_server *srv = t->srv;
 	unsigned long long start = srv->wq.total;
-	json_t *u;
 	const char *bytes;
 	size_t n = 0, len;
 	/* Each event is read back and parsed here: a slice also ends after ACP_REPLAY_SLICE_S, so
@@ -101,11 +100,8 @@ acp_replay_slice(struct acp_replay_task *t)
 	wq_cork(&srv->wq);
 	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
 	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
-	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD) && acp_replay_next_any(&t->cur, &u, &bytes, &len)) {
-		if (u)
-			acp_send_update_in(srv, &t->prefix, t->as->id, u);
-		else
-			acp_send_update_bytes(srv, &t->prefix, t->as->id, bytes, len);
+	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD) && acp_replay_next_update(&t->cur, &bytes, &len)) {
+		acp_send_update_bytes(srv, &t->prefix, t->as->id, bytes, len);
 		n++;
 		if (!srv->opts.deterministic && n % 16 == 0 && ev_time() > until)
 			break;

@@ -36,21 +36,10 @@ acp_update_prefix(struct buf *b, const char *sid)
 }
 
 void
-acp_send_update_in(struct acp_server *srv, const struct buf *prefix, const char *sid, json_t *update)
-{
-	if (srv->rec) {		/* the recorder reads messages as trees */
-		acp_send(srv, acp_update_msg(sid, update));
-		return;
-	}
-	wq_push_in(&srv->wq, prefix->data, prefix->len, update, "}}", 2);
-	json_decref(update);
-}
-
-void
 acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, const char *sid, const char *s, size_t n)
 {
 	if (srv->rec) {
-		json_t *u = json_loadb(s, n, 0, NULL);
+		json_t *u = json_loadb(s, n, JSON_ALLOW_NUL, NULL);
 		if (u)
 			acp_send(srv, acp_update_msg(sid, u));
 		return;
@@ -77,6 +66,22 @@ acp_send_update(struct acp_server *srv, const char *sid, json_t *update)
 		acp_hold(as, msg);
 	else
 		acp_send(srv, msg);
+}
+
+void
+acp_send_update_raw(struct acp_server *srv, const char *sid, const char *s, size_t n)
+{
+	struct acp_session *as = map_get(&srv->sessions, sid);
+
+	if (as && as->replays) {	/* held until the replay is out, as a tree */
+		json_t *u = json_loadb(s, n, JSON_ALLOW_NUL, NULL);
+		if (u)
+			acp_send_update(srv, sid, u);
+		return;
+	}
+	srv->prefix.len = 0;
+	acp_update_prefix(&srv->prefix, sid);
+	acp_send_update_bytes(srv, &srv->prefix, sid, s, n);
 }
 
 json_t *

@@ -331,6 +331,8 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	if (srv->profile == NULL)
 		return err_set(e, ERR_USAGE, "\"%s\" is not default or team", opts->profile);
 	toolbox_init(&srv->tools);
+	acp_replay_init(&srv->live, NULL, NULL, NULL, &srv->tools);
+	buf_init(&srv->prefix);
 	toolsets_build(&srv->tools, srv->profile);
 	agent_rt_init(&srv->rt, &srv->runq, &srv->env, &srv->store, &srv->corpus, srv->model);
 	srv->rt.max_steps = opts->max_steps;
@@ -405,6 +407,8 @@ acp_server_free(struct acp_server *srv)
 	agent_rt_free(&srv->rt);
 	model_free(srv->model);
 	record_free(srv->rec);	/* after the model: its tap writes here */
+	acp_replay_free(&srv->live);
+	buf_free(&srv->prefix);
 	toolbox_free(&srv->tools);
 	sess_store_free(&srv->store);
 	sess_corpus_free(&srv->corpus);

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "acp/outbound.h"
+#include "acp/updates.h"
 #include "base/reader.h"
 #include "base/wq.h"
 #include "agent/agent.h"
@@ -109,6 +110,8 @@ struct acp_server {
 	struct model *model;
 	struct record *rec;		/* --record, or NULL */
 	struct toolbox tools;
+	struct acp_replay live;		/* renders the live updates of events (acp_update_live) */
+	struct buf prefix;		/* scratch: a live update's envelope (acp_send_update_raw) */
 	struct map sessions;		/* id -> struct acp_session * */
 	struct acp_session **all;	/* every session not yet reaped, in creation order */
 	size_t nall, call;

@@ -89,78 +89,6 @@ acp_tool_call_id(long long turn, long long step, const char *call_id)
 	return buf_steal(&b);
 }
 
-/* The runtime's id of the call an event (tool/call, tool/result) is about. */
-static char *
-acp_event_call_id(const json_t *data)
-{
-	return acp_tool_call_id(json_integer_value(json_object_get(data, "turn")),
-	    json_integer_value(json_object_get(data, "step")),
-	    json_string_value(json_object_get(data, "callId")));
-}
-
-/* Takes tcid (owned). */
-static json_t *
-acp_tool_call_update(char *tcid, const char *name, const char *raw_args, const struct toolbox *tb)
-{
-	json_t *input = acp_raw_input(raw_args);
-	char *title = acp_tool_title(tb, name, json_is_object(input) ? input : NULL);
-	json_t *u = json_object();
-
-	json_object_set_new(u, "sessionUpdate", json_string(ACP_UPDATE_TOOL_CALL));
-	json_object_set_new(u, "toolCallId", json_string(tcid));
-	json_object_set_new(u, "title", json_string(title));
-	json_object_set_new(u, "kind", json_string(acp_tool_kind(tb, name)));
-	json_object_set_new(u, "status", json_string("in_progress"));
-	json_object_set_new(u, "rawInput", input);
-	free(title);
-	free(tcid);
-	return u;
-}
-
-/* A tool that comes and goes (MCP) logged its title with the call: the replay shows the same. */
-static void
-acp_logged_title(json_t *u, const json_t *title)
-{
-	if (json_is_string(title))
-		json_object_set(u, "title", (json_t *)title);
-}
-
-/* Fills status, content and rawOutput of a tool update from a tool/result's data; how much of
- * the text and how an array output shows are the tool's (struct tool's shown_max, raw_key). */
-static void
-acp_tool_result_fields(json_t *u, const json_t *data, const struct toolbox *tb)
-{
-	const json_t *first = json_array_get(json_object_get(data, "content"), 0);
-	const json_t *out = json_object_get(data, "output");
-	const json_t *error = json_object_get(data, "error");
-	const char *name = json_string_value(json_object_get(data, "name"));
-	const struct tool *t = name ? toolbox_find(tb, name) : NULL;
-	int is_error = json_is_true(json_object_get(data, "isError"));
-
-	const json_t *diff = json_object_get(out, "diff");
-	const char *text = json_string_value(json_object_get(first, "text"));
-	size_t len = json_string_length(json_object_get(first, "text"));
-
-	json_object_set_new(u, "status", json_string(is_error ? "failed" : "completed"));
-	if (!is_error && json_is_object(diff)) {
-		/* write and edit end on their diff, for the editor's review (docs/contract.md §16.5). */
-		json_object_set_new(u, "content", json_pack("[O]", diff));
-	} else {
-		if (t && t->shown_max && len > t->shown_max)
-			len = utf8_boundary(text, len, t->shown_max);
-		json_object_set_new(u, "content", xjson_pack("[{s:s, s:{s:s, s:o}}]", "type", "content",
-		    "content", "type", "text", "text", xjson_text(text ? text : "", len)));
-	}
-	/* rawOutput is an object: older clients drop an update whose rawOutput is an array, so
-	 * list_agents' listing goes inside {"agents": [...]} (docs/contract.md §20), from old logs too. */
-	if (json_is_array(out) && t && t->raw_key)
-		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", t->raw_key, out));
-	else if (out)
-		json_object_set(u, "rawOutput", (json_t *)out);
-	else if (is_error && error)
-		json_object_set_new(u, "rawOutput", xjson_pack("{s:O}", "error", error));
-}
-
 /* _meta.acpAgent.agentId on updates about a delegation (docs/contract.md §3.4). */
 static void
 acp_set_agent_meta(json_t *u, const char *agent_id)
@@ -168,13 +96,6 @@ acp_set_agent_meta(json_t *u, const char *agent_id)
 	if (agent_id && sess_id_valid(agent_id))
 		json_object_set_new(u, "_meta",
 		    xjson_pack("{s:{s:s}}", "acpAgent", "agentId", agent_id));
-}
-
-/* The agent a call's arguments name (send_message, interrupt_agent), or NULL. */
-static const char *
-acp_args_agent(const json_t *input)
-{
-	return json_string_value(json_object_get(input, "agent_id"));
 }
 
 json_t *
@@ -202,34 +123,7 @@ acp_update_progress(const char *tool_call_id, const char *child_id, const char *
 	return u;
 }
 
-json_t *
-acp_update_live(const json_t *ev, const struct toolbox *tb)
-{
-	enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
-	const json_t *data = json_object_get(ev, "data");
-
-	if (et == SESS_EV_TOOL_CALL) {
-		json_t *u = acp_tool_call_update(acp_event_call_id(data),
-		    json_string_value(json_object_get(data, "name")),
-		    json_string_value(json_object_get(data, "arguments")), tb);
-		acp_logged_title(u, json_object_get(data, "title"));
-		acp_set_agent_meta(u, acp_args_agent(json_object_get(u, "rawInput")));
-		return u;
-	}
-	if (et == SESS_EV_TOOL_RESULT) {
-		char *tcid = acp_event_call_id(data);
-		json_t *u = json_object();
-		json_object_set_new(u, "sessionUpdate", json_string("tool_call_update"));
-		json_object_set_new(u, "toolCallId", json_string(tcid));
-		free(tcid);
-		acp_tool_result_fields(u, data, tb);
-		acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
-		return u;
-	}
-	return NULL;
-}
-
-/* What acp_replay_step below looks at. */
+/* What the replay shows something of (the others show nothing). */
 const char *const acp_replay_types[] = { "user/message", "assistant/message", "tool/call", "tool/result",
 	"context/compacted", NULL };
 
@@ -245,6 +139,7 @@ acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, acp_replay_tree_
 	r->calls = json_object();
 	r->titles = json_object();
 	buf_init(&r->out);
+	buf_init(&r->canon);
 	buf_init(&r->tmp);
 	json_tape_init(&r->tape);
 }
@@ -270,97 +165,18 @@ acp_update_usage(long long used, long long size)
 	    "size", (json_int_t)size);
 }
 
-/* The update for one block of a replayed user message (NULL when it cannot be made). */
-static json_t *
-acp_replay_user_block(const json_t *data, const json_t *blk)
-{
-	return xjson_pack("{s:s, s:O, s:O}", "sessionUpdate", ACP_UPDATE_USER_CHUNK, "content", blk,
-	    "messageId", json_object_get(data, "id"));
-}
-
-/* The update for one block of an assistant message (text, reasoning), or NULL; notes tool calls. */
-static json_t *
-acp_replay_assistant_block(struct acp_replay *r, const json_t *data, const json_t *blk)
-{
-	const char *type = json_string_value(json_object_get(blk, "type"));
-
-	if (strcmp(type, "text") == 0 || strcmp(type, "reasoning") == 0) {
-		const char *text = json_string_value(json_object_get(blk, "text"));
-		return acp_update_chunk(strcmp(type, "reasoning") == 0,
-		    json_string_value(json_object_get(data, "id")), text, strlen(text));
-	}
-	if (strcmp(type, "tool-call") == 0)
-		json_object_set(r->calls, json_string_value(json_object_get(blk, "callId")),
-		    (json_t *)blk);
-	return NULL;
-}
-
-static json_t *
-acp_replay_tool_result(struct acp_replay *r, const json_t *data)
-{
-	const char *cid = json_string_value(json_object_get(data, "callId"));
-	json_t *blk = json_object_get(r->calls, cid);
-	json_t *u = acp_tool_call_update(acp_event_call_id(data),
-		    json_string_value(json_object_get(data, "name")),
-	    json_string_value(json_object_get(blk, "arguments")), r->tb);
-
-	acp_logged_title(u, json_object_get(r->titles, cid));
-	acp_tool_result_fields(u, data, r->tb);
-	acp_set_agent_meta(u, json_string_value(json_object_get(data, "agentId")));
-	if (cid) {	/* a result ends its call: what the replay holds stays small */
-		json_object_del(r->calls, cid);
-		json_object_del(r->titles, cid);
-	}
-	return u;
-}
-
 /*
- * The next update of the event r->ev, or NULL once it has shown all it shows (r->ev is then let
- * go). r->blk walks its content blocks, so a message with many blocks is cut between blocks like
- * any other.
- */
-static json_t *
-acp_replay_step_tree(struct acp_replay *r)
-{
-	const json_t *ev = r->ev;
-	enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
-	const json_t *data = json_object_get(ev, "data");
-	const json_t *content = json_object_get(data, "content");
-	json_t *u = NULL;
-
-	if (et == SESS_EV_USER_MESSAGE) {
-		const char *kind = json_string_value(json_object_get(json_object_get(data, "source"), "kind"));
-		/* Injected messages (notices, relays) were never shown: not replayed. */
-		if (kind && strcmp(kind, "user") == 0 && r->blk < json_array_size(content))
-			return acp_replay_user_block(data, json_array_get(content, r->blk++));
-	} else if (et == SESS_EV_ASSISTANT_MESSAGE) {
-		while (u == NULL && r->blk < json_array_size(content))
-			u = acp_replay_assistant_block(r, data, json_array_get(content, r->blk++));
-		if (u)
-			return u;
-	} else if (et == SESS_EV_TOOL_CALL && json_object_get(data, "title")) {
-		json_object_set(r->titles, json_string_value(json_object_get(data, "callId")),
-		    json_object_get(data, "title"));
-	} else if (et == SESS_EV_TOOL_RESULT && r->blk == 0) {
-		r->blk = 1;
-		return acp_replay_tool_result(r, data);
-	} else if (et == SESS_EV_COMPACTED && r->compaction && r->blk == 0) {
-		/* In place, as one completed update (docs/contract.md §20.1). */
-		r->blk = 1;
-		return acp_update_compaction(json_string_value(json_object_get(data, "id")), "completed",
-		    json_string_value(json_object_get(data, "summary")), NULL);
-	}
-	json_decref(r->ev);
-	r->ev = NULL;
-	return NULL;
-}
-
-/*
- * The same mapping from an event's line, without its tree (docs/decisions.md, "Loading at scan speed": a session/load replays
- * hundreds of MB). Each update is written as the bytes jenc writes for the tree the functions
- * above build, and check_updates holds the two equal on every scenario log. A line these cannot
- * be sure of (an unusual shape, an escaped key or name, a real, \u0000) is said no to before
- * anything changes, and goes the tree's way.
+ * The one renderer (docs/decisions.md, "One update renderer"): every update about an event, live
+ * or replayed, is written from the event's bytes through a tape of its tokens (base/jsonraw.h),
+ * as the bytes jenc writes for the update. A replayed line is rendered as it lies in the log (a
+ * session/load replays hundreds of MB without a tree per line); where the tape cannot be sure of
+ * a look-up (an escaped or repeated key, an object of too many members, a shape not expected) it
+ * says no before anything is kept, the line is checked again as a load checks it (r->tree), and
+ * its canonical bytes (jenc of the checked tree) are rendered instead: on those every look-up is
+ * sure. A live event, or a source of trees, is rendered from its canonical bytes at once. A value
+ * the tape cannot copy byte for byte (a real, -0, a long integer, \u0000) is copied through
+ * jansson; a string that holds \u0000 ends there where a C string is needed (a name, an id).
+ * check_updates holds the two ways in equal on every scenario log.
  */
 /* Ends one update in r->out. */
 static void
@@ -373,16 +189,62 @@ acp_raw_end(struct acp_replay *r)
 	r->ends[r->nends++] = r->out.len;
 }
 
-/* A string's value as a C string in r->tmp (from off): its start, or NULL when it is not a
- * string or holds \u0000. */
+/* v (a whole value) appended to out as jenc would append jansson's tree of it; -1 (out as it
+ * was) when it is no JSON value (a line changed behind the replay). */
+static int
+acp_raw_value(struct buf *out, const struct json_span *v)
+{
+	json_t *j;
+	size_t len = out->len;
+	int k;
+
+	if (v == NULL)
+		return -1;
+	if (json_raw_copy(out, v) == 0)
+		return 0;
+	if ((j = json_loadb(v->s, v->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL)) == NULL)
+		return -1;
+	k = jenc_append(out, j);
+	json_decref(j);
+	if (k < 0)
+		out->len = len;
+	return k;
+}
+
+/* A string's value as a C string in r->tmp (from *off): its start, or NULL when it is not a
+ * string. A \u0000 ends it, as it ends json_string_value's. */
 static const char *
 acp_raw_cstr(struct acp_replay *r, const struct json_span *v, size_t *off)
 {
 	*off = r->tmp.len;
-	if (v == NULL || json_raw_decode(v, &r->tmp) < 0)
+	if (v == NULL || v->n < 2 || v->s[0] != '"')
 		return NULL;
+	if (json_raw_decode(v, &r->tmp) < 0) {
+		json_t *j = json_loadb(v->s, v->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+		const char *c = json_string_value(j);
+		if (c)
+			buf_puts(&r->tmp, c);
+		json_decref(j);
+		if (c == NULL)
+			return NULL;
+	}
 	buf_append(&r->tmp, "", 1);
 	return r->tmp.data + *off;
+}
+
+/* An integer's value, as json_integer_value reads it (0 for anything else). */
+static long long
+acp_raw_intv(const struct json_span *v)
+{
+	long long x = 0;
+	json_t *j;
+
+	if (v == NULL || json_raw_int(v, &x))
+		return x;
+	j = json_loadb(v->s, v->n, JSON_DECODE_ANY, NULL);
+	x = json_integer_value(j);
+	json_decref(j);
+	return x;
 }
 
 /* A line being rendered: its tape, the members of the object last looked into, and whether a
@@ -390,11 +252,21 @@ acp_raw_cstr(struct acp_replay *r, const struct json_span *v, size_t *off)
 struct acp_raw {
 	struct acp_replay *r;
 	const struct json_tape *tp;
+	int canonical;		/* jenc's bytes of a checked tree: every look-up is sure */
 	int unsure;
 	size_t obj;		/* the object m holds (0: none yet) */
 	int nm;
 	struct json_tape_member m[JSON_TAPE_MAX_MEMBERS];
 };
+
+/* Something not as expected: on a line as it lies, not sure (the check decides); on canonical
+ * bytes, the tree's answer (nothing there). */
+static void
+acp_raw_doubt(struct acp_raw *x)
+{
+	if (!x->canonical)
+		x->unsure = 1;
+}
 
 /* The token of key's value in the object at token o, or 0 (none; or unsure, noted). A value is
  * never token 0 (the line itself): o 0 is a value that was not there, and so is key's. The line's
@@ -403,13 +275,23 @@ struct acp_raw {
 static size_t
 acp_raw_at(struct acp_raw *x, size_t o, const char *key)
 {
-	size_t kl = strlen(key);
+	const struct json_tape *tp = x->tp;
+	size_t kl = strlen(key), b = o == ACP_RAW_LINE ? 0 : o;
 
 	if (o == 0)
 		return 0;
+	if (x->canonical) {
+		/* jenc writes every key that is plain as it is, once: the first of its bytes is it */
+		if (*tp->t[b].s != '{')
+			return 0;
+		for (size_t k = b + 1; k + 1 < tp->t[b].end; k = tp->t[k + 1].end)
+			if (tp->t[k].n == kl + 2 && memcmp(tp->t[k].s + 1, key, kl) == 0)
+				return k + 1;
+		return 0;
+	}
 	if (o != x->obj) {	/* one walk per object: its look-ups go through its members */
 		x->obj = o;
-		x->nm = json_tape_members(x->tp, o == ACP_RAW_LINE ? 0 : o, x->m, JSON_TAPE_MAX_MEMBERS);
+		x->nm = json_tape_members(tp, b, x->m, JSON_TAPE_MAX_MEMBERS);
 	}
 	if (x->nm < 0) {
 		x->unsure = 1;
@@ -433,12 +315,24 @@ acp_raw_get(struct acp_raw *x, size_t o, const char *key, struct json_span *v)
 	return v;
 }
 
-/* The array at token a: its first item, or 0 when it is not an array (unsure) or empty. */
+/* 1 when v is the string s, 0 when it is not (on a line as it lies: -1 when the bytes cannot
+ * say, an escape; canonical bytes hold none where s could be). */
+static int
+acp_raw_eq(struct acp_raw *x, const struct json_span *v, const char *s)
+{
+	int k = v ? json_raw_is(v, s) : 0;
+
+	if (k < 0 && (x->canonical || v->s[0] != '"'))
+		return 0;
+	return k;
+}
+
+/* The array at token a: its first item, or 0 when it is not an array (doubt) or empty. */
 static size_t
 acp_raw_items(struct acp_raw *x, size_t a)
 {
 	if (a == 0 || *x->tp->t[a].s != '[') {
-		x->unsure = 1;
+		acp_raw_doubt(x);
 		return 0;
 	}
 	return a + 1 < x->tp->t[a].end ? a + 1 : 0;
@@ -451,9 +345,8 @@ acp_raw_item_next(struct acp_raw *x, size_t a, size_t i)
 	return x->tp->t[i].end < x->tp->t[a].end ? x->tp->t[i].end : 0;
 }
 
-/* One chunk update, {"sessionUpdate":kind,"content":<pre><v><post>,"messageId":<id>}, as the
- * tree functions build it (acp_update_chunk, acp_replay_user_block); -1 when v or id cannot be
- * copied (r->out is then cut back by the caller's decline). */
+/* One chunk update, {"sessionUpdate":kind,"content":<pre><v><post>,"messageId":<id>}; -1 when v
+ * or id cannot be copied. */
 static int
 acp_raw_chunk(struct acp_replay *r, const char *kind, const char *pre, const struct json_span *v, const char *post,
     const struct json_span *id)
@@ -462,17 +355,19 @@ acp_raw_chunk(struct acp_replay *r, const char *kind, const char *pre, const str
 	buf_puts(&r->out, kind);
 	buf_puts(&r->out, "\",\"content\":");
 	buf_puts(&r->out, pre);
-	if (json_raw_copy(&r->out, v) < 0)
+	if (acp_raw_value(&r->out, v) < 0)
 		return -1;
 	buf_puts(&r->out, post);
 	buf_puts(&r->out, ",\"messageId\":");
-	if (json_raw_copy(&r->out, id) < 0)
+	if (acp_raw_value(&r->out, id) < 0)
 		return -1;
 	buf_puts(&r->out, "}");
 	acp_raw_end(r);
 	return 0;
 }
 
+/* A user message: each block as a user_message_chunk, when the person wrote it (injected
+ * messages, notices and relays, were never shown). */
 static int
 acp_raw_user(struct acp_raw *x, size_t d)
 {
@@ -481,14 +376,14 @@ acp_raw_user(struct acp_raw *x, size_t d)
 	size_t src = acp_raw_at(x, d, "source"), content = acp_raw_at(x, d, "content");
 	int k;
 
-	if (src == 0)
+	if (src == 0 || acp_raw_get(x, src, "kind", &kind) == NULL)
 		return x->unsure ? -1 : 0;	/* no source: not the user's */
-	if (acp_raw_get(x, src, "kind", &kind) == NULL)
+	if ((k = acp_raw_eq(x, &kind, "user")) <= 0)
+		return k;
+	if (content == 0 || acp_raw_get(x, d, "id", &id) == NULL) {
+		acp_raw_doubt(x);
 		return x->unsure ? -1 : 0;
-	if ((k = json_raw_is(&kind, "user")) <= 0)
-		return k;	/* injected (a notice, a relay): never shown */
-	if (content == 0 || acp_raw_get(x, d, "id", &id) == NULL || x->unsure)
-		return -1;
+	}
 	for (size_t i = acp_raw_items(x, content); i; i = acp_raw_item_next(x, content, i)) {
 		blk = json_tape_span(x->tp, i);
 		if (acp_raw_chunk(r, ACP_UPDATE_USER_CHUNK, "", &blk, "", &id) < 0)
@@ -497,6 +392,8 @@ acp_raw_user(struct acp_raw *x, size_t d)
 	return x->unsure ? -1 : 0;
 }
 
+/* An assistant message: text and reasoning as chunks; its tool calls' arguments are kept in
+ * calls for their results. */
 static int
 acp_raw_assistant(struct acp_raw *x, size_t d, json_t *calls)
 {
@@ -508,184 +405,385 @@ acp_raw_assistant(struct acp_raw *x, size_t d, json_t *calls)
 
 	if (content == 0)
 		return x->unsure ? -1 : 0;
-	for (size_t i = acp_raw_items(x, content); i; i = acp_raw_item_next(x, content, i)) {
-		if (acp_raw_get(x, i, "type", &type) == NULL || (reasoning = json_raw_is(&type, "reasoning")) < 0)
+	for (size_t i = acp_raw_items(x, content); i && !x->unsure; i = acp_raw_item_next(x, content, i)) {
+		if (acp_raw_get(x, i, "type", &type) == NULL || type.s[0] != '"') {
+			acp_raw_doubt(x);
+			continue;
+		}
+		if ((reasoning = acp_raw_eq(x, &type, "reasoning")) < 0)
 			return -1;
-		if (reasoning || json_raw_is(&type, "text") == 1) {
-			if (acp_raw_get(x, i, "text", &text) == NULL || text.s[0] != '"' || idp == NULL || id.s[0] != '"')
-				return -1;
+		if (reasoning || acp_raw_eq(x, &type, "text") == 1) {
+			if (acp_raw_get(x, i, "text", &text) == NULL || text.s[0] != '"' || idp == NULL || id.s[0] != '"') {
+				acp_raw_doubt(x);
+				continue;
+			}
 			if (acp_raw_chunk(r, reasoning ? ACP_UPDATE_THOUGHT_CHUNK : ACP_UPDATE_AGENT_CHUNK,
 			    "{\"type\":\"text\",\"text\":", &text, "}", &id) < 0)
 				return -1;
-		} else if (json_raw_is(&type, "tool-call") == 1) {
-			/* what acp_replay_tool_result reads of it: the arguments, when they are a string */
+		} else if (acp_raw_eq(x, &type, "tool-call") == 1) {
+			/* what the call's result reads of it: the arguments, when they are a string */
 			size_t coff, aoff;
 			const char *cid = acp_raw_cstr(r, acp_raw_get(x, i, "callId", &callid), &coff);
 			json_t *note;
-			if (cid == NULL)
-				return -1;
-			note = json_object();
-			if (acp_raw_get(x, i, "arguments", &args) && args.s[0] == '"') {
-				if (acp_raw_cstr(r, &args, &aoff) == NULL) {
-					json_decref(note);
-					return -1;
-				}
-				json_object_set_new(note, "arguments", json_stringn_nocheck(r->tmp.data + aoff,
-				    r->tmp.len - 1 - aoff));
+			if (cid == NULL) {
+				acp_raw_doubt(x);
+				continue;
 			}
+			note = json_object();
+			if (acp_raw_get(x, i, "arguments", &args) && args.s[0] == '"' &&
+			    acp_raw_cstr(r, &args, &aoff) != NULL)
+				json_object_set_new(note, "arguments",
+				    json_stringn_nocheck(r->tmp.data + aoff, strlen(r->tmp.data + aoff)));
 			json_object_set_new(calls, r->tmp.data + coff, note);
 			r->tmp.len = 0;
 		}
-		if (x->unsure)
-			return -1;
 	}
 	return x->unsure ? -1 : 0;
 }
 
+/* A tool call that logged its title (a tool that comes and goes, MCP): kept for its result. */
 static int
-acp_raw_result(struct acp_raw *x, size_t d)
+acp_raw_call(struct acp_raw *x, size_t d, json_t *titles)
 {
 	struct acp_replay *r = x->r;
-	struct json_span turn, step, out, error, agent, iserr, name, callid, diff, text;
-	const struct json_span *outp = acp_raw_get(x, d, "output", &out), *errp = acp_raw_get(x, d, "error", &error);
-	const struct json_span *agentp = acp_raw_get(x, d, "agentId", &agent);
-	size_t content = acp_raw_at(x, d, "content"), first;
-	long long tn = 0, sn = 0;
-	size_t noff, coff, aoff;
-	const char *nm = acp_raw_cstr(r, acp_raw_get(x, d, "name", &name), &noff);
-	const char *cid = acp_raw_cstr(r, acp_raw_get(x, d, "callId", &callid), &coff);
-	int is_error = acp_raw_get(x, d, "isError", &iserr) && iserr.n == 4 && memcmp(iserr.s, "true", 4) == 0, k;
-	json_t *input, *logged;
-	char *tcid, *title;
+	struct json_span title, callid;
+	size_t coff, toff;
+	const char *cid, *t;
 
-	if (nm == NULL || cid == NULL || x->unsure || (acp_raw_get(x, d, "turn", &turn) && !json_raw_int(&turn, &tn)) ||
-	    (acp_raw_get(x, d, "step", &step) && !json_raw_int(&step, &sn)))
+	if (acp_raw_get(x, d, "title", &title) == NULL)
+		return x->unsure ? -1 : 0;
+	cid = acp_raw_cstr(r, acp_raw_get(x, d, "callId", &callid), &coff);
+	t = acp_raw_cstr(r, &title, &toff);
+	if (x->unsure)
 		return -1;
-	nm = r->tmp.data + noff;	/* r->tmp may have moved */
-	cid = r->tmp.data + coff;
-	const struct tool *tool = toolbox_find(r->tb, nm);	/* how its result shows */
-	input = acp_raw_input(json_string_value(json_object_get(json_object_get(r->calls, cid), "arguments")));
-	logged = json_object_get(r->titles, cid);
-	title = acp_tool_title(r->tb, nm, json_is_object(input) ? input : NULL);
-	tcid = acp_tool_call_id(tn, sn, cid);
+	if (cid && t)
+		json_object_set_new(titles, r->tmp.data + coff, json_string(r->tmp.data + toff));
+	r->tmp.len = 0;
+	return 0;
+}
+
+/* The head of a tool_call update: its id, title, kind, status and rawInput, from the call's
+ * arguments (raw, may be NULL) and the title it logged (may be NULL). A title that is not UTF-8
+ * is left out, and a logged one then follows rawInput (*late). -1 when it cannot be written. */
+static int
+acp_raw_call_head(struct acp_replay *r, const char *tcid, const char *name, const char *raw, const json_t *logged,
+    const char *status, int *late, json_t **input)
+{
+	char *title;
+	int k;
+
+	*input = acp_raw_input(raw);
+	title = acp_tool_title(r->tb, name, json_is_object(*input) ? *input : NULL);
 	buf_puts(&r->out, "{\"sessionUpdate\":\"" ACP_UPDATE_TOOL_CALL "\",\"toolCallId\":");
 	k = jenc_string(&r->out, tcid, strlen(tcid));
-	buf_puts(&r->out, ",\"title\":");
-	/* a title that is not UTF-8 is left out of the tree's update, and a logged one then goes last */
-	k |= utf8_valid(title, strlen(title)) ? 0 : -1;
-	k |= json_is_string(logged) ? jenc_append(&r->out, logged) : jenc_string(&r->out, title, strlen(title));
-	free(tcid);
+	*late = !utf8_valid(title, strlen(title)) && json_is_string(logged);
+	if (utf8_valid(title, strlen(title))) {
+		buf_puts(&r->out, ",\"title\":");
+		k |= json_is_string(logged) ? jenc_append(&r->out, logged) : jenc_string(&r->out, title, strlen(title));
+	}
 	free(title);
 	buf_puts(&r->out, ",\"kind\":");
-	jenc_string(&r->out, acp_tool_kind(r->tb, nm), strlen(acp_tool_kind(r->tb, nm)));
-	buf_puts(&r->out, is_error ? ",\"status\":\"failed\",\"rawInput\":" : ",\"status\":\"completed\",\"rawInput\":");
-	k |= jenc_append(&r->out, input);
-	json_decref(input);
-	if (k < 0)
-		return -1;
-	/* content: write and edit end on their diff; the others on their text (read: 4 KiB of it) */
+	k |= jenc_string(&r->out, acp_tool_kind(r->tb, name), strlen(acp_tool_kind(r->tb, name)));
+	buf_puts(&r->out, ",\"status\":\"");
+	buf_puts(&r->out, status);
+	buf_puts(&r->out, "\",\"rawInput\":");
+	k |= jenc_append(&r->out, *input);
+	if (*late) {
+		buf_puts(&r->out, ",\"title\":");
+		k |= jenc_append(&r->out, logged);
+	}
+	return k < 0 ? -1 : 0;
+}
+
+/* ,"_meta":{"acpAgent":{"agentId":id}} on updates about a delegation (docs/contract.md §3.4). */
+static int
+acp_raw_agent_meta(struct acp_replay *r, const char *aid)
+{
+	if (aid == NULL || !sess_id_valid(aid))
+		return 0;
+	buf_puts(&r->out, ",\"_meta\":{\"acpAgent\":{\"agentId\":");
+	jenc_string(&r->out, aid, strlen(aid));
+	buf_puts(&r->out, "}}");
+	return 0;
+}
+
+/* The fields of a result: content (write and edit end on their diff, the others on their text,
+ * as much as the tool shows), rawOutput (as logged; an array inside {raw_key: ...}, for older
+ * clients), _meta. */
+static int
+acp_raw_result_fields(struct acp_raw *x, size_t d, const struct tool *tool, int is_error)
+{
+	struct acp_replay *r = x->r;
+	struct json_span out, error, agent, diff, text;
+	const struct json_span *outp = acp_raw_get(x, d, "output", &out), *errp = acp_raw_get(x, d, "error", &error);
+	const struct json_span *agentp = acp_raw_get(x, d, "agentId", &agent);
+	size_t content = acp_raw_at(x, d, "content"), first = 0, aoff;
+
 	buf_puts(&r->out, ",\"content\":[");
 	if (!is_error && outp && out.s[0] == '{' && acp_raw_get(x, acp_raw_at(x, d, "output"), "diff", &diff) &&
 	    diff.s[0] == '{') {
-		if (json_raw_copy(&r->out, &diff) < 0)
+		if (acp_raw_value(&r->out, &diff) < 0)
 			return -1;
 	} else {
-		if (x->unsure || content == 0 || (first = acp_raw_items(x, content)) == 0 ||
-		    acp_raw_get(x, first, "text", &text) == NULL || text.s[0] != '"')
+		const struct json_span *tx = NULL;
+		if (content && (first = acp_raw_items(x, content)) != 0)
+			tx = acp_raw_get(x, first, "text", &text);
+		if (tx == NULL || text.s[0] != '"') {
+			acp_raw_doubt(x);	/* the tree shows "" */
+			tx = NULL;
+		}
+		if (x->unsure)
 			return -1;
 		buf_puts(&r->out, "{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":");
-		if (tool && tool->shown_max && text.n - 2 > tool->shown_max) {
+		if (tx == NULL) {
+			buf_puts(&r->out, "\"\"");
+		} else if (tool && tool->shown_max && text.n - 2 > tool->shown_max) {
 			const char *t = acp_raw_cstr(r, &text, &aoff);
-			size_t len = r->tmp.len - 1 - aoff;
-			if (t == NULL)
-				return -1;
+			size_t len = t ? strlen(t) : 0;
 			if (len > tool->shown_max)
 				len = utf8_boundary(t, len, tool->shown_max);
-			jenc_string(&r->out, t, len);
-			cid = r->tmp.data + coff;
-		} else if (json_raw_copy(&r->out, &text) < 0) {
+			jenc_string(&r->out, t ? t : "", len);
+		} else if (acp_raw_value(&r->out, &text) < 0) {
 			return -1;
 		}
 		buf_puts(&r->out, "}}");
 	}
 	buf_puts(&r->out, "]");
-	/* rawOutput: as it was logged; list_agents' listing inside {"agents": [...]} (docs/contract.md §20) */
 	if (outp && out.s[0] == '[' && tool && tool->raw_key) {
 		buf_puts(&r->out, ",\"rawOutput\":{");
 		jenc_string(&r->out, tool->raw_key, strlen(tool->raw_key));
 		buf_puts(&r->out, ":");
-		if (json_raw_copy(&r->out, &out) < 0)
+		if (acp_raw_value(&r->out, &out) < 0)
 			return -1;
 		buf_puts(&r->out, "}");
 	} else if (outp) {
 		buf_puts(&r->out, ",\"rawOutput\":");
-		if (json_raw_copy(&r->out, &out) < 0)
+		if (acp_raw_value(&r->out, &out) < 0)
 			return -1;
 	} else if (is_error && errp) {
 		buf_puts(&r->out, ",\"rawOutput\":{\"error\":");
-		if (json_raw_copy(&r->out, &error) < 0)
+		if (acp_raw_value(&r->out, &error) < 0)
 			return -1;
 		buf_puts(&r->out, "}");
 	}
-	if (agentp && agent.s[0] == '"') {
-		const char *aid = acp_raw_cstr(r, &agent, &aoff);
-		if (aid == NULL)
-			return -1;
-		if (sess_id_valid(aid)) {
-			buf_puts(&r->out, ",\"_meta\":{\"acpAgent\":{\"agentId\":");
-			jenc_string(&r->out, aid, strlen(aid));
-			buf_puts(&r->out, "}}");
-		}
-		cid = r->tmp.data + coff;
+	if (agentp && agent.s[0] == '"')
+		acp_raw_agent_meta(r, acp_raw_cstr(r, &agent, &aoff));
+	return x->unsure ? -1 : 0;
+}
+
+/* The toolCallId of the call an event (tool/call, tool/result) is about, into *tcid (owned), with
+ * its name and the provider's id at *noff and *coff in r->tmp; -1 when it has no name or id. */
+static int
+acp_raw_call_ids(struct acp_raw *x, size_t d, char **tcid, size_t *noff, size_t *coff)
+{
+	struct acp_replay *r = x->r;
+	struct json_span turn, step, name, callid;
+	long long tn = acp_raw_intv(acp_raw_get(x, d, "turn", &turn));
+	long long sn = acp_raw_intv(acp_raw_get(x, d, "step", &step));
+
+	if (acp_raw_cstr(r, acp_raw_get(x, d, "name", &name), noff) == NULL ||
+	    acp_raw_cstr(r, acp_raw_get(x, d, "callId", &callid), coff) == NULL || x->unsure) {
+		acp_raw_doubt(x);
+		return -1;
 	}
-	if (x->unsure)
+	*tcid = acp_tool_call_id(tn, sn, r->tmp.data + *coff);
+	return 0;
+}
+
+/* A replayed result: the whole call, completed or failed, as one tool_call. */
+static int
+acp_raw_result(struct acp_raw *x, size_t d)
+{
+	struct acp_replay *r = x->r;
+	struct json_span iserr;
+	size_t noff, coff;
+	int is_error = acp_raw_get(x, d, "isError", &iserr) && iserr.n == 4 && memcmp(iserr.s, "true", 4) == 0;
+	int late, k;
+	json_t *input;
+	char *tcid;
+
+	if (acp_raw_call_ids(x, d, &tcid, &noff, &coff) < 0)
+		return x->unsure ? -1 : 0;
+	const char *cid = r->tmp.data + coff;
+	const struct tool *tool = toolbox_find(r->tb, r->tmp.data + noff);
+	k = acp_raw_call_head(r, tcid, r->tmp.data + noff,
+	    json_string_value(json_object_get(json_object_get(r->calls, cid), "arguments")),
+	    json_object_get(r->titles, cid), is_error ? "failed" : "completed", &late, &input);
+	json_decref(input);
+	free(tcid);
+	if (k < 0 || acp_raw_result_fields(x, d, tool, is_error) < 0)
 		return -1;
 	buf_puts(&r->out, "}");
 	acp_raw_end(r);
 	/* a result ends its call: what the replay holds stays small */
+	cid = r->tmp.data + coff;
 	json_object_del(r->calls, cid);
 	json_object_del(r->titles, cid);
 	return 0;
 }
 
-/* Renders every update of the event whose line is s[0..n) into r->out; -1 when the tree must
- * (r->calls and r->titles are then as they were). */
+/* The live updates of a call and of its result (docs/contract.md §3.4): tool_call in_progress,
+ * then tool_call_update with how it ended. */
 static int
-acp_replay_render(struct acp_replay *r, const char *s, size_t n)
+acp_raw_live_call(struct acp_raw *x, size_t d)
 {
-	struct acp_raw x = { .r = r, .tp = &r->tape };
+	struct acp_replay *r = x->r;
+	struct json_span args, title;
+	size_t noff, coff, aoff, toff;
+	const char *raw, *logged;
+	json_t *input, *lt;
+	char *tcid;
+	int late, k;
+
+	if (acp_raw_call_ids(x, d, &tcid, &noff, &coff) < 0)
+		return -1;
+	raw = acp_raw_cstr(r, acp_raw_get(x, d, "arguments", &args), &aoff);
+	logged = acp_raw_cstr(r, acp_raw_get(x, d, "title", &title), &toff);
+	lt = logged ? json_string(r->tmp.data + toff) : NULL;
+	k = acp_raw_call_head(r, tcid, r->tmp.data + noff, raw ? r->tmp.data + aoff : NULL, lt, "in_progress", &late,
+	    &input);
+	free(tcid);
+	json_decref(lt);
+	if (k == 0)
+		acp_raw_agent_meta(r, json_string_value(json_object_get(input, "agent_id")));
+	json_decref(input);
+	if (k < 0)
+		return -1;
+	buf_puts(&r->out, "}");
+	acp_raw_end(r);
+	return 0;
+}
+
+static int
+acp_raw_live_result(struct acp_raw *x, size_t d)
+{
+	struct acp_replay *r = x->r;
+	struct json_span iserr;
+	size_t noff, coff;
+	int is_error = acp_raw_get(x, d, "isError", &iserr) && iserr.n == 4 && memcmp(iserr.s, "true", 4) == 0;
+	char *tcid;
+
+	if (acp_raw_call_ids(x, d, &tcid, &noff, &coff) < 0)
+		return -1;
+	buf_puts(&r->out, "{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":");
+	jenc_string(&r->out, tcid, strlen(tcid));
+	free(tcid);
+	buf_puts(&r->out, is_error ? ",\"status\":\"failed\"" : ",\"status\":\"completed\"");
+	if (acp_raw_result_fields(x, d, toolbox_find(r->tb, r->tmp.data + noff), is_error) < 0)
+		return -1;
+	buf_puts(&r->out, "}");
+	acp_raw_end(r);
+	return 0;
+}
+
+/* A compaction, in place, as one completed update (docs/contract.md §20.1). */
+static int
+acp_raw_compacted(struct acp_raw *x, size_t d)
+{
+	struct acp_replay *r = x->r;
+	struct json_span id, summary;
+
+	if (acp_raw_get(x, d, "id", &id) == NULL || id.s[0] != '"') {
+		acp_raw_doubt(x);
+		return x->unsure ? -1 : 0;
+	}
+	buf_puts(&r->out, "{\"sessionUpdate\":\"compaction_update\",\"compactionId\":");
+	if (acp_raw_value(&r->out, &id) < 0)
+		return -1;
+	buf_puts(&r->out, ",\"status\":\"completed\"");
+	if (acp_raw_get(x, d, "summary", &summary) && summary.s[0] == '"') {
+		buf_puts(&r->out, ",\"summary\":[{\"type\":\"text\",\"text\":");
+		if (acp_raw_value(&r->out, &summary) < 0)
+			return -1;
+		buf_puts(&r->out, "}]");
+	}
+	buf_puts(&r->out, "}");
+	acp_raw_end(r);
+	return x->unsure ? -1 : 0;
+}
+
+enum { ACP_RENDER_REPLAY, ACP_RENDER_LIVE };
+
+/* Renders every update of the event whose bytes are s[0..n) into r->out (as it lies in the log,
+ * or canonical: above); -1 when not sure, before anything of r->calls or r->titles changed. */
+static int
+acp_render(struct acp_replay *r, const char *s, size_t n, int canonical, int mode)
+{
+	struct acp_raw x = { .r = r, .tp = &r->tape, .canonical = canonical };
 	struct json_span type;
 	size_t d;
 	json_t *calls;
-	int k;
+	int k = 0;
 
 	r->out.len = r->tmp.len = 0;
 	r->nends = r->next = 0;
-	/* The line was checked when the session was loaded; what is copied out is checked again as
-	 * it is copied (json_raw_copy), so the client never gets a broken message from it. */
+	/* A replayed line was checked when the session was loaded; what is copied out is checked
+	 * again as it is copied (acp_raw_value), so the client never gets a broken message. */
 	if (json_tape_build(&r->tape, s, n) < 0 || acp_raw_get(&x, ACP_RAW_LINE, "type", &type) == NULL ||
 	    (d = acp_raw_at(&x, ACP_RAW_LINE, "data")) == 0 || *r->tape.t[d].s != '{' || x.unsure)
 		return -1;
-	if (json_raw_is(&type, "user/message") == 1)
-		k = acp_raw_user(&x, d);
-	else if (json_raw_is(&type, "tool/result") == 1)
-		k = acp_raw_result(&x, d);
-	else if (json_raw_is(&type, "tool/call") == 1)
-		k = acp_raw_at(&x, d, "title") || x.unsure ? -1 : 0;	/* a logged title: the tree notes it */
-	else if (json_raw_is(&type, "assistant/message") == 1) {
+	const char *tn;
+	size_t tl;
+	int plain = json_raw_plain(&type, &tn, &tl);
+	if (!plain && !canonical)
+		return -1;	/* an escaped type: the check's, then canonical */
+	switch (plain ? sess_ev_ofn(tn, tl) : SESS_EV_NONE) {
+	case SESS_EV_USER_MESSAGE:
+		if (mode == ACP_RENDER_REPLAY)
+			k = acp_raw_user(&x, d);
+		break;
+	case SESS_EV_ASSISTANT_MESSAGE:
+		if (mode != ACP_RENDER_REPLAY)
+			break;
 		calls = json_object();
 		if ((k = acp_raw_assistant(&x, d, calls)) == 0)
 			json_object_update(r->calls, calls);
 		json_decref(calls);
-	} else
-		k = -1;		/* a compaction, or a type this does not know: the tree's */
+		break;
+	case SESS_EV_TOOL_CALL:
+		k = mode == ACP_RENDER_REPLAY ? acp_raw_call(&x, d, r->titles) : acp_raw_live_call(&x, d);
+		break;
+	case SESS_EV_TOOL_RESULT:
+		k = mode == ACP_RENDER_REPLAY ? acp_raw_result(&x, d) : acp_raw_live_result(&x, d);
+		break;
+	case SESS_EV_COMPACTED:
+		if (mode == ACP_RENDER_REPLAY && r->compaction)
+			k = acp_raw_compacted(&x, d);
+		break;
+	default:
+		break;		/* shows nothing */
+	}
 	if (k < 0)
 		r->nends = r->next = 0;
-	return k;
+	return k < 0 ? -1 : 0;
 }
 
-/* Makes sure the current event has something left to show, pulling events as needed; 0 once
- * they are done. */
+/* A tree's updates: rendered from its canonical bytes (in r->canon: the tape points into them). */
+static int
+acp_render_tree(struct acp_replay *r, const json_t *ev, int mode)
+{
+	r->canon.len = 0;
+	if (jenc_append(&r->canon, ev) < 0 || acp_render(r, r->canon.data, r->canon.len, 1, mode) < 0) {
+		r->nends = r->next = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int
+acp_update_live(struct acp_replay *r, const json_t *ev)
+{
+	enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
+
+	/* only a call and its result show live: the others are not encoded for nothing */
+	if ((et != SESS_EV_TOOL_CALL && et != SESS_EV_TOOL_RESULT) || acp_render_tree(r, ev, ACP_RENDER_LIVE) < 0 ||
+	    r->nends != 1)
+		return 0;
+	r->next = r->nends;
+	return 1;
+}
+
+/* Makes sure an update is waiting in r->out, pulling events as needed; 0 once they are done. */
 static int
 acp_replay_fill(struct acp_replay *r)
 {
@@ -693,15 +791,13 @@ acp_replay_fill(struct acp_replay *r)
 	size_t len;
 	json_t *ev;
 
-	while (r->ev == NULL && r->next == r->nends && !r->done) {
-		r->blk = 0;
+	while (r->next == r->nends && !r->done) {
 		r->nends = r->next = 0;
 		line = r->pull(r->arg, &len, &ev);
 		if (line) {
-			if (acp_replay_render(r, line, len) == 0)
+			if (acp_render(r, line, len, 0, ACP_RENDER_REPLAY) == 0)
 				continue;
-			/* The tree functions trust the payload's shape: checked again (a lying line ends
-			 * the replay, it never reaches them). */
+			/* Not sure of its bytes: checked again (a lying line ends the replay here). */
 			if ((ev = r->tree(r->arg, line, len)) == NULL) {
 				r->done = 1;
 				break;
@@ -710,26 +806,24 @@ acp_replay_fill(struct acp_replay *r)
 			r->done = 1;
 			break;
 		}
-		r->ev = ev;
+		if (line && acp_render_tree(r, ev, ACP_RENDER_REPLAY) == 0)
+			r->checked += r->nends;
+		else if (line == NULL)
+			(void)acp_render_tree(r, ev, ACP_RENDER_REPLAY);	/* deeper than jenc goes: nothing */
+		json_decref(ev);
 	}
-	return r->ev != NULL || r->next < r->nends;
+	return r->next < r->nends;
 }
 
 int
-acp_replay_next_any(struct acp_replay *r, json_t **tree, const char **s, size_t *n)
+acp_replay_next_update(struct acp_replay *r, const char **s, size_t *n)
 {
-	*tree = NULL;
-	while (acp_replay_fill(r)) {
-		if (r->next < r->nends) {
-			size_t a = r->next ? r->ends[r->next - 1] : 0;
-			*s = r->out.data + a;
-			*n = r->ends[r->next++] - a;
-			return 1;
-		}
-		if ((*tree = acp_replay_step_tree(r)) != NULL)
-			return 1;
-	}
-	return 0;
+	if (!acp_replay_fill(r))
+		return 0;
+	size_t a = r->next ? r->ends[r->next - 1] : 0;
+	*s = r->out.data + a;
+	*n = r->ends[r->next++] - a;
+	return 1;
 }
 
 int
@@ -745,8 +839,8 @@ acp_replay_next(struct acp_replay *r, size_t max, json_t *out)
 	const char *s;
 	json_t *u;
 
-	while (n < max && acp_replay_next_any(r, &u, &s, &len)) {
-		if (u == NULL && (u = json_loadb(s, len, 0, NULL)) == NULL)
+	while (n < max && acp_replay_next_update(r, &s, &len)) {
+		if ((u = json_loadb(s, len, JSON_ALLOW_NUL, NULL)) == NULL)
 			continue;	/* cannot be: the bytes are jenc's */
 		json_array_append_new(out, u);
 		n++;
@@ -757,11 +851,11 @@ acp_replay_next(struct acp_replay *r, size_t max, json_t *out)
 void
 acp_replay_free(struct acp_replay *r)
 {
-	json_decref(r->ev);
 	json_decref(r->calls);
 	json_decref(r->titles);
-	r->ev = r->calls = r->titles = NULL;
+	r->calls = r->titles = NULL;
 	buf_free(&r->out);
+	buf_free(&r->canon);
 	buf_free(&r->tmp);
 	json_tape_free(&r->tape);
 	free(r->ends);

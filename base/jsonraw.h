@@ -29,7 +29,7 @@ struct json_tape {
 	struct json_tok *t;	/* owned */
 	size_t n, cap;
 };
-#define JSON_TAPE_MAX_DEPTH 64
+#define JSON_TAPE_MAX_DEPTH 4096	/* jenc's: canonical bytes always tape */
 
 void json_tape_init(struct json_tape *tp);
 void json_tape_free(struct json_tape *tp);
