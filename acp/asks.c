@@ -19,13 +19,21 @@ acp_ask_root(struct agent *a)
 	return a && agent_parent(a) == NULL ? a : NULL;
 }
 
-/* The toolCallId inv shows under on its root's session; owned. */
+/* Whether inv's agent is a child the client shows as a session of its own (docs/contract.md §22.2):
+ * its asks go on its session, with its own toolCallId, as a root's do on the root's. */
+static int
+acp_ask_on_child(const struct acp_server *srv, const struct tool_inv *inv)
+{
+	return srv->client_subagents && agent_parent(inv->agent) != NULL;
+}
+
+/* The toolCallId inv shows under on its root's session (or its own); owned. */
 static char *
-acp_ask_call_id(const struct tool_inv *inv)
+acp_ask_call_id(const struct acp_server *srv, const struct tool_inv *inv)
 {
 	struct agent *a = inv->agent;
 
-	if (agent_parent(a))
+	if (agent_parent(a) && !acp_ask_on_child(srv, inv))
 		return xasprintf("%s/%s", agent_id(a), inv->call_id);
 	return acp_tool_call_id(agent_turn(a), agent_step(a), inv->call_id);
 }
@@ -35,11 +43,12 @@ static json_t *
 acp_ask_tool_call(struct acp_server *srv, const struct tool_inv *inv)
 {
 	struct agent *a = inv->agent;
-	char *tcid = acp_ask_call_id(inv);
+	char *tcid = acp_ask_call_id(srv, inv);
 	char *title = inv->tool->title ? inv->tool->title(inv->tool, inv->args) : xstrdup(inv->tool->name);
+	int flat = agent_parent(a) && !acp_ask_on_child(srv, inv);
 	json_t *tc;
 
-	if (agent_parent(a)) {
+	if (flat) {
 		struct sess_entry *en = map_get(&srv->corpus.by_id, agent_id(a));
 		char *t = xasprintf("[%s] %s", en && en->label ? en->label : agent_id(a), title);
 		free(title);
@@ -52,7 +61,7 @@ acp_ask_tool_call(struct acp_server *srv, const struct tool_inv *inv)
 		json_object_set(tc, "locations", inv->plan.locations);
 	if (inv->plan.content)
 		json_object_set(tc, "content", inv->plan.content);
-	if (agent_parent(a))
+	if (flat)
 		json_object_set_new(tc, "_meta", xjson_pack("{s:{s:s}}", "acpAgent", "agentId", agent_id(a)));
 	free(tcid);
 	free(title);
@@ -73,6 +82,12 @@ acp_ask(void *self, struct tool_inv *inv, json_t *options, agent_client_done *do
 		return 0;
 	}
 	tc = acp_ask_tool_call(srv, inv);
+	if (acp_ask_on_child(srv, inv)) {
+		/* on the child's own session, where its tool/call went out pending */
+		acp_child_asking(srv, inv->agent, 1);
+		return acp_outbound_request(&srv->out, "session/request_permission", xjson_pack("{s:s, s:o, s:o}",
+		    "sessionId", agent_id(inv->agent), "toolCall", tc, "options", options), 0, done, arg);
+	}
 	/* A root's own call was announced pending by its tool/call; a child's shows here first. */
 	if (agent_parent(inv->agent)) {
 		json_t *u = json_deep_copy(tc);
@@ -94,14 +109,19 @@ acp_ask_call_status(void *self, struct tool_inv *inv, const char *status)
 
 	if (as == NULL || as->agent == NULL)
 		return;
-	tcid = acp_ask_call_id(inv);
+	tcid = acp_ask_call_id(srv, inv);
 	u = xjson_pack("{s:s, s:s, s:s}", "sessionUpdate", "tool_call_update", "toolCallId", tcid, "status", status);
 	/* A failed call says why, as a root's own does: the child's error text (docs/decisions.md, "Asks, steering and failures"). */
 	if (strcmp(status, "failed") == 0 && inv->result.text)
 		json_object_set_new(u, "content", xjson_pack("[{s:s, s:{s:s, s:o}}]", "type", "content", "content",
 		    "type", "text", "text", xjson_text(inv->result.text, strlen(inv->result.text))));
+	free(tcid);
+	if (acp_ask_on_child(srv, inv)) {
+		acp_send_update(srv, agent_id(inv->agent), u);
+		acp_child_asking(srv, inv->agent, -1);	/* the ask is over: running again */
+		return;
+	}
 	if (agent_parent(inv->agent))
 		json_object_set_new(u, "_meta", xjson_pack("{s:{s:s}}", "acpAgent", "agentId", agent_id(inv->agent)));
-	free(tcid);
 	acp_send_update(srv, as->id, u);
 }

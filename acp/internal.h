@@ -23,11 +23,13 @@ void acp_send(struct acp_server *srv, json_t *msg);
 /* A session/update notification; steals update. */
 json_t *acp_update_msg(const char *sid, json_t *update);
 /* The bytes of acp_update_msg's message up to its update (check_outbound pins the two equal);
- * the replay sends each update inside them, without building the envelope (update stolen). */
+ * the replay sends each update inside them, without building the envelope. */
 void acp_update_prefix(struct buf *b, const char *sid);
-/* The same for an update that is already bytes (jenc's: s[0..n), borrowed). */
+/* The live update of an appended event of a's session (a: the agent, or NULL), on sid. */
+void acp_send_event_update(struct acp_server *srv, const char *sid, struct agent *a, const json_t *ev);
 /* A session/update whose update is the bytes s[0..n) (jenc's), held like acp_send_update's. */
 void acp_send_update_raw(struct acp_server *srv, const char *sid, const char *s, size_t n);
+/* The same inside prefix (the replay's, made once for its session), never held. */
 void acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, const char *sid, const char *s, size_t n);
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */
 void acp_hold(struct acp_session *as, json_t *msg);
@@ -185,5 +187,18 @@ void acp_prompt_start(struct acp_session *as, json_t *id, json_t *prompt);
 json_t *acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt);
 json_t *acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m);
+
+/* Children as ACP sessions (acp/children.c; docs/contract.md §22). */
+/* The table, and srv->watch (the runtime's view of it, set as rt.watch for such a client). */
+void acp_children_init(struct acp_server *srv);
+void acp_children_free(struct acp_server *srv);
+/* One of a's asks waits for the client (delta 1) or ended (-1): its state follows. */
+void acp_child_asking(struct acp_server *srv, struct agent *a, int delta);
+/* 1 when sid is a child's session and the client shows children as sessions. */
+int acp_is_child_session(struct acp_server *srv, const char *sid);
+/* The -32602 child_session answer to request id (borrowed) naming the child sid; new ref. */
+json_t *acp_child_refuse(const json_t *id, const char *sid);
+/* session/cancel for sid: 1 when sid is a child's (its turn and its descendants' cancelled), else 0. */
+int acp_child_cancel(struct acp_server *srv, const char *sid);
 
 #endif

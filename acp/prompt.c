@@ -31,9 +31,13 @@ acp_hook_tool_progress(void *arg, struct agent *a, const char *call_id, const ch
     const char *text)
 {
 	struct acp_session *as = arg;
-	char *tcid = acp_tool_call_id(agent_turn(a), agent_step(a), call_id);	/* the call is in a's current step */
-	const struct tool_inv *inv = agent_find_call(a, call_id);
+	char *tcid;
 
+	/* A client that shows children as sessions sees the child's own stream instead. */
+	if (child_id && as->srv->client_subagents)
+		return;
+	tcid = acp_tool_call_id(agent_turn(a), agent_step(a), call_id);	/* the call is in a's current step */
+	const struct tool_inv *inv = agent_find_call(a, call_id);
 	/* content replaces: what the call showed first (bash's command) stays above its output */
 	acp_send_update(as->srv, as->id, acp_update_progress(tcid, child_id, text, inv ? inv->plan.content : NULL));
 	free(tcid);
@@ -143,18 +147,16 @@ acp_hook_turn_end(void *arg, struct agent *a, const char *first_msg, const json_
 }
 
 void
-acp_observe_event(void *arg, struct sess *s, const json_t *ev)
+acp_send_event_update(struct acp_server *srv, const char *sid, struct agent *a, const json_t *ev)
 {
-	struct acp_session *as = arg;
-	struct acp_replay *r = &as->srv->live;
+	struct acp_replay *r = &srv->live;
 	const struct tool_inv *inv = NULL;
 
-	(void)s;
 	if (!acp_update_live(r, ev))
 		return;
 	/* A call of ours in flight: its checks said whether it asks first, and what it shows. */
-	if (as->agent && sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_TOOL_CALL)
-		inv = agent_find_call(as->agent, json_string_value(json_object_get(json_object_get(ev, "data"), "callId")));
+	if (a && sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_TOOL_CALL)
+		inv = agent_find_call(a, json_string_value(json_object_get(json_object_get(ev, "data"), "callId")));
 	if (inv && (inv->asking || inv->plan.locations || inv->plan.content)) {
 		json_t *u = json_loadb(r->out.data, r->out.len, JSON_ALLOW_NUL, NULL);
 		if (u == NULL)
@@ -165,10 +167,19 @@ acp_observe_event(void *arg, struct sess *s, const json_t *ev)
 			json_object_set(u, "locations", inv->plan.locations);
 		if (inv->plan.content)
 			json_object_set(u, "content", inv->plan.content);
-		acp_send_update(as->srv, as->id, u);
+		acp_send_update(srv, sid, u);
 		return;
 	}
-	acp_send_update_raw(as->srv, as->id, r->out.data, r->out.len);
+	acp_send_update_raw(srv, sid, r->out.data, r->out.len);
+}
+
+void
+acp_observe_event(void *arg, struct sess *s, const json_t *ev)
+{
+	struct acp_session *as = arg;
+
+	(void)s;
+	acp_send_event_update(as->srv, as->id, as->agent, ev);
 }
 
 /* A /compact ends (agent_compact's done): a line for the person, then the prompt's answer. */
@@ -350,7 +361,7 @@ acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m)
 	if (as && as->agent) {
 		acp_gate_drop_prompt(as, ACP_WAIT_REPLAY);
 		acp_session_cancel(as);
-	} else
+	} else if (sid == NULL || !acp_child_cancel(srv, sid))
 		log_info("acp: session/cancel for unknown session ignored");
 	return NULL;
 }

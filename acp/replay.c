@@ -228,6 +228,7 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->events = sess_cursor_new_only(agent_sess(as->agent), 0, sess_nev(agent_sess(as->agent)), acp_replay_types);
 	acp_replay_init(&t->cur, acp_replay_pull, acp_replay_tree, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;
+	t->cur.subagents = srv->client_subagents;
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
 		;
 	*pp = t;

@@ -92,6 +92,9 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	srv->client_compaction = json_is_object(json_object_get(json_object_get(caps, "session"),
 	    "compaction"));
 	srv->client_notices = json_is_object(json_object_get(json_object_get(caps, "session"), "notices"));
+	srv->client_subagents = json_is_object(json_object_get(caps, "subagents"));
+	srv->rt.watch = srv->client_subagents ? &srv->watch : NULL;
+	srv->live.subagents = srv->client_subagents;
 	return acp_result_new(m->id, xjson_pack(
 	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
 	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
@@ -332,6 +335,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 		return err_set(e, ERR_USAGE, "\"%s\" is not default or team", opts->profile);
 	toolbox_init(&srv->tools);
 	acp_replay_init(&srv->live, NULL, NULL, NULL, &srv->tools);
+	acp_children_init(srv);
 	buf_init(&srv->prefix);
 	toolsets_build(&srv->tools, srv->profile);
 	agent_rt_init(&srv->rt, &srv->runq, &srv->env, &srv->store, &srv->corpus, srv->model);
@@ -408,6 +412,7 @@ acp_server_free(struct acp_server *srv)
 	model_free(srv->model);
 	record_free(srv->rec);	/* after the model: its tap writes here */
 	acp_replay_free(&srv->live);
+	acp_children_free(srv);
 	buf_free(&srv->prefix);
 	toolbox_free(&srv->tools);
 	sess_store_free(&srv->store);

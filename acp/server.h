@@ -120,6 +120,9 @@ struct acp_server {
 	int client_fs_read, client_fs_write;	/* clientCapabilities.fs, from initialize */
 	int client_compaction;		/* clientCapabilities.session.compaction: compaction_update */
 	int client_notices;		/* clientCapabilities.session.notices: notice updates */
+	int client_subagents;		/* clientCapabilities.subagents: children as sessions (§22) */
+	struct map children;		/* child id -> what the client was told of it (acp/children.c) */
+	struct agent_watch watch;	/* how the runtime tells of children (acp/children.c) */
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
 	struct acp_gate gate;		/* requests parked until what they wait for is there (acp/gate.c) */

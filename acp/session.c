@@ -140,9 +140,10 @@ acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 	return NULL;
 }
 
-/* Validates params.sessionId; returns it or NULL with *reply set. */
+/* Validates params.sessionId; returns it or NULL with *reply set. A child's session takes no
+ * method but session/cancel (docs/contract.md §22.3). */
 static const char *
-acp_session_id_param(struct acp_msg *m, json_t **reply)
+acp_session_id_param(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 {
 	const char *sid = json_string_value(json_object_get(m->params, "sessionId"));
 
@@ -158,6 +159,10 @@ acp_session_id_param(struct acp_msg *m, json_t **reply)
 		*reply = acp_invalid_params(m->id, "sessionId: malformed session id");
 		return NULL;
 	}
+	if (acp_is_child_session(srv, sid)) {
+		*reply = acp_child_refuse(m->id, sid);
+		return NULL;
+	}
 	return sid;
 }
 
@@ -165,7 +170,7 @@ acp_session_id_param(struct acp_msg *m, json_t **reply)
 struct acp_session *
 acp_live_session(struct acp_server *srv, struct acp_msg *m, json_t **reply)
 {
-	const char *sid = acp_session_id_param(m, reply);
+	const char *sid = acp_session_id_param(srv, m, reply);
 	struct acp_session *as;
 
 	if (sid == NULL)
@@ -215,7 +220,7 @@ acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, struct agent_co
 static struct acp_session *
 acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, json_t **reply)
 {
-	const char *sid = acp_session_id_param(m, reply);
+	const char *sid = acp_session_id_param(srv, m, reply);
 	struct acp_session *as;
 	struct sess_entry *en;
 	struct sess_loading *ld;

@@ -211,25 +211,35 @@ acp_raw_value(struct buf *out, const struct json_span *v)
 	return k;
 }
 
-/* A string's value as a C string in r->tmp (from *off): its start, or NULL when it is not a
- * string. A \u0000 ends it, as it ends json_string_value's. */
+/* A string's value in r->tmp (from *off, *len bytes, a NUL after them): its start, or NULL when
+ * it is not a string. Callers that need a C string (a name, an id) read up to the first NUL, as
+ * json_string_value's readers do. */
 static const char *
-acp_raw_cstr(struct acp_replay *r, const struct json_span *v, size_t *off)
+acp_raw_strn(struct acp_replay *r, const struct json_span *v, size_t *off, size_t *len)
 {
 	*off = r->tmp.len;
 	if (v == NULL || v->n < 2 || v->s[0] != '"')
 		return NULL;
-	if (json_raw_decode(v, &r->tmp) < 0) {
+	if (json_raw_decode(v, &r->tmp) < 0) {	/* \u0000: through jansson */
 		json_t *j = json_loadb(v->s, v->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-		const char *c = json_string_value(j);
-		if (c)
-			buf_puts(&r->tmp, c);
-		json_decref(j);
-		if (c == NULL)
+		if (!json_is_string(j)) {
+			json_decref(j);
 			return NULL;
+		}
+		buf_append(&r->tmp, json_string_value(j), json_string_length(j));
+		json_decref(j);
 	}
+	*len = r->tmp.len - *off;
 	buf_append(&r->tmp, "", 1);
 	return r->tmp.data + *off;
+}
+
+static const char *
+acp_raw_cstr(struct acp_replay *r, const struct json_span *v, size_t *off)
+{
+	size_t len;
+
+	return acp_raw_strn(r, v, off, &len);
 }
 
 /* An integer's value, as json_integer_value reads it (0 for anything else). */
@@ -322,8 +332,10 @@ acp_raw_eq(struct acp_raw *x, const struct json_span *v, const char *s)
 {
 	int k = v ? json_raw_is(v, s) : 0;
 
-	if (k < 0 && (x->canonical || v->s[0] != '"'))
+	if (k < 0 && x->canonical)
 		return 0;
+	if (k < 0)
+		acp_raw_doubt(x);	/* an escape, or no string: the check decides */
 	return k;
 }
 
@@ -447,17 +459,19 @@ acp_raw_call(struct acp_raw *x, size_t d, json_t *titles)
 {
 	struct acp_replay *r = x->r;
 	struct json_span title, callid;
-	size_t coff, toff;
+	size_t coff, toff, tlen;
 	const char *cid, *t;
 
 	if (acp_raw_get(x, d, "title", &title) == NULL)
 		return x->unsure ? -1 : 0;
 	cid = acp_raw_cstr(r, acp_raw_get(x, d, "callId", &callid), &coff);
-	t = acp_raw_cstr(r, &title, &toff);
+	t = acp_raw_strn(r, &title, &toff, &tlen);
+	if (cid == NULL || t == NULL)
+		acp_raw_doubt(x);
 	if (x->unsure)
 		return -1;
 	if (cid && t)
-		json_object_set_new(titles, r->tmp.data + coff, json_string(r->tmp.data + toff));
+		json_object_set_new(titles, r->tmp.data + coff, json_stringn_nocheck(r->tmp.data + toff, tlen));
 	r->tmp.len = 0;
 	return 0;
 }
@@ -520,6 +534,15 @@ acp_raw_result_fields(struct acp_raw *x, size_t d, const struct tool *tool, int 
 	size_t content = acp_raw_at(x, d, "content"), first = 0, aoff;
 
 	buf_puts(&r->out, ",\"content\":[");
+	/* the call that made a child links it, first (docs/contract.md §22.1) */
+	if (r->subagents && tool && tool->links_agent && agentp && agent.s[0] == '"') {
+		const char *aid = acp_raw_cstr(r, &agent, &aoff);
+		if (aid && sess_id_valid(aid)) {
+			buf_puts(&r->out, "{\"type\":\"session\",\"sessionId\":");
+			jenc_string(&r->out, aid, strlen(aid));
+			buf_puts(&r->out, "},");
+		}
+	}
 	if (!is_error && outp && out.s[0] == '{' && acp_raw_get(x, acp_raw_at(x, d, "output"), "diff", &diff) &&
 	    diff.s[0] == '{') {
 		if (acp_raw_value(&r->out, &diff) < 0)
@@ -538,11 +561,15 @@ acp_raw_result_fields(struct acp_raw *x, size_t d, const struct tool *tool, int 
 		if (tx == NULL) {
 			buf_puts(&r->out, "\"\"");
 		} else if (tool && tool->shown_max && text.n - 2 > tool->shown_max) {
-			const char *t = acp_raw_cstr(r, &text, &aoff);
-			size_t len = t ? strlen(t) : 0;
+			size_t len = 0;
+			const char *t = acp_raw_strn(r, &text, &aoff, &len);
+			if (t == NULL) {
+				acp_raw_doubt(x);
+				return x->unsure ? -1 : 0;
+			}
 			if (len > tool->shown_max)
 				len = utf8_boundary(t, len, tool->shown_max);
-			jenc_string(&r->out, t ? t : "", len);
+			jenc_string(&r->out, t, len);
 		} else if (acp_raw_value(&r->out, &text) < 0) {
 			return -1;
 		}
@@ -566,9 +593,28 @@ acp_raw_result_fields(struct acp_raw *x, size_t d, const struct tool *tool, int 
 			return -1;
 		buf_puts(&r->out, "}");
 	}
-	if (agentp && agent.s[0] == '"')
-		acp_raw_agent_meta(r, acp_raw_cstr(r, &agent, &aoff));
+	if (agentp && agent.s[0] == '"') {
+		const char *aid = acp_raw_cstr(r, &agent, &aoff);
+		if (aid == NULL)
+			acp_raw_doubt(x);
+		acp_raw_agent_meta(r, aid);
+	}
 	return x->unsure ? -1 : 0;
+}
+
+/* A number the toolCallId is made of: on canonical bytes as json_integer_value reads it; on a line
+ * as it lies, a plain integer (anything else: the check decides). */
+static long long
+acp_raw_num(struct acp_raw *x, const struct json_span *v)
+{
+	long long n;
+
+	if (v == NULL || x->canonical)
+		return acp_raw_intv(v);
+	if (json_raw_int(v, &n))
+		return n;
+	acp_raw_doubt(x);
+	return 0;
 }
 
 /* The toolCallId of the call an event (tool/call, tool/result) is about, into *tcid (owned), with
@@ -578,8 +624,8 @@ acp_raw_call_ids(struct acp_raw *x, size_t d, char **tcid, size_t *noff, size_t 
 {
 	struct acp_replay *r = x->r;
 	struct json_span turn, step, name, callid;
-	long long tn = acp_raw_intv(acp_raw_get(x, d, "turn", &turn));
-	long long sn = acp_raw_intv(acp_raw_get(x, d, "step", &step));
+	long long tn = acp_raw_num(x, acp_raw_get(x, d, "turn", &turn));
+	long long sn = acp_raw_num(x, acp_raw_get(x, d, "step", &step));
 
 	if (acp_raw_cstr(r, acp_raw_get(x, d, "name", &name), noff) == NULL ||
 	    acp_raw_cstr(r, acp_raw_get(x, d, "callId", &callid), coff) == NULL || x->unsure) {
@@ -590,14 +636,22 @@ acp_raw_call_ids(struct acp_raw *x, size_t d, char **tcid, size_t *noff, size_t 
 	return 0;
 }
 
+/* Whether a result's isError is true. */
+static int
+acp_raw_is_error(struct acp_raw *x, size_t d)
+{
+	struct json_span v;
+
+	return acp_raw_get(x, d, "isError", &v) && v.n == 4 && memcmp(v.s, "true", 4) == 0;
+}
+
 /* A replayed result: the whole call, completed or failed, as one tool_call. */
 static int
 acp_raw_result(struct acp_raw *x, size_t d)
 {
 	struct acp_replay *r = x->r;
-	struct json_span iserr;
 	size_t noff, coff;
-	int is_error = acp_raw_get(x, d, "isError", &iserr) && iserr.n == 4 && memcmp(iserr.s, "true", 4) == 0;
+	int is_error = acp_raw_is_error(x, d);
 	int late, k;
 	json_t *input;
 	char *tcid;
@@ -629,7 +683,7 @@ acp_raw_live_call(struct acp_raw *x, size_t d)
 {
 	struct acp_replay *r = x->r;
 	struct json_span args, title;
-	size_t noff, coff, aoff, toff;
+	size_t noff, coff, aoff, toff, tlen = 0;
 	const char *raw, *logged;
 	json_t *input, *lt;
 	char *tcid;
@@ -638,8 +692,8 @@ acp_raw_live_call(struct acp_raw *x, size_t d)
 	if (acp_raw_call_ids(x, d, &tcid, &noff, &coff) < 0)
 		return -1;
 	raw = acp_raw_cstr(r, acp_raw_get(x, d, "arguments", &args), &aoff);
-	logged = acp_raw_cstr(r, acp_raw_get(x, d, "title", &title), &toff);
-	lt = logged ? json_string(r->tmp.data + toff) : NULL;
+	logged = acp_raw_strn(r, acp_raw_get(x, d, "title", &title), &toff, &tlen);
+	lt = logged ? json_stringn_nocheck(r->tmp.data + toff, tlen) : NULL;
 	k = acp_raw_call_head(r, tcid, r->tmp.data + noff, raw ? r->tmp.data + aoff : NULL, lt, "in_progress", &late,
 	    &input);
 	free(tcid);
@@ -658,9 +712,8 @@ static int
 acp_raw_live_result(struct acp_raw *x, size_t d)
 {
 	struct acp_replay *r = x->r;
-	struct json_span iserr;
 	size_t noff, coff;
-	int is_error = acp_raw_get(x, d, "isError", &iserr) && iserr.n == 4 && memcmp(iserr.s, "true", 4) == 0;
+	int is_error = acp_raw_is_error(x, d);
 	char *tcid;
 
 	if (acp_raw_call_ids(x, d, &tcid, &noff, &coff) < 0)
@@ -691,7 +744,9 @@ acp_raw_compacted(struct acp_raw *x, size_t d)
 	if (acp_raw_value(&r->out, &id) < 0)
 		return -1;
 	buf_puts(&r->out, ",\"status\":\"completed\"");
-	if (acp_raw_get(x, d, "summary", &summary) && summary.s[0] == '"') {
+	if (acp_raw_get(x, d, "summary", &summary) && summary.s[0] != '"')
+		acp_raw_doubt(x);
+	else if (acp_raw_get(x, d, "summary", &summary)) {
 		buf_puts(&r->out, ",\"summary\":[{\"type\":\"text\",\"text\":");
 		if (acp_raw_value(&r->out, &summary) < 0)
 			return -1;

@@ -61,6 +61,7 @@ struct acp_replay {
 	json_t *calls;		/* callId -> {arguments} of a call whose result is not replayed yet: owned */
 	json_t *titles;		/* callId -> the title its tool/call logged (MCP tools): owned */
 	int compaction;		/* the client takes compaction_update: each compaction replays */
+	int subagents;		/* the client shows children as sessions: a delegation links its child */
 	struct buf out;		/* the updates of the event being replayed */
 	struct buf canon;	/* its canonical bytes, when it came as a tree or its line was not sure */
 	size_t *ends;		/* update i is out.data[ends[i - 1], ends[i]) */

@@ -568,6 +568,8 @@ agent_kick(void *arg)
 		return;
 	a->status = AGENT_RUNNING;
 	AGENT_EXT_EACH(a->rt, turn_start, a);
+	if (a->rt->watch && agent_parent(a))
+		a->rt->watch->turn_start(a->rt->watch->arg, a);
 	/* A write that failed and was cut back (a full disk) does not break the session for good:
 	 * the next turn re-verifies the file and goes on. */
 	err_clear(&e);
@@ -651,6 +653,8 @@ agent_sink_text(void *arg, const char *s, size_t n)
 	buf_append(&a->text, s, n);
 	if (a->hooks.delta)
 		a->hooks.delta(a->hooks.arg, a, 0, a->msg_id, s, n);
+	if (a->rt->watch && agent_parent(a))
+		a->rt->watch->delta(a->rt->watch->arg, a, 0, a->msg_id, s, n);
 }
 
 static void
@@ -661,6 +665,8 @@ agent_sink_reasoning(void *arg, const char *s, size_t n)
 	buf_append(&a->reasoning, s, n);
 	if (a->hooks.delta)
 		a->hooks.delta(a->hooks.arg, a, 1, a->msg_id, s, n);
+	if (a->rt->watch && agent_parent(a))
+		a->rt->watch->delta(a->rt->watch->arg, a, 1, a->msg_id, s, n);
 }
 
 static void
@@ -1413,6 +1419,8 @@ agent_end_turn(struct agent *a, const char *kind, const char *cause, const char 
 	a->status = AGENT_IDLE;
 	a->cancelling = 0;
 	AGENT_EXT_EACH(a->rt, turn_end, a);
+	if (a->rt->watch && agent_parent(a))
+		a->rt->watch->turn_end(a->rt->watch->arg, a, reason);
 	memcpy(first, a->first_msg, sizeof(first));
 	if (a->hooks.turn_end)
 		a->hooks.turn_end(a->hooks.arg, a, first, reason);
@@ -1484,6 +1492,38 @@ out:
 }
 
 void
+agent_cancel_tree(struct agent *a, const char *cause)
+{
+	struct agent_rt *rt = a->rt;
+	char top[SESS_ID_LEN + 1];
+
+	snprintf(top, sizeof(top), "%s", agent_id(a));
+	/* by id, never by pointer: a cancel may release a one-shot child (later, from the queue) */
+	for (size_t i = 0; i < rt->nall; i++) {
+		struct agent *d = rt->all[i];
+		if (d->released)
+			continue;
+		for (struct agent *up = d; up; up = agent_parent(up) ? agent_rt_get(rt, agent_parent(up)) : NULL) {
+			if (strcmp(agent_id(up), top) == 0) {
+				agent_cancel(d, cause);
+				break;
+			}
+		}
+	}
+}
+
+/* The built-in type every child is until types come (docs/contract.md §23.1: `general`). */
+#define AGENT_TYPE_GENERAL_DESCRIPTION                                                              \
+	"General-purpose agent for multi-step tasks: research, edits and commands. It has the same tools as you."
+
+const char *
+agent_type_description(const struct agent *a)
+{
+	(void)a;	/* every child is of the general type until types come (docs/contract.md §23) */
+	return AGENT_TYPE_GENERAL_DESCRIPTION;
+}
+
+void
 agent_release(struct agent *a)
 {
 	if (a->released)
@@ -1495,6 +1535,8 @@ agent_release(struct agent *a)
 	char id[SESS_ID_LEN + 1];
 	memcpy(id, agent_id(a), sizeof(id));
 	AGENT_EXT_EACH(a->rt, release, a);	/* it still has its session */
+	if (a->rt->watch && agent_parent(a))
+		a->rt->watch->released(a->rt->watch->arg, a);
 	sess_unobserve(a->sess, agent_corpus_observer, a);
 	sess_store_release(a->rt->store, a->sess);
 	a->sess = NULL;

@@ -50,6 +50,27 @@ struct agent_hooks {
 /* What a /compact asked for hears at the end: status completed, failed (error) or cancelled. */
 typedef void agent_compact_done_fn(void *arg, struct agent *a, const char *status, const char *error);
 
+struct tool_inv;
+
+/*
+ * What a client that shows children as sessions of their own hears of every child agent's life
+ * (docs/contract.md §22): the server sets rt->watch when its client advertised it; NULL
+ * otherwise. Only children (agents with a parent) are told of. Called from the run queue's tasks,
+ * never re-entrantly; a may not be released from inside.
+ */
+struct agent_watch {
+	/* A child was made (its descriptor is logged, its first message posted); inv: the parent's
+	 * call that made it, or NULL (a teammate). Its first turn has not started yet. */
+	void (*born)(void *arg, struct agent *child, const struct tool_inv *inv);
+	void (*turn_start)(void *arg, struct agent *a);
+	/* reason: the turn/end's {kind, cause?, message?, code?}, borrowed. */
+	void (*turn_end)(void *arg, struct agent *a, const json_t *reason);
+	void (*delta)(void *arg, struct agent *a, int reasoning, const char *msg_id, const char *s, size_t n);
+	/* Released: its session is still there, for the last time. */
+	void (*released)(void *arg, struct agent *a);
+	void *arg;
+};
+
 /* The runtime every agent of the process shares. Owned by the server. */
 struct agent_rt {
 	struct runq *runq;
@@ -70,6 +91,7 @@ struct agent_rt {
 	long long resume_offload_min;
 	const struct agent_ext *const *exts;	/* the profile's extensions, NULL-terminated; borrowed */
 	const struct agent_client *client;	/* the editor (acp/), or NULL: nothing to ask */
+	const struct agent_watch *watch;	/* children as client sessions (acp/), or NULL */
 	enum permit_mode start_mode;		/* --permission-mode: a new root's mode */
 	int child_approvals_never;		/* --child-approvals never */
 	/* A workspace tool is about to touch abs, a path under root (the recorder's fixture,
@@ -168,6 +190,10 @@ void agent_post(struct agent *a, json_t *content, json_t *source, char *out_id);
 int agent_withdraw(struct agent *a, const char *msg_id);
 /* Cancels the current turn with cause (user, parent, disposed); a no-op when idle. */
 void agent_cancel(struct agent *a, const char *cause);
+/* Cancels the turns of a and of every live descendant of a (cause as above). */
+void agent_cancel_tree(struct agent *a, const char *cause);
+/* The description of a child's agent type, as a client is shown it (docs/contract.md §22.1). */
+const char *agent_type_description(const struct agent *a);
 /*
  * Disposes: cancels (disposed), syncs and releases the session. The struct is freed later, by a
  * reap task on the run queue that runs once no queued work points at it any more.

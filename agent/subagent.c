@@ -435,7 +435,8 @@ sub_settle_cut_off(struct agent *child)
 
 /* A new child of parent with its descriptor written, or NULL with e (depth, capacity, log). */
 static struct agent *
-sub_new_child(struct agent *parent, const char *label, int background, struct err *e)
+sub_new_child(struct agent *parent, const char *label, int background, const struct tool_inv *inv,
+    struct err *e)
 {
 	struct agent_rt *rt = parent->rt;
 	int depth = (int)json_integer_value(json_object_get(sess_header(parent->sess), "delegationDepth")) + 1;
@@ -461,13 +462,15 @@ sub_new_child(struct agent *parent, const char *label, int background, struct er
 	}
 	sub_state(child)->epoch = 1;
 	sub_state(child)->delivered = 1;
+	if (rt->watch)
+		rt->watch->born(rt->watch->arg, child, inv);
 	return child;
 }
 
 struct agent *
 subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source, struct err *e)
 {
-	struct agent *child = sub_new_child(parent, label, 1, e);
+	struct agent *child = sub_new_child(parent, label, 1, NULL, e);
 
 	if (child == NULL) {
 		json_decref(content);
@@ -498,7 +501,7 @@ subagent_start(struct tool_inv *inv, const char *description, const char *prompt
 	struct agent *parent = inv->agent, *child;
 	json_t *content = sub_text_blocks(prompt);
 
-	child = sub_new_child(parent, description, background, e);
+	child = sub_new_child(parent, description, background, inv, e);
 	if (child == NULL) {
 		json_decref(content);
 		return -1;

@@ -53,6 +53,9 @@ struct tool {
 	 * drop an update whose rawOutput is an array; NULL: as it is). */
 	size_t shown_max;
 	const char *raw_key;
+	/* Its result's agentId is the agent the call made: an editor that shows children as
+	 * sessions gets a link to it (docs/contract.md §22.1). */
+	int links_agent;
 	int concurrency_safe;
 	/* Returns an owned human-readable title for the call; args may be NULL. */
 	char *(*title)(const struct tool *t, const json_t *args);

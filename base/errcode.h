@@ -21,6 +21,7 @@
 	X(METHOD_NOT_FOUND, "method_not_found", NULL, -32601, "unknown method")                       \
 	X(INVALID_PARAMS, "invalid_params", NULL, -32602, "invalid parameters")                       \
 	X(UNKNOWN_SESSION, "unknown_session", NULL, -32002, "unknown session")                        \
+	X(CHILD_SESSION, "child_session", NULL, -32602, "only session/cancel applies to a subagent session") \
 	X(INTERNAL, "internal", NULL, -32603, "internal error")                                       \
 	X(TURN_FAILED, "turn_failed", NULL, -32603, "the turn failed")                                \
 	/* sessions on disk (session/), also met by tools */                                          \

@@ -1,6 +1,6 @@
 /*
  * The steps of scenario.json (docs/contract.md §10.2, §20.1) and their templates: {{cwd}}, {{state}},
- * {{session:N}} and {{mcp:<name>}}.
+ * {{session:N}}, {{subagent:N}} and {{mcp:<name>}}.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -17,7 +17,39 @@
 #define SCENARIO_STEP_BURST_MS 120000
 #define SCENARIO_STEP_IDLE_MS 10000	/* waitIdle's timeoutMs */
 
-/* s with {{cwd}}, {{state}} and {{session:N}} replaced; owned. */
+/* The n-th child (from 1) the agent announced so far: the n-th distinct sessionId of its
+ * subagent_update updates (docs/contract.md §22.1), into out (37 bytes); 0 when there is none. */
+static int
+scenario_subagent_id(struct scenario_run *r, long n, char *out, size_t size)
+{
+	json_t *seen = json_object();
+	int found = 0;
+	size_t i;
+	json_t *line;
+
+	json_array_foreach(r->lines, i, line) {
+		const char *text = json_string_value(line);
+		if (text == NULL || strstr(text, "\"sessionUpdate\":\"subagent_update\"") == NULL)
+			continue;
+		json_t *msg = json_loads(text, 0, NULL);
+		const char *id = json_string_value(json_object_get(json_object_get(json_object_get(msg, "params"),
+		    "update"), "sessionId"));
+		if (id && json_object_get(seen, id) == NULL) {
+			json_object_set_new(seen, id, json_true());
+			if ((long)json_object_size(seen) == n) {
+				snprintf(out, size, "%s", id);
+				found = 1;
+			}
+		}
+		json_decref(msg);
+		if (found)
+			break;
+	}
+	json_decref(seen);
+	return found;
+}
+
+/* s with {{cwd}}, {{state}}, {{session:N}} and {{subagent:N}} replaced; owned. */
 char *
 scenario_subst(struct scenario_run *r, const char *s)
 {
@@ -31,6 +63,11 @@ scenario_subst(struct scenario_run *r, const char *s)
 		} else if (strncmp(s, "{{state}}", 9) == 0) {
 			buf_puts(&b, r->state);
 			s += 9;
+		} else if (strncmp(s, "{{subagent:", 11) == 0 && strstr(s, "}}")) {
+			char id[64];
+			buf_puts(&b, scenario_subagent_id(r, strtol(s + 11, NULL, 10), id, sizeof(id)) ? id :
+			    "<no-such-subagent>");
+			s = strstr(s, "}}") + 2;
 		} else if (strncmp(s, "{{session:", 10) == 0 && strstr(s, "}}")) {
 			long n = strtol(s + 10, NULL, 10);
 			const char *id = json_string_value(json_array_get(r->sessions, (size_t)(n - 1)));

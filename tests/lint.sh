@@ -102,6 +102,7 @@ fi
 
 if command -v scan-build >/dev/null 2>&1; then
 	rm -rf build/scan
+	mkdir -p build
 	scan-build --status-bugs -o build/scan-report make -s -j"${JOBS:-2}" VARIANT=scan build/scan/bin/acp-agent >build/scan.log 2>&1 ||
 		{ grep -E "warning:|error:|Error [0-9]|bugs? found" build/scan.log | head -20; status=1; }
 else

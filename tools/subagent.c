@@ -103,6 +103,7 @@ const struct tool tool_subagent = {
 	    "\"run_in_background\":{\"type\":\"boolean\",\"description\":\"Run in the background and return a "
 	    "durable subagent id at once (default true). Set false to wait for the result.\"}}}",
 	.kind = "other",
+	.links_agent = 1,
 	.concurrency_safe = 1,
 	.title = subagent_title,
 	.run = subagent_run,

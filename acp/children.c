@@ -1,0 +1,285 @@
+/*
+ * Children as ACP sessions (docs/contract.md §22), for a client that advertised
+ * clientCapabilities.subagents: each child agent is a session of the client's whose id is the
+ * child's. It is announced on its immediate parent's session (subagent_update) before anything
+ * carries its id, its state follows its turns (running, requires_action while an ask of its waits,
+ * idle with how the turn ended), and its own stream (deltas, tool calls) goes out under its id.
+ * The runtime tells of children through rt->watch (agent/agent.h); the table here is what the
+ * client has been told. A client may only cancel a child: every other method naming one is
+ * refused (acp_child_refuse).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp/internal.h"
+#include "agent/turnend.h"
+#include "base/log.h"
+#include "base/xjson.h"
+#include "base/xmalloc.h"
+#include "session/evtype.h"
+
+enum acp_child_state { ACP_CHILD_NONE, ACP_CHILD_RUNNING, ACP_CHILD_ASKING, ACP_CHILD_IDLE };
+
+/* What the client has been told of one child. Owned by srv->children (until the server goes). */
+struct acp_child {
+	struct acp_server *srv;
+	char id[SESS_ID_LEN + 1];
+	char parent[SESS_ID_LEN + 1];
+	enum acp_child_state state;
+	int asks;			/* its asks waiting for the client */
+	struct sess *observed;		/* its session while live (borrowed), or NULL */
+	long long in, out;		/* the usage its turn's model requests reported */
+	int usage;			/* some request reported usage */
+};
+
+static struct acp_child *
+acp_child_get(struct acp_server *srv, const char *id)
+{
+	return map_get(&srv->children, id);
+}
+
+/* {sessionUpdate: subagent_update, sessionId, ...fields} on the parent's session; steals fields. */
+static void
+acp_child_update(struct acp_child *c, json_t *fields)
+{
+	json_t *u = xjson_pack("{s:s, s:s}", "sessionUpdate", "subagent_update", "sessionId", c->id);
+
+	json_object_update(u, fields);
+	json_decref(fields);
+	acp_send_update(c->srv, c->parent, u);
+}
+
+static void
+acp_child_state(struct acp_child *c, enum acp_child_state st)
+{
+	static const char *const names[] = { "", "running", "requires_action", "idle" };
+
+	if (c->state == st)
+		return;
+	c->state = st;
+	acp_child_update(c, xjson_pack("{s:{s:s}}", "state", "state", names[st]));
+}
+
+static void acp_child_event(void *arg, struct sess *s, const json_t *ev);
+
+/* The first update about a child: title, description, what the client may do, running. */
+static struct acp_child *
+acp_child_announce(struct acp_server *srv, struct agent *a)
+{
+	struct acp_child *c = xcalloc(1, sizeof(*c));
+	struct sess_entry *en = sess_corpus_get(&srv->corpus, agent_id(a));
+	const char *title = en && en->label && *en->label ? en->label : agent_id(a);
+
+	c->srv = srv;
+	snprintf(c->id, sizeof(c->id), "%s", agent_id(a));
+	snprintf(c->parent, sizeof(c->parent), "%s", agent_parent(a));
+	map_put(&srv->children, c->id, c);
+	c->state = ACP_CHILD_RUNNING;
+	acp_child_update(c, xjson_pack("{s:o, s:s, s:{s:{}}, s:{s:s}}", "title", xjson_text(title, strlen(title)),
+	    "description", agent_type_description(a), "capabilities", "cancel", "state", "state", "running"));
+	return c;
+}
+
+/* The entry of a live child, announced now if the client has not heard of it; its session
+ * observed. NULL for a client that does not show children. */
+static struct acp_child *
+acp_child_of(struct acp_server *srv, struct agent *a)
+{
+	struct acp_child *c;
+
+	if (!srv->client_subagents)
+		return NULL;
+	if ((c = acp_child_get(srv, agent_id(a))) == NULL)
+		c = acp_child_announce(srv, a);
+	if (c->observed == NULL && agent_sess(a)) {
+		c->observed = agent_sess(a);
+		sess_observe(c->observed, acp_child_event, c);
+	}
+	return c;
+}
+
+/* ---- the runtime's watch (agent/agent.h) ---- */
+
+static void
+acp_watch_born(void *arg, struct agent *child, const struct tool_inv *inv)
+{
+	struct acp_server *srv = arg;
+	struct acp_child *c = acp_child_of(srv, child);
+	struct agent *parent;
+
+	if (c == NULL || inv == NULL)
+		return;
+	/* The delegating call links the child, first in its content (docs/contract.md §22.1). */
+	parent = inv->agent;
+	char *tcid = acp_tool_call_id(agent_turn(parent), agent_step(parent), inv->call_id);
+	acp_send_update(srv, agent_id(parent), xjson_pack("{s:s, s:s, s:s, s:[{s:s, s:s}]}", "sessionUpdate",
+	    "tool_call_update", "toolCallId", tcid, "status", "in_progress", "content", "type", "session",
+	    "sessionId", c->id));
+	free(tcid);
+}
+
+static void
+acp_watch_turn_start(void *arg, struct agent *a)
+{
+	struct acp_child *c = acp_child_of(arg, a);
+
+	if (c == NULL)
+		return;
+	c->in = c->out = 0;
+	c->usage = 0;
+	acp_child_state(c, ACP_CHILD_RUNNING);
+}
+
+static void
+acp_watch_turn_end(void *arg, struct agent *a, const json_t *reason)
+{
+	struct acp_child *c = acp_child_of(arg, a);
+	const struct turn_end *te;
+	json_t *st;
+
+	if (c == NULL)
+		return;
+	te = turn_end_of(json_string_value(json_object_get(reason, "kind")));
+	c->state = ACP_CHILD_IDLE;
+	c->asks = 0;
+	st = xjson_pack("{s:s, s:s}", "state", "idle", "stopReason", te->stop_reason ? te->stop_reason : "error");
+	if (te->stop_reason == NULL) {
+		const char *msg = json_string_value(json_object_get(reason, "message"));
+		json_object_set_new(st, "error", xjson_pack("{s:i, s:o}", "code", err_rpc(ERR_INTERNAL), "message",
+		    xjson_text(msg ? msg : te->foreground ? te->foreground : "the turn failed",
+		    strlen(msg ? msg : te->foreground ? te->foreground : "the turn failed"))));
+	}
+	if (c->usage)
+		json_object_set_new(st, "usage", xjson_pack("{s:I, s:I, s:I}", "inputTokens", (json_int_t)c->in,
+		    "outputTokens", (json_int_t)c->out, "totalTokens", (json_int_t)(c->in + c->out)));
+	acp_child_update(c, xjson_pack("{s:o}", "state", st));
+}
+
+static void
+acp_watch_delta(void *arg, struct agent *a, int reasoning, const char *msg_id, const char *s, size_t n)
+{
+	struct acp_child *c = acp_child_of(arg, a);
+
+	if (c)
+		acp_send_update(c->srv, c->id, acp_update_chunk(reasoning, msg_id, s, n));
+}
+
+static void
+acp_watch_released(void *arg, struct agent *a)
+{
+	struct acp_server *srv = arg;
+	struct acp_child *c = srv->client_subagents ? acp_child_get(srv, agent_id(a)) : NULL;
+
+	if (c && c->observed) {
+		sess_unobserve(c->observed, acp_child_event, c);
+		c->observed = NULL;
+	}
+}
+
+/* A child's appended event: its live update under its own id; its usage counted. */
+static void
+acp_child_event(void *arg, struct sess *s, const json_t *ev)
+{
+	struct acp_child *c = arg;
+	const json_t *data = json_object_get(ev, "data");
+	struct agent *a;
+
+	(void)s;
+	if (sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_ASSISTANT_MESSAGE) {
+		const json_t *u = json_object_get(data, "usage");
+		const json_t *p = json_object_get(u, "prompt_tokens"), *k = json_object_get(u, "completion_tokens");
+		if (json_is_integer(p) && json_is_integer(k) && json_integer_value(p) >= 0 && json_integer_value(k) >= 0) {
+			c->in += json_integer_value(p);
+			c->out += json_integer_value(k);
+			c->usage = 1;
+		}
+		return;
+	}
+	a = agent_rt_get(&c->srv->rt, c->id);
+	acp_send_event_update(c->srv, c->id, a, ev);
+}
+
+/* ---- asks (acp/asks.c) ---- */
+
+void
+acp_child_asking(struct acp_server *srv, struct agent *a, int delta)
+{
+	struct acp_child *c = acp_child_of(srv, a);
+
+	if (c == NULL)
+		return;
+	c->asks += delta;
+	if (c->asks < 0)
+		c->asks = 0;
+	if (c->asks > 0 && c->state == ACP_CHILD_RUNNING)
+		acp_child_state(c, ACP_CHILD_ASKING);
+	else if (c->asks == 0 && c->state == ACP_CHILD_ASKING)
+		acp_child_state(c, ACP_CHILD_RUNNING);
+}
+
+/* ---- what a client may send about a child (docs/contract.md §22.3) ---- */
+
+int
+acp_is_child_session(struct acp_server *srv, const char *sid)
+{
+	struct sess_entry *en;
+
+	if (!srv->client_subagents)
+		return 0;
+	if (acp_child_get(srv, sid))
+		return 1;
+	en = sess_corpus_get(&srv->corpus, sid);
+	return en && !en->gone && en->parent != NULL;
+}
+
+json_t *
+acp_child_refuse(const json_t *id, const char *sid)
+{
+	char *details = xasprintf("session %s is a subagent session: only session/cancel applies to it", sid);
+	json_t *r = acp_error_new(id, ERR_CHILD_SESSION, details, NULL);
+
+	free(details);
+	return r;
+}
+
+int
+acp_child_cancel(struct acp_server *srv, const char *sid)
+{
+	struct agent *a;
+
+	if (!acp_is_child_session(srv, sid))
+		return 0;
+	/* Its turn and its descendants' (cause client); an idle child: nothing to do. The parent is
+	 * not touched; the idle cancelled state confirms it. */
+	if ((a = agent_rt_get(&srv->rt, sid)) != NULL && agent_parent(a))
+		agent_cancel_tree(a, "client");
+	return 1;
+}
+
+void
+acp_children_init(struct acp_server *srv)
+{
+	map_init(&srv->children);
+	srv->watch.born = acp_watch_born;
+	srv->watch.turn_start = acp_watch_turn_start;
+	srv->watch.turn_end = acp_watch_turn_end;
+	srv->watch.delta = acp_watch_delta;
+	srv->watch.released = acp_watch_released;
+	srv->watch.arg = srv;
+}
+
+void
+acp_children_free(struct acp_server *srv)
+{
+	size_t pos = 0;
+	const char *key;
+	void *v;
+
+	while (map_next(&srv->children, &pos, &key, &v)) {
+		struct acp_child *c = v;
+		if (c->observed)
+			sess_unobserve(c->observed, acp_child_event, c);
+		free(c);
+	}
+	map_free(&srv->children);
+}
