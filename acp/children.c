@@ -16,7 +16,9 @@
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
+#include "session/entry.h"
 #include "session/evtype.h"
+#include "session/log.h"
 
 enum acp_child_state { ACP_CHILD_NONE, ACP_CHILD_RUNNING, ACP_CHILD_ASKING, ACP_CHILD_IDLE };
 
@@ -215,6 +217,101 @@ acp_child_asking(struct acp_server *srv, struct agent *a, int delta)
 		acp_child_state(c, ACP_CHILD_ASKING);
 	else if (c->asks == 0 && c->state == ACP_CHILD_ASKING)
 		acp_child_state(c, ACP_CHILD_RUNNING);
+}
+
+/* ---- load and resume (docs/contract.md §22.4) ---- */
+
+/* Where a child that is not live stopped: the stop reason of its last turn (its file's tail). */
+static const char *
+acp_child_last_stop(struct acp_server *srv, const char *id)
+{
+	char kind[32], *path = sess_env_path(&srv->env, id);
+	const char *stop;
+
+	stop = sess_last_turn_end(path, kind, sizeof(kind)) ? turn_end_of(kind)->stop_reason : "end_turn";
+	free(path);
+	return stop ? stop : "error";
+}
+
+/* Announces en (a continuable child of parent) again: title, description, what the client may
+ * do, and its state now. */
+static void
+acp_child_reannounce(struct acp_server *srv, const struct sess_entry *en)
+{
+	struct acp_child *c = acp_child_get(srv, en->id);
+	struct agent *a = agent_rt_get(&srv->rt, en->id);
+	const char *title = en->label && *en->label ? en->label : en->id;
+	int running = a && agent_status(a) == AGENT_RUNNING;
+	json_t *state;
+
+	if (c == NULL) {
+		c = xcalloc(1, sizeof(*c));
+		c->srv = srv;
+		snprintf(c->id, sizeof(c->id), "%s", en->id);
+		snprintf(c->parent, sizeof(c->parent), "%s", en->parent);
+		map_put(&srv->children, c->id, c);
+	}
+	c->state = running ? (c->asks ? ACP_CHILD_ASKING : ACP_CHILD_RUNNING) : ACP_CHILD_IDLE;
+	if (running)
+		state = xjson_pack("{s:s}", "state", c->state == ACP_CHILD_ASKING ? "requires_action" : "running");
+	else
+		state = xjson_pack("{s:s, s:s}", "state", "idle", "stopReason", acp_child_last_stop(srv, en->id));
+	acp_child_update(c, xjson_pack("{s:o, s:s, s:{s:{}}, s:o}", "title", xjson_text(title, strlen(title)),
+	    "description", agent_type_description(a), "capabilities", "cancel", "state", state));
+	if (a && c->observed == NULL && agent_sess(a)) {
+		c->observed = agent_sess(a);
+		sess_observe(c->observed, acp_child_event, c);
+	}
+}
+
+json_t *
+acp_child_replay_announce(struct acp_server *srv, const char *id)
+{
+	struct sess_entry *en = sess_corpus_get(&srv->corpus, id);
+	const char *title = en && en->label && *en->label ? en->label : id;
+
+	return xjson_pack("{s:s, s:s, s:o, s:s, s:{s:s}}", "sessionUpdate", "subagent_update", "sessionId", id,
+	    "title", xjson_text(title, strlen(title)), "description", agent_type_description(NULL), "state",
+	    "state", "running");
+}
+
+json_t *
+acp_child_replay_state(struct acp_server *srv, const char *id)
+{
+	struct agent *a = agent_rt_get(&srv->rt, id);
+
+	if (a && agent_status(a) == AGENT_RUNNING)
+		return xjson_pack("{s:s, s:s, s:{s:s}}", "sessionUpdate", "subagent_update", "sessionId", id, "state",
+		    "state", "running");
+	return xjson_pack("{s:s, s:s, s:{s:s, s:s}}", "sessionUpdate", "subagent_update", "sessionId", id, "state",
+	    "state", "idle", "stopReason", acp_child_last_stop(srv, id));
+}
+
+/* Every continuable descendant of id, parent first. */
+static void
+acp_children_walk(struct acp_server *srv, const char *id, int depth)
+{
+	size_t n;
+	struct sess_entry **kids;
+
+	if (depth > 64)
+		return;		/* deeper than any tree the runtime makes: a loop in the files */
+	kids = sess_corpus_children(&srv->corpus, id, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct sess_entry *en = kids[i];
+		if (en->state == SESS_ENTRY_OK && !en->gone && en->mode && strcmp(en->mode, "continuable") == 0)
+			acp_child_reannounce(srv, en);
+	}
+	for (size_t i = 0; i < n; i++)
+		acp_children_walk(srv, kids[i]->id, depth + 1);
+	free(kids);
+}
+
+void
+acp_children_resumed(struct acp_server *srv, const char *root)
+{
+	if (srv->client_subagents)
+		acp_children_walk(srv, root, 0);
 }
 
 /* ---- what a client may send about a child (docs/contract.md §22.3) ---- */

@@ -198,6 +198,13 @@ void acp_child_asking(struct acp_server *srv, struct agent *a, int delta);
 int acp_is_child_session(struct acp_server *srv, const char *sid);
 /* The -32602 child_session answer to request id (borrowed) naming the child sid; new ref. */
 json_t *acp_child_refuse(const json_t *id, const char *sid);
+/* A load's replay of a child (docs/contract.md §22.4): its announcement before the call that made
+ * it (title, description, running), and its last state after its history; new refs (updates). */
+json_t *acp_child_replay_announce(struct acp_server *srv, const char *id);
+json_t *acp_child_replay_state(struct acp_server *srv, const char *id);
+/* After a root's session/load or session/resume answer: each continuable descendant announced
+ * again, parent first, with what the client may do and its state now. */
+void acp_children_resumed(struct acp_server *srv, const char *root);
 /* session/cancel for sid: 1 when sid is a child's (its turn and its descendants' cancelled), else 0. */
 int acp_child_cancel(struct acp_server *srv, const char *sid);
 

@@ -3,7 +3,9 @@
  * out as session/update notifications in slices, then the load's answer and the commands; while
  * it runs, what else is sent about that session is held (acp_hold) and follows the answer.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "acp/commands.h"
 #include "acp/internal.h"
@@ -12,6 +14,8 @@
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
+#include "session/log.h"
+#include "session/repair.h"
 
 /*
  * The session/load replay is sent in slices (at most ACP_REPLAY_UPDATES updates or about
@@ -29,6 +33,18 @@
  * behind stays a few milliseconds of reading. */
 #define ACP_REPLAY_AHEAD ((size_t)512 * 1024)
 
+/* A child's history replayed inside its parent's, right after the call that made it (docs/contract.md
+ * §22.4), depth first: per-session order is kept and sessions are not interleaved. */
+#define ACP_REPLAY_DEPTH 16
+struct acp_replay_frame {
+	char sid[SESS_ID_LEN + 1];	/* the child */
+	char parent[SESS_ID_LEN + 1];
+	struct sess_scan img;		/* its shown events, read whole (img.kept) */
+	struct acp_replay_array src;
+	struct acp_replay cur;
+	struct buf prefix;		/* acp_update_prefix of its session */
+};
+
 /* One session/load replay in flight; the server's list of them is srv->replays. */
 struct acp_replay_task {
 	ev_idle idle;			/* first member: active while the next slice waits for the loop */
@@ -42,8 +58,64 @@ struct acp_replay_task {
 	unsigned long long total0;	/* the write queue's total when it started */
 	ev_tstamp t0;			/* when it started (the log says how long it took) */
 	struct buf prefix;		/* acp_update_prefix of its session */
+	struct acp_replay_frame *frames[ACP_REPLAY_DEPTH];	/* the children being replayed, owned */
+	int depth;
 	struct acp_replay_task *next;
 };
+
+static void
+acp_replay_frame_free(struct acp_replay_frame *f)
+{
+	acp_replay_free(&f->cur);
+	sess_scan_free(&f->img);
+	buf_free(&f->prefix);
+	free(f);
+}
+
+/* Replays child id (linked by the update just sent on the top session) next: its history, read
+ * whole from its file (a child's, not a root's: small as a rule). A file that cannot be read
+ * gives no history, only the last state. */
+static void
+acp_replay_push(struct acp_replay_task *t, const char *parent, const char *id)
+{
+	struct acp_server *srv = t->srv;
+	struct acp_replay_frame *f;
+	char *path;
+	struct err e;
+
+	for (int i = 0; i < t->depth; i++)
+		if (strcmp(t->frames[i]->sid, id) == 0)
+			return;		/* a loop in the files: never replayed twice */
+	if (t->depth == ACP_REPLAY_DEPTH || strcmp(id, t->as->id) == 0)
+		return;
+	f = xcalloc(1, sizeof(*f));
+	snprintf(f->sid, sizeof(f->sid), "%s", id);
+	snprintf(f->parent, sizeof(f->parent), "%s", parent);
+	path = sess_env_path(&srv->env, id);
+	err_clear(&e);
+	if (sess_scan_file(path, acp_replay_types, &f->img, &e) < 0)
+		log_warn("acp: %s: the history of subagent %s is not replayed: %s", t->as->id, id, e.msg);
+	free(path);
+	f->src.events = f->img.kept;
+	f->src.next = 0;
+	f->src.end = json_array_size(f->img.kept);
+	acp_replay_init(&f->cur, acp_replay_array_pull, NULL, &f->src, &srv->tools);
+	f->cur.compaction = srv->client_compaction;
+	f->cur.subagents = srv->client_subagents;
+	buf_init(&f->prefix);
+	acp_update_prefix(&f->prefix, id);
+	t->frames[t->depth++] = f;
+}
+
+/* The top child's history is out: its last state on its parent's session, then its parent goes on. */
+static void
+acp_replay_pop(struct acp_replay_task *t)
+{
+	struct acp_replay_frame *f = t->frames[--t->depth];
+
+	acp_send(t->srv, acp_update_msg(f->parent, acp_child_replay_state(t->srv, f->sid)));
+	acp_replay_frame_free(f);
+}
 
 static void
 acp_replay_free_task(struct acp_replay_task *t)
@@ -56,6 +128,8 @@ acp_replay_free_task(struct acp_replay_task *t)
 			break;
 		}
 	ev_idle_stop(t->srv->loop, &t->idle);
+	while (t->depth > 0)
+		acp_replay_frame_free(t->frames[--t->depth]);
 	acp_replay_free(&t->cur);
 	sess_cursor_free(t->events);
 	buf_free(&t->prefix);
@@ -100,14 +174,34 @@ acp_replay_slice(struct acp_replay_task *t)
 	wq_cork(&srv->wq);
 	/* t->as goes NULL when a write error shuts the server down from inside acp_send. */
 	while (t->as && n < ACP_REPLAY_UPDATES && srv->wq.total - start < ACP_REPLAY_BYTES
-	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD) && acp_replay_next_update(&t->cur, &bytes, &len)) {
-		acp_send_update_bytes(srv, &t->prefix, t->as->id, bytes, len);
+	    && !wq_ahead(&srv->wq, ACP_REPLAY_AHEAD)) {
+		struct acp_replay_frame *f = t->depth ? t->frames[t->depth - 1] : NULL;
+		struct acp_replay *cur = f ? &f->cur : &t->cur;
+		const char *sid = f ? f->sid : t->as->id;
+		if (!acp_replay_next_update(cur, &bytes, &len)) {
+			if (f == NULL)
+				break;
+			acp_replay_pop(t);
+			continue;
+		}
+		if (cur->linked[0] && cur->next == cur->nends) {
+			/* the call that made a child: announced first, its history right after */
+			char child[SESS_ID_LEN + 1];
+			snprintf(child, sizeof(child), "%s", cur->linked);
+			cur->linked[0] = '\0';
+			acp_send(srv, acp_update_msg(sid, acp_child_replay_announce(srv, child)));
+			acp_send_update_bytes(srv, f ? &f->prefix : &t->prefix, sid, bytes, len);
+			if (t->as)
+				acp_replay_push(t, sid, child);
+		} else {
+			acp_send_update_bytes(srv, f ? &f->prefix : &t->prefix, sid, bytes, len);
+		}
 		n++;
 		if (!srv->opts.deterministic && n % 16 == 0 && ev_time() > until)
 			break;
 	}
 	wq_uncork(&srv->wq);	/* a write error here stops the replay too (t->as goes NULL) */
-	return t->as ? acp_replay_done(&t->cur) : 0;
+	return t->as ? t->depth == 0 && acp_replay_done(&t->cur) : 0;
 }
 
 /* The replay is out: its response, then the commands (docs/contract.md §3.1, §3.6), then what was held. */
@@ -132,6 +226,8 @@ acp_replay_finish(struct acp_replay_task *t)
 		return;
 	}
 	acp_replay_detach(t);
+	/* after what was held: a child's announcement on its parent's session comes first */
+	acp_children_resumed(srv, as->id);
 	acp_gate_release_prompt(as);
 }
 

@@ -279,6 +279,7 @@ acp_resume_answer(struct acp_server *srv, struct acp_session *as, json_t *id)
 	acp_send(srv, acp_result_new(id, result));
 	/* Clients that only ever resume learn the commands too (docs/contract.md §20). */
 	acp_send_update(srv, as->id, acp_commands_update());
+	acp_children_resumed(srv, as->id);
 }
 
 json_t *

@@ -2,6 +2,7 @@
 #include "acp/updates.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -538,6 +539,7 @@ acp_raw_result_fields(struct acp_raw *x, size_t d, const struct tool *tool, int 
 	if (r->subagents && tool && tool->links_agent && agentp && agent.s[0] == '"') {
 		const char *aid = acp_raw_cstr(r, &agent, &aoff);
 		if (aid && sess_id_valid(aid)) {
+			snprintf(r->linked, sizeof(r->linked), "%s", aid);
 			buf_puts(&r->out, "{\"type\":\"session\",\"sessionId\":");
 			jenc_string(&r->out, aid, strlen(aid));
 			buf_puts(&r->out, "},");
@@ -772,6 +774,7 @@ acp_render(struct acp_replay *r, const char *s, size_t n, int canonical, int mod
 
 	r->out.len = r->tmp.len = 0;
 	r->nends = r->next = 0;
+	r->linked[0] = '\0';
 	/* A replayed line was checked when the session was loaded; what is copied out is checked
 	 * again as it is copied (acp_raw_value), so the client never gets a broken message. */
 	if (json_tape_build(&r->tape, s, n) < 0 || acp_raw_get(&x, ACP_RAW_LINE, "type", &type) == NULL ||

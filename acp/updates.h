@@ -13,6 +13,7 @@
 #include "agent/toolbox.h"
 #include "base/buf.h"
 #include "base/jsonraw.h"
+#include "session/id.h"
 
 /* The kinds of update written here and by the constructors below (one spelling each). */
 #define ACP_UPDATE_USER_CHUNK "user_message_chunk"
@@ -62,6 +63,7 @@ struct acp_replay {
 	json_t *titles;		/* callId -> the title its tool/call logged (MCP tools): owned */
 	int compaction;		/* the client takes compaction_update: each compaction replays */
 	int subagents;		/* the client shows children as sessions: a delegation links its child */
+	char linked[SESS_ID_LEN + 1];	/* the child the event being replayed linked (a delegation's result), or "" */
 	struct buf out;		/* the updates of the event being replayed */
 	struct buf canon;	/* its canonical bytes, when it came as a tree or its line was not sure */
 	size_t *ends;		/* update i is out.data[ends[i - 1], ends[i]) */

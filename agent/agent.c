@@ -722,7 +722,7 @@ agent_assistant_content(struct agent *a, int with_calls)
 static void
 agent_step_reset(struct agent *a)
 {
-	for (size_t i = 0; i < a->ninv; i++) {
+	for (size_t i = 0; a->invs && i < a->ninv; i++) {
 		struct tool_inv *inv = a->invs[i];
 		tool_result_clear(&inv->result);
 		tool_plan_clear(&inv->plan);

@@ -16,6 +16,8 @@
 
 #define ENTRY_HEAD_BYTES 65536
 #define ENTRY_TAIL_BYTES 8192
+/* How far back sess_last_turn_end looks: a last turn longer than this has no end it can see. */
+#define ENTRY_LAST_END_BYTES (64 << 10)
 
 void
 sess_entry_clear(struct sess_entry *en)
@@ -222,3 +224,58 @@ sess_entry_order(const void *pa, const void *pb)
 		return a->created_at < b->created_at ? -1 : 1;
 	return strcmp(a->id, b->id);
 }
+
+/* The end of the last turn a tail holds: its reason's kind into kind; 1, or 0 when no turn/end
+ * line is in it. */
+static int
+sess_tail_last_end(char *tail, size_t n, char *kind, size_t size)
+{
+	char *end = tail + n;
+
+	while (end > tail) {
+		char *start = memrchr(tail, '\n', (size_t)(end - tail));
+		char *line = start ? start + 1 : tail;
+		if (memmem(line, (size_t)(end - line), "\"type\":\"turn/end\"", 17)) {
+			json_t *j = sess_json_parse_line(line, (size_t)(end - line));
+			const char *k = json_string_value(json_object_get(json_object_get(json_object_get(j, "data"),
+			    "reason"), "kind"));
+			if (k)
+				snprintf(kind, size, "%s", k);
+			json_decref(j);
+			if (k)
+				return 1;
+		}
+		if (start == NULL)
+			break;
+		end = start;
+	}
+	return 0;
+}
+
+int
+sess_last_turn_end(const char *path, char *kind, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	char *tail;
+	ssize_t t;
+	int found = 0;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t off = st.st_size > ENTRY_LAST_END_BYTES ? st.st_size - ENTRY_LAST_END_BYTES : 0;
+		tail = xmalloc(ENTRY_LAST_END_BYTES + 1);
+		t = sess_pread_all(fd, tail, ENTRY_LAST_END_BYTES, off);
+		/* the first line may be cut by the window: only whole lines after it are read */
+		if (t > 0) {
+			char *first = off > 0 ? memchr(tail, '\n', (size_t)t) : tail - 1;
+			if (first)
+				found = sess_tail_last_end(first + 1, (size_t)(tail + t - (first + 1)), kind, size);
+		}
+		free(tail);
+	}
+	close(fd);
+	return found;
+}
+

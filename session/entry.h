@@ -60,6 +60,9 @@ int sess_entry_from_header(struct sess_entry *en, const json_t *h);
 void sess_entry_note_event(struct sess_entry *en, const json_t *ev);
 /* Reads <dir>/<en->id>.jsonl's head and tail into en (cleared first); state says how it went. */
 void sess_entry_read(const char *dir, struct sess_entry *en);
+/* The kind of how the last turn of the session file at path ended ("completed", "aborted", ...),
+ * from its last 64 KiB (a bounded read): 1 with it in kind, or 0 when no turn/end is there. */
+int sess_last_turn_end(const char *path, char *kind, size_t size);
 /* pread until len bytes, EOF or an error; returns the count or -1. */
 ssize_t sess_pread_all(int fd, char *buf, size_t len, off_t off);
 /* qsort order of struct sess_entry * by createdAt, then id (the listing order of docs/contract.md §6.4). */
