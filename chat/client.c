@@ -21,6 +21,7 @@
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "chat/ask.h"
+#include "chat/children.h"
 #include "chat/input.h"
 #include "chat/render.h"
 #include "chat/term.h"
@@ -41,6 +42,7 @@ struct chat {
 	struct chat_term term;
 	struct chat_input in;
 	struct chat_render render;
+	struct chat_children kids;	/* the children the agent shows as sessions of their own */
 	struct buf screen;		/* rendered, not yet written */
 	ev_prepare flush;		/* writes screen before the loop sleeps */
 	pid_t pid;			/* the agent; 0 once reaped */
@@ -132,7 +134,9 @@ chat_show_ask(struct chat *c)
 		chat_input_prompt(c);
 		return;
 	}
-	chat_render_ask(&c->render, json_object_get(req, "params"), &c->screen);
+	/* a child's ask says whose it is; its call is its renderer's */
+	if (!chat_children_ask(&c->kids, &c->render, json_object_get(req, "params"), &c->screen))
+		chat_render_ask(&c->render, json_object_get(req, "params"), NULL, &c->screen);
 	if (c->term.tty_in) {
 		chat_term_keys(&c->term, 1);
 		c->in.keys = 1;
@@ -316,7 +320,10 @@ chat_on_notification(struct chat *c, const json_t *msg)
 
 	if (strcmp(method, "session/update") == 0) {
 		const char *sid = json_string_value(json_object_get(params, "sessionId"));
-		if (c->session && sid && strcmp(sid, c->session) != 0)
+		const char *root = c->session ? c->session : c->o->session;	/* known before a load's answer */
+		if (chat_children_update(&c->kids, &c->render, root, sid, json_object_get(params, "update"), &c->screen))
+			return;
+		if (root && sid && strcmp(sid, root) != 0)
 			return;
 		chat_render_update(&c->render, json_object_get(params, "update"), &c->screen);
 	} else if (strcmp(method, "$/cancel_request") == 0) {
@@ -665,6 +672,7 @@ chat_client_run(const struct chat_opts *o)
 	buf_init(&c.screen);
 	chat_term_init(&c.term);
 	chat_render_init(&c.render, c.term.tty_out);
+	chat_children_init(&c.kids, c.term.tty_out);
 	if (chat_spawn(&c) < 0) {
 		rc = 1;
 		goto out;
@@ -676,9 +684,10 @@ chat_client_run(const struct chat_opts *o)
 	ev_unref(c.loop);
 	chat_input_init(&c.in, c.loop, STDIN_FILENO, chat_on_line, chat_on_key, chat_on_eof, &c);
 	/* The client asks for nothing it cannot answer: no fs, no terminal. */
-	c.init_id = chat_request_new(&c, "initialize", xjson_pack("{s:i, s:{s:{s:b, s:b}, s:b}, s:{s:s, s:s}}",
+	/* Children come as sessions of their own (docs/contract.md §22): each shown under its label. */
+	c.init_id = chat_request_new(&c, "initialize", xjson_pack("{s:i, s:{s:{s:b, s:b}, s:b, s:{}}, s:{s:s, s:s}}",
 	    "protocolVersion", 1, "clientCapabilities", "fs", "readTextFile", 0, "writeTextFile", 0,
-	    "terminal", 0, "clientInfo", "name", "acp-agent chat", "version", "1"));
+	    "terminal", 0, "subagents", "clientInfo", "name", "acp-agent chat", "version", "1"));
 	ev_run(c.loop, 0);
 	/* Out of the loop only once the agent is reaped. */
 	chat_render_break(&c.render, &c.screen);
@@ -695,6 +704,7 @@ chat_client_run(const struct chat_opts *o)
 out:
 	chat_term_restore(&c.term);
 	chat_render_free(&c.render);
+	chat_children_free(&c.kids);
 	buf_free(&c.screen);
 	json_decref(c.lines);
 	json_decref(c.asks);

@@ -419,7 +419,7 @@ chat_render_update(struct chat_render *r, const json_t *u, struct buf *out)
 }
 
 void
-chat_render_ask(struct chat_render *r, const json_t *params, struct buf *out)
+chat_render_ask(struct chat_render *r, const json_t *params, const char *whose, struct buf *out)
 {
 	const json_t *call = json_object_get(params, "toolCall");
 	const json_t *options = json_object_get(params, "options");
@@ -432,7 +432,10 @@ chat_render_ask(struct chat_render *r, const json_t *params, struct buf *out)
 	struct buf menu;
 
 	chat_end_run(r, out);
-	chat_printf(r, out, CHAT_YELLOW, CHAT_ASK_HEAD, title ? title : c ? c->title : "a tool call");
+	if (whose)
+		chat_printf(r, out, CHAT_YELLOW, CHAT_ASK_CHILD_HEAD, whose, title ? title : c ? c->title : "a tool call");
+	else
+		chat_printf(r, out, CHAT_YELLOW, CHAT_ASK_HEAD, title ? title : c ? c->title : "a tool call");
 	if (cmd)
 		chat_lines(r, out, "  $ ", CHAT_BOLD, cmd, 0);
 	json_array_foreach(json_object_get(call, "content"), i, blk) {
@@ -489,6 +492,16 @@ chat_render_note(struct chat_render *r, struct buf *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	chat_vprintf(r, out, CHAT_DIM, fmt, ap);
 	va_end(ap);
+}
+
+void
+chat_render_aside(struct chat_render *r, struct buf *out, const char *prefix, const char *text, size_t len)
+{
+	chat_end_run(r, out);
+	chat_put(r, out, CHAT_DIM, prefix, strlen(prefix));
+	buf_append(out, text, len);
+	buf_puts(out, "\n");
+	r->col0 = 1;
 }
 
 void

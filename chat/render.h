@@ -30,8 +30,9 @@ void chat_render_init(struct chat_render *r, int tty);
 void chat_render_free(struct chat_render *r);
 /* One session/update's `update` object. update: borrowed. */
 void chat_render_update(struct chat_render *r, const json_t *update, struct buf *out);
-/* A session/request_permission: the title, the command or diff, the keys. params: borrowed. */
-void chat_render_ask(struct chat_render *r, const json_t *params, struct buf *out);
+/* A session/request_permission: the title, the command or diff, the keys; whose: the label of
+ * the child asking (r its renderer), or NULL for the root. params, whose: borrowed. */
+void chat_render_ask(struct chat_render *r, const json_t *params, const char *whose, struct buf *out);
 /* The option chosen for an ask (or "cancelled"). name: borrowed. */
 void chat_render_answer(struct chat_render *r, const char *name, struct buf *out);
 /* A session/prompt's answer. stop_reason: borrowed. */
@@ -41,6 +42,9 @@ void chat_render_error(struct chat_render *r, const json_t *error, struct buf *o
 /* A line of the client's own (fmt's text ends with '\n'), dimmed on a terminal. */
 void chat_render_note(struct chat_render *r, struct buf *out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A line of another stream's (a child's): prefix dimmed, then text[0..len) as it was rendered,
+ * on a line of its own. */
+void chat_render_aside(struct chat_render *r, struct buf *out, const char *prefix, const char *text, size_t len);
 /* A prompt sent: "> line", unless the terminal showed it right after the input prompt. line:
  * borrowed. */
 void chat_render_prompt_sent(struct chat_render *r, const char *line, int echoed, struct buf *out);

@@ -35,6 +35,13 @@
 #define CHAT_COMPACT_FAILED "(compaction failed: %s)\n"
 #define CHAT_COMPACT_CANCELLED "(compaction cancelled)\n"
 #define CHAT_PLAN "plan:\n"
+/* A child's lines and states (chat/children.c): its label in front. */
+#define CHAT_CHILD_LINE "  [%s] "
+#define CHAT_CHILD_RUNNING "[%s] working\n"
+#define CHAT_CHILD_ASKING "[%s] waits for your answer\n"
+#define CHAT_CHILD_DONE "[%s] done\n"
+#define CHAT_CHILD_STOPPED "[%s] stopped: %s\n"
+#define CHAT_ASK_CHILD_HEAD "permission for [%s]: %s\n"
 
 /* Tool call statuses as a person reads them. */
 #define CHAT_ST_PENDING "waiting"

@@ -146,6 +146,36 @@ has "$p" '> /agents' plain
 has "$p" '(no subagents)' plain
 [ "$(cat "$tmp/plain-ws/notes.txt")" = "$(printf 'one\nTWO\nthree')" ] || fail "plain: notes.txt not edited"
 
+# ---- children: the chat shows each child's work under its label, and whose ask it is ----
+cat > "$tmp/rec-kids.json" <<'JSON'
+{"version": 1, "scripts": [
+  {"agent": "root", "replies": [
+    {"tool_calls": [{"name": "subagent", "arguments": {"description": "List files", "prompt": "List the workspace with ls.", "run_in_background": false}}]},
+    {"expect": "listed", "text": "The helper reported back."}]},
+  {"agent": "label:List files", "replies": [
+    {"reasoning": "Use ls.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls", "description": "List the workspace"}}]},
+    {"text": "listed the files\nand more"}]}]}
+JSON
+mkdir -p "$tmp/kids-ws"
+touch "$tmp/kids-ws/a.txt"
+(cd "$tmp/kids-ws" && printf 'Have a helper list the files.\na\n' |
+	timeout 10 "$agent" chat --model replay --recording "$tmp/rec-kids.json" --deterministic \
+	--state-dir "$tmp/kids" > "$tmp/kids.out" 2> "$tmp/kids.err")
+rc=$?
+k="$tmp/kids.out"
+[ $rc -eq 0 ] || fail "kids: exit $rc ($(cat "$tmp/kids.err"))"
+has "$k" '[List files] working' kids
+has "$k" '  [List files] thinking: Use ls.' kids
+has "$k" '[List files] waits for your answer' kids
+has "$k" 'permission for [List files]: List the workspace' kids
+has "$k" '  [List files] [done] List the workspace' kids
+has "$k" '  [List files]   a.txt' kids
+has "$k" '  [List files] listed the files' kids
+has "$k" '  [List files] and more' kids
+has "$k" '[List files] done' kids
+has "$k" 'The helper reported back.' kids
+hasnt "$k" 'Use ls.The' kids
+
 # ---- bad usage ----
 # refused NAME NEEDLE CODE ARGS...: exit CODE and NEEDLE (a fixed string) on stderr.
 refused() {
@@ -169,4 +199,4 @@ has "$tmp/help.out" '--session ID' help
 has "$tmp/help.out" 'acp-agent chat [--session ID]' help
 
 [ $fails -eq 0 ] || exit 1
-echo "chat: ok (a terminal: prompt, streamed answer, a key for the ask, Ctrl-C cancels, a line typed ahead goes next, Ctrl-D exits 0, the agent reaped; load and --session show the conversation; piped: plain lines, answers as lines, a diff, /agents; bad usage exits 2, an unknown session 1)"
+echo "chat: ok (a terminal: prompt, streamed answer, a key for the ask, Ctrl-C cancels, a line typed ahead goes next, Ctrl-D exits 0, the agent reaped; load and --session show the conversation; piped: plain lines, answers as lines, a diff, /agents; a child's lines and ask under its label; bad usage exits 2, an unknown session 1)"

@@ -237,7 +237,7 @@ START_TEST(chat_render_ask_shows_command_diff_and_keys_once)
 	    "\"status\":\"pending\",\"content\":[{\"type\":\"diff\",\"path\":\"/w/a.txt\",\"oldText\":\"alpha\\nbeta\\n\","
 	    "\"newText\":\"ALPHA\\nbeta\\n\"}]}]", &out);
 	ck_assert_uint_eq(out.len, 0);
-	chat_render_ask(&r, ask, &out);
+	chat_render_ask(&r, ask, NULL, &out);
 	chat_render_answer(&r, "Allow", &out);
 	render_all(&r, "[{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"c1\",\"status\":\"in_progress\"},"
 	    "{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"c1\",\"status\":\"completed\",\"content\":"
@@ -246,7 +246,7 @@ START_TEST(chat_render_ask_shows_command_diff_and_keys_once)
 	    "  -alpha\n  +ALPHA\n   beta\n  [a] Allow  [A] Allow all edits in this workspace  [r] Reject\n"
 	    "answered: Allow\n[running] Edit a.txt\n[done] Edit a.txt\n");
 	buf_free(&out);
-	chat_render_ask(&r, bash, &out);
+	chat_render_ask(&r, bash, NULL, &out);
 	ck_assert_str_eq(out.data, "permission: List\n  $ ls | wc -l\n  [a] Allow  [r] Reject\n");
 	buf_free(&out);
 	json_decref(ask);

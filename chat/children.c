@@ -1,0 +1,142 @@
+/* The children of the chat's session (children.h). */
+#include "chat/children.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "chat/texts.h"
+
+struct chat_child {
+	char *label;		/* owned */
+	struct chat_render r;	/* its stream's renderer */
+	struct buf text;	/* what r rendered, its last line not complete yet */
+};
+
+void
+chat_children_init(struct chat_children *k, int tty)
+{
+	map_init(&k->by_id);
+	k->tty = tty;
+}
+
+void
+chat_children_free(struct chat_children *k)
+{
+	size_t pos = 0;
+	const char *key;
+	void *v;
+
+	while (map_next(&k->by_id, &pos, &key, &v)) {
+		struct chat_child *ch = v;
+		chat_render_free(&ch->r);
+		buf_free(&ch->text);
+		free(ch->label);
+		free(ch);
+	}
+	map_free(&k->by_id);
+}
+
+/* Writes the complete lines ch rendered (all of it with flush), each after its label. */
+static void
+chat_child_emit(struct chat_child *ch, struct chat_render *root, struct buf *out, int flush)
+{
+	size_t pos = 0;
+
+	while (pos < ch->text.len) {
+		const char *nl = memchr(ch->text.data + pos, '\n', ch->text.len - pos);
+		size_t end = nl ? (size_t)(nl - ch->text.data) : ch->text.len;
+		if (nl == NULL && !flush)
+			break;
+		char *prefix = xasprintf(CHAT_CHILD_LINE, ch->label);
+		chat_render_aside(root, out, prefix, ch->text.data + pos, end - pos);
+		free(prefix);
+		pos = end + (nl != NULL);
+	}
+	memmove(ch->text.data, ch->text.data + pos, ch->text.len - pos);
+	ch->text.len -= pos;
+	if (flush) {
+		chat_render_break(&ch->r, &ch->text);	/* its renderer starts on a fresh line */
+		ch->text.len = 0;
+	}
+}
+
+/* A subagent_update: a child announced (or its title changed), its state as one line. */
+static void
+chat_child_state(struct chat_children *k, struct chat_render *root, const json_t *u, struct buf *out)
+{
+	const char *id = json_string_value(json_object_get(u, "sessionId"));
+	const char *title = json_string_value(json_object_get(u, "title"));
+	const json_t *st = json_object_get(u, "state");
+	const char *state = json_string_value(json_object_get(st, "state"));
+	struct chat_child *ch;
+
+	if (id == NULL)
+		return;
+	if ((ch = map_get(&k->by_id, id)) == NULL) {
+		ch = xcalloc(1, sizeof(*ch));
+		ch->label = xstrdup(title && *title ? title : id);
+		chat_render_init(&ch->r, k->tty);
+		buf_init(&ch->text);
+		map_put(&k->by_id, id, ch);
+	} else if (title && *title && strcmp(title, ch->label) != 0) {
+		free(ch->label);
+		ch->label = xstrdup(title);
+	}
+	if (state == NULL)
+		return;
+	if (strcmp(state, "idle") == 0) {
+		const char *stop = json_string_value(json_object_get(st, "stopReason"));
+		const char *msg = json_string_value(json_object_get(json_object_get(st, "error"), "message"));
+		chat_child_emit(ch, root, out, 1);
+		if (stop == NULL || strcmp(stop, "end_turn") == 0)
+			chat_render_note(root, out, CHAT_CHILD_DONE, ch->label);
+		else
+			chat_render_note(root, out, CHAT_CHILD_STOPPED, ch->label, msg ? msg : stop);
+	} else if (strcmp(state, "requires_action") == 0) {
+		chat_render_note(root, out, CHAT_CHILD_ASKING, ch->label);
+	} else if (strcmp(state, "running") == 0) {
+		chat_render_note(root, out, CHAT_CHILD_RUNNING, ch->label);
+	}
+}
+
+int
+chat_children_update(struct chat_children *k, struct chat_render *root, const char *root_sid, const char *sid,
+    const json_t *update, struct buf *out)
+{
+	const char *kind = json_string_value(json_object_get(update, "sessionUpdate"));
+	int of_root = sid == NULL || root_sid == NULL || strcmp(sid, root_sid) == 0;
+	struct chat_child *ch = of_root ? NULL : map_get(&k->by_id, sid);
+
+	if (!of_root && ch == NULL)
+		return 1;	/* a session this chat was not told of: not its to show */
+	if (kind && strcmp(kind, "subagent_update") == 0) {
+		chat_child_state(k, root, update, out);
+		return 1;
+	}
+	if (of_root)
+		return 0;
+	chat_render_update(&ch->r, update, &ch->text);
+	chat_child_emit(ch, root, out, 0);
+	return 1;
+}
+
+int
+chat_children_ask(struct chat_children *k, struct chat_render *root, const json_t *params, struct buf *out)
+{
+	const char *sid = json_string_value(json_object_get(params, "sessionId"));
+	struct chat_child *ch = sid ? map_get(&k->by_id, sid) : NULL;
+	struct buf ask;
+
+	if (ch == NULL)
+		return 0;
+	chat_child_emit(ch, root, out, 1);	/* what it showed before comes first */
+	buf_init(&ask);
+	chat_render_ask(&ch->r, params, ch->label, &ask);
+	if (ask.len > 0 && ask.data[ask.len - 1] == '\n')
+		ask.len--;
+	chat_render_aside(root, out, "", ask.data ? ask.data : "", ask.len);
+	buf_free(&ask);
+	return 1;
+}
+
