@@ -50,7 +50,7 @@ fi
 # The drivers run from inside build/clients so that they resolve its node_modules.
 rm -rf "$cache/run"
 mkdir -p "$cache/run" "$cache/tmp"
-cp "$root"/tests/clients/*.mjs "$root"/tests/clients/recording.json "$cache/run/"
+cp "$root"/tests/clients/*.mjs "$root"/tests/clients/recording.json "$root"/tests/acp-schema/stabilized.mjs "$cache/run/"
 work=$(mktemp -d "$cache/tmp/run-XXXXXX")
 if [ "${CLIENTS_KEEP:-}" = 1 ]; then
 	echo "clients: traces kept in $work"

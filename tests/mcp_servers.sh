@@ -55,7 +55,7 @@ fi
 rm -rf "$cache/run"
 mkdir -p "$cache/run" "$cache/tmp"
 cp "$root"/tests/clients/mcp.mjs "$root"/tests/clients/lib.mjs "$root"/tests/clients/tap.mjs "$root"/tests/clients/mcp-tap.mjs \
-	"$root"/tests/clients/mcp-http-tap.mjs "$root"/tests/clients/schema.mjs "$root"/tests/clients/mcp-recording.json "$cache/run/"
+	"$root"/tests/clients/mcp-http-tap.mjs "$root"/tests/clients/schema.mjs "$root"/tests/acp-schema/stabilized.mjs "$root"/tests/clients/mcp-recording.json "$cache/run/"
 work=$(mktemp -d "$cache/tmp/run-XXXXXX")
 # Leftovers of a broken agent or driver: a server of this run (a server script with the workspace
 # as its cwd, or web/ for the one the driver starts over HTTP), killed by its pid.

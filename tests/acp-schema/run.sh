@@ -10,7 +10,7 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 fi
 cache=${ACP_SCHEMA_CACHE:-$here/../../build/acp-schema}
 mkdir -p "$cache"
-cp "$here/package.json" "$here/validate.mjs" "$cache/"
+cp "$here/package.json" "$here/validate.mjs" "$here/stabilized.mjs" "$cache/"
 if [ ! -d "$cache/node_modules/@agentclientprotocol/sdk" ] || [ ! -d "$cache/node_modules/ajv" ]; then
 	(cd "$cache" && npm install --silent --no-audit --no-fund >/dev/null 2>&1) || {
 		echo "acp schema check: FAILED (npm install of @agentclientprotocol/sdk failed)"; exit 1; }

@@ -7,40 +7,14 @@ import Ajv2020 from "ajv/dist/2020.js";
 import { readFileSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { stabilize } from "./stabilized.mjs";
 
 const require = createRequire(import.meta.url);
 const schemaFile = require.resolve("@agentclientprotocol/sdk/schema/v1/schema.json");
 const schema = JSON.parse(readFileSync(schemaFile, "utf8"));
-// ACP v1 as stabilized on 2026-11-20 (docs/contract.md §22, §26): the SDK release still files
-// subagent sessions and plan operations under schema.unstable.json, so their definitions (and the
-// ones they refer to) are moved over from there; the `session` tool-call content is in neither
-// file and is defined here. ACP_SCHEMA=2.4.0 checks against schema.json alone.
-if ((process.env.ACP_SCHEMA ?? "2026-11-20") !== "2.4.0") {
-  const unstable = JSON.parse(readFileSync(require.resolve("@agentclientprotocol/sdk/schema/v1/schema.unstable.json"), "utf8"));
-  const stabilized = ["SessionUpdate", "ClientCapabilities", "SubagentUpdate", "SubagentCapabilities",
-    "SubagentSessionCapabilities", "StateUpdate", "RunningStateUpdate", "IdleStateUpdate",
-    "RequiresActionStateUpdate", "UnknownStateUpdate", "ErrorStopReason", "SessionMessage",
-    "SessionMessageChunk", "MessageId", "PlanUpdate", "PlanUpdateContent", "PlanItems", "PlanMarkdown",
-    "PlanRemoved", "PlanId", "PlanCapabilities", "SessionCancelCapabilities", "Usage"];
-  const refs = (def) => [...JSON.stringify(def).matchAll(/"#\/\$defs\/(\w+)"/g)].map((m) => m[1]);
-  const todo = [];
-  for (const name of stabilized) {
-    if (!unstable.$defs[name]) continue;
-    // the two that exist in both grow; the others are new
-    if (name === "SessionUpdate" || name === "ClientCapabilities" || !schema.$defs[name]) {
-      schema.$defs[name] = unstable.$defs[name];
-      todo.push(name);
-    }
-  }
-  while (todo.length)
-    for (const r of refs(schema.$defs[todo.pop()]))
-      if (!schema.$defs[r] && unstable.$defs[r]) { schema.$defs[r] = unstable.$defs[r]; todo.push(r); }
-  const content = schema.$defs.ToolCallContent;
-  if (content?.oneOf && !content.oneOf.some((v) => v.properties?.type?.const === "session"))
-    content.oneOf.push({ type: "object", additionalProperties: false, required: ["type", "sessionId"],
-      properties: { type: { type: "string", const: "session" }, sessionId: { $ref: "#/$defs/SessionId" },
-        _meta: { type: ["object", "null"], additionalProperties: true } } });
-}
+// ACP v1 as stabilized on 2026-11-20 (stabilized.mjs); ACP_SCHEMA=2.4.0 checks against schema.json alone.
+if ((process.env.ACP_SCHEMA ?? "2026-11-20") !== "2.4.0")
+  stabilize(schema, JSON.parse(readFileSync(require.resolve("@agentclientprotocol/sdk/schema/v1/schema.unstable.json"), "utf8")));
 const ajv = new Ajv2020({ strict: false, validateFormats: false });
 ajv.addSchema(schema, "acp");
 

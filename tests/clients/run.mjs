@@ -16,6 +16,7 @@ const drivers = [
   ["acpx", "acpx.mjs"],
   ["sdk-old", "sdk-old.mjs"],
   ["sdk-new", "sdk-new.mjs"],
+  ["sdk-children", "sdk-children.mjs"],
   ["provider-ids", "provider-ids.mjs"],
   ["workspace", "workspace.mjs"],
   ["big-load", "big-load.mjs"],

@@ -1,5 +1,6 @@
 // Validates everything the agent wrote on stdout, in a folder of tap.mjs traces, against the
-// official ACP v1 JSON schema (the newest SDK's schema/v1/schema.json, "sdk-new" in node_modules),
+// official ACP v1 JSON schema (the newest SDK's schema/v1/schema.json, "sdk-new" in node_modules, with
+// the 2026-11-20 stabilizations of stabilized.mjs),
 // choosing the definition by method as tests/acp-schema does: the root schema accepts anything
 // through its extension branches. Requests use their params' definition, responses the result's
 // of the request they answer (by id), errors the Error definition.
@@ -7,11 +8,13 @@ import Ajv2020 from "ajv/dist/2020.js";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { stabilize } from "./stabilized.mjs";
 
 export function schemaValidator() {
   const require = createRequire(import.meta.url);
   const schemaFile = require.resolve("sdk-new/schema/v1/schema.json");
-  const schema = JSON.parse(readFileSync(schemaFile, "utf8"));
+  const schema = stabilize(JSON.parse(readFileSync(schemaFile, "utf8")),
+    JSON.parse(readFileSync(require.resolve("sdk-new/schema/v1/schema.unstable.json"), "utf8")));
   const sdkVersion = JSON.parse(readFileSync(join(dirname(schemaFile), "..", "..", "package.json"), "utf8")).version;
   const ajv = new Ajv2020({ strict: false, validateFormats: false });
   ajv.addSchema(schema, "acp");
