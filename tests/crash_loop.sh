@@ -33,7 +33,7 @@ cat > "$tmp/rec.json" <<'REC'
  {"agent": "label:gamma", "replies": [{"text": "gamma done"}, {"text": "again"}]}]}
 REC
 types="turn/start user/message step/start assistant/message tool/call tool/result step/end turn/end subagent/descriptor subagent/settled"
-kills=0; faults=0; survived=0; checked=0; failed=0; turns=0; notices=0
+kills=0; faults=0; survived=0; checked=0; failed=0; turns=0; notices=0; announced=0
 i=1
 while [ $i -le $iterations ]; do
 	plan=$(awk -v s=$((seed * 1000 + i)) -v types="$types" 'BEGIN { srand(s); n = split(types, t, " ");
@@ -60,7 +60,9 @@ while [ $i -le $iterations ]; do
 	[ "$mode" = fault ] && [ $rc -eq 3 ] && faults=$((faults + 1))
 	[ $rc -eq 0 ] && survived=$((survived + 1))
 	if [ -f "$dir/state/sessions/$root.jsonl" ]; then
-		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+		# Every other restart is a client that shows children as sessions (docs/contract.md §22).
+		caps='{}'; [ $((i % 2)) -eq 1 ] && caps='{"subagents":{}}'
+		printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1,\"clientCapabilities\":$caps}}" \
 			"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$root\",\"cwd\":\"/tmp\",\"mcpServers\":[]}}" \
 			'{"jsonrpc":"2.0","id":3,"method":"_acp_agent/wait_idle","params":{"timeoutMs":5000}}' \
 			"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$root\",\"prompt\":[{\"type\":\"text\",\"text\":\"/agents\"}]}}" |
@@ -72,16 +74,38 @@ while [ $i -le $iterations ]; do
 		fi
 		set -- $(sed -n 's/.* \([0-9]*\) answered turns, .* \([0-9]*\) notices, .*/\1 \2/p' "$dir/check")
 		turns=$((turns + ${1:-0})); notices=$((notices + ${2:-0}))
-		# Every child announced to the model is listed.
+		# Every child announced to the model is listed; a client that shows children hears of each
+		# before anything carries its id (the first line naming it announces it), and what it got
+		# is kept for the schema check below.
 		for id in $(grep -o 'started subagent [0-9a-f-]*' "$dir/state/sessions/$root.jsonl" | sort -u | cut -d' ' -f3); do
 			grep '"id":4' "$dir/out2" >/dev/null && grep "agent_message_chunk" "$dir/out2" | grep -q "$id" ||
 				{ echo "crash-loop: iteration $i ($plan): /agents does not list $id"; failed=$((failed + 1)); }
+			[ "$caps" = '{}' ] && continue
+			grep -m1 "\"sessionId\":\"$id\"" "$dir/out2" | grep -q '"sessionUpdate":"subagent_update","sessionId":"'"$id"'","title"' ||
+				{ echo "crash-loop: iteration $i ($plan): $id was named before it was announced"; failed=$((failed + 1)); }
 		done
+		if [ "$caps" != '{}' ]; then
+			mkdir -p "$tmp/traces"
+			sed 's/^/<< /' "$dir/out2" > "$tmp/traces/run$i.trace"
+			announced=$((announced + $(grep -c '"sessionUpdate":"subagent_update","sessionId":"[^"]*","title"' "$dir/out2")))
+		fi
 	fi
 	[ $failed -eq 0 ] && rm -rf "$dir"
 	i=$((i + 1))
 done
-echo "crash-loop: seed $seed, $iterations iterations: $kills SIGKILLs, $faults fault exits, $survived ran to the end; $checked restarts checked, $turns answered turns and $notices notices verified; $failed lost or broken"
+# The loads of the clients that show children, against the ACP schema with the 2026-11-20
+# stabilizations (when make schema-check installed its validator; said either way).
+valid="not schema-checked (no build/acp-schema)"
+schema=$(cd "$(dirname "$0")/.." && pwd)/build/acp-schema
+if [ -d "$tmp/traces" ] && [ -d "$schema/node_modules/ajv" ] && command -v node >/dev/null 2>&1; then
+	cp "$(dirname "$0")/acp-schema/validate.mjs" "$(dirname "$0")/acp-schema/stabilized.mjs" "$schema/"
+	if out=$(node "$schema/validate.mjs" "$tmp/traces" 2>&1); then
+		valid="valid: $(echo "$out" | tail -n 1 | sed 's/^acp schema check: //; s/ (.*//')"
+	else
+		echo "$out" | tail -n 5; echo "crash-loop: the loads with children as sessions are not valid"; failed=$((failed + 1))
+	fi
+fi
+echo "crash-loop: seed $seed, $iterations iterations: $kills SIGKILLs, $faults fault exits, $survived ran to the end; $checked restarts checked, $turns answered turns and $notices notices verified; $announced children announced on loads that show them, $valid; $failed lost or broken"
 [ -n "$mock" ] || { [ $failed -eq 0 ]; exit; }
 
 # --- MCP servers: killed with the agent ---
