@@ -468,9 +468,10 @@ sub_new_child(struct agent *parent, const char *label, int background, const str
 }
 
 struct agent *
-subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source, struct err *e)
+subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source,
+    const struct tool_inv *inv, struct err *e)
 {
-	struct agent *child = sub_new_child(parent, label, 1, NULL, e);
+	struct agent *child = sub_new_child(parent, label, 1, inv, e);
 
 	if (child == NULL) {
 		json_decref(content);

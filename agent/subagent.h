@@ -33,9 +33,10 @@ typedef void subagent_finish_fn(struct tool_inv *inv, struct agent *child, const
 int subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
     subagent_finish_fn *finish, char *child_id, struct err *e);
 
-/* A continuable child with label, its first message posted; steals content and source. NULL with e. */
+/* A continuable child with label, its first message posted; steals content and source. inv: the
+ * call that starts it (shown linked to it, docs/contract.md §22.1), or NULL. NULL with e. */
 struct agent *subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source,
-    struct err *e);
+    const struct tool_inv *inv, struct err *e);
 /* Cold-resumes a stored continuable child of parent (§6.6 checks). NULL with e. */
 struct agent *subagent_resume(struct agent *parent, const char *child_id, struct err *e);
 

@@ -434,9 +434,10 @@ team_reminder(const char *name)
 }
 
 json_t *
-team_spawn(struct agent *caller, const char *name, const char *description, const char *prompt,
+team_spawn(const struct tool_inv *inv, const char *name, const char *description, const char *prompt,
     struct err *e)
 {
+	struct agent *caller = inv->agent;
 	struct team *t;
 	struct team_member *m;
 	struct agent *child;
@@ -462,7 +463,7 @@ team_spawn(struct agent *caller, const char *name, const char *description, cons
 	struct err se;
 	err_clear(&se);
 	child = subagent_spawn(caller, name, content, xjson_pack("{s:s, s:s}", "kind", "team-message",
-	    "senderName", "lead"), &se);
+	    "senderName", "lead"), inv, &se);
 	if (child == NULL) {
 		/* The name is spent all the same: names are never reused. */
 		size_t n;

@@ -75,7 +75,8 @@ void team_on_status(struct agent *a);
 /* After a Lead is loaded: reconcile provisioning members and resume mail delivery. */
 void team_recover(struct agent *lead);
 
-json_t *team_spawn(struct agent *caller, const char *name, const char *description, const char *prompt,
+/* spawn_teammate; inv: the call (borrowed), linked to the teammate it starts. */
+json_t *team_spawn(const struct tool_inv *inv, const char *name, const char *description, const char *prompt,
     struct err *e);
 json_t *team_send(struct agent *caller, const char *target, const char *message, struct err *e);
 json_t *team_list(struct agent *caller);

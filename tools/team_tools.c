@@ -93,7 +93,7 @@ static int
 call_spawn(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
 	(void)t;
-	*result = team_spawn(inv->agent, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), e);
+	*result = team_spawn(inv, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), e);
 	return TOOL_DONE;
 }
 
