@@ -82,12 +82,9 @@ acp_ask(void *self, struct tool_inv *inv, json_t *options, agent_client_done *do
 		return 0;
 	}
 	tc = acp_ask_tool_call(srv, inv);
-	if (acp_ask_on_child(srv, inv)) {
-		/* on the child's own session, where its tool/call went out pending */
-		acp_child_asking(srv, inv->agent, 1);
-		return acp_outbound_request(&srv->out, "session/request_permission", xjson_pack("{s:s, s:o, s:o}",
-		    "sessionId", agent_id(inv->agent), "toolCall", tc, "options", options), 0, done, arg);
-	}
+	if (acp_ask_on_child(srv, inv))	/* on the child's own session, where its tool/call went out pending */
+		return acp_child_ask(srv, inv->agent, xjson_pack("{s:s, s:o, s:o}", "sessionId", agent_id(inv->agent),
+		    "toolCall", tc, "options", options), done, arg);
 	/* A root's own call was announced pending by its tool/call; a child's shows here first. */
 	if (agent_parent(inv->agent)) {
 		json_t *u = json_deep_copy(tc);
@@ -118,7 +115,6 @@ acp_ask_call_status(void *self, struct tool_inv *inv, const char *status)
 	free(tcid);
 	if (acp_ask_on_child(srv, inv)) {
 		acp_send_update(srv, agent_id(inv->agent), u);
-		acp_child_asking(srv, inv->agent, -1);	/* the ask is over: running again */
 		return;
 	}
 	if (agent_parent(inv->agent))

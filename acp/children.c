@@ -176,6 +176,11 @@ acp_watch_released(void *arg, struct agent *a)
 		sess_unobserve(c->observed, acp_child_event, c);
 		c->observed = NULL;
 	}
+	/* let go before its first turn began (a close, a shutdown): it ends as a cancelled turn would */
+	if (c && c->state != ACP_CHILD_IDLE) {
+		c->state = ACP_CHILD_IDLE;
+		acp_child_update(c, xjson_pack("{s:{s:s, s:s}}", "state", "state", "idle", "stopReason", "cancelled"));
+	}
 }
 
 /* A child's appended event: its live update under its own id; its usage counted. */
@@ -203,10 +208,20 @@ acp_child_event(void *arg, struct sess *s, const json_t *ev)
 
 /* ---- asks (acp/asks.c) ---- */
 
-void
-acp_child_asking(struct acp_server *srv, struct agent *a, int delta)
+/* One ask of a child's that waits for the client: its answer (or its cancel) ends the wait, once. */
+struct acp_child_ask {
+	struct acp_server *srv;
+	char child[SESS_ID_LEN + 1];
+	long id;			/* the request's, once sent */
+	agent_client_done *done;	/* the runtime's, and its arg */
+	void *arg;
+	struct acp_child_ask *next;
+};
+
+static void
+acp_child_asks_count(struct acp_server *srv, const char *child, int delta)
 {
-	struct acp_child *c = acp_child_of(srv, a);
+	struct acp_child *c = acp_child_get(srv, child);
 
 	if (c == NULL)
 		return;
@@ -219,7 +234,72 @@ acp_child_asking(struct acp_server *srv, struct agent *a, int delta)
 		acp_child_state(c, ACP_CHILD_RUNNING);
 }
 
+/* Takes w off the server's list. */
+static void
+acp_child_ask_unlink(struct acp_child_ask *w)
+{
+	for (struct acp_child_ask **pp = &w->srv->child_asks; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+}
+
+static void
+acp_child_ask_done(void *arg, const json_t *result, const json_t *error, const struct err *e)
+{
+	struct acp_child_ask *w = arg;
+
+	acp_child_ask_unlink(w);
+	acp_child_asks_count(w->srv, w->child, -1);	/* answered: running again */
+	w->done(w->arg, result, error, e);
+	free(w);
+}
+
+long
+acp_child_ask(struct acp_server *srv, struct agent *a, json_t *params, agent_client_done *done, void *arg)
+{
+	struct acp_child_ask *w = xcalloc(1, sizeof(*w));
+
+	acp_child_of(srv, a);	/* announced, as anything naming it must be */
+	w->srv = srv;
+	snprintf(w->child, sizeof(w->child), "%s", agent_id(a));
+	w->done = done;
+	w->arg = arg;
+	w->next = srv->child_asks;
+	srv->child_asks = w;
+	acp_child_asks_count(srv, w->child, 1);
+	w->id = acp_outbound_request(&srv->out, "session/request_permission", params, 0, acp_child_ask_done, w);
+	return w->id;
+}
+
+int
+acp_child_ask_cancel(struct acp_server *srv, long id)
+{
+	for (struct acp_child_ask *w = srv->child_asks; w; w = w->next) {
+		if (w->id != id)
+			continue;
+		acp_child_ask_unlink(w);
+		acp_child_asks_count(srv, w->child, -1);	/* withdrawn: its done never runs */
+		free(w);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- load and resume (docs/contract.md §22.4) ---- */
+
+/* {state: "idle", stopReason: stop}, with the error §22.1 asks for when stop is "error"; new ref. */
+static json_t *
+acp_child_idle(const char *stop)
+{
+	json_t *st = xjson_pack("{s:s, s:s}", "state", "idle", "stopReason", stop);
+
+	if (strcmp(stop, "error") == 0)
+		json_object_set_new(st, "error", xjson_pack("{s:i, s:s}", "code", err_rpc(ERR_INTERNAL), "message",
+		    "the turn failed"));
+	return st;
+}
 
 /* Where a child that is not live stopped: the stop reason of its last turn (its file's tail). */
 static const char *
@@ -255,7 +335,7 @@ acp_child_reannounce(struct acp_server *srv, const struct sess_entry *en)
 	if (running)
 		state = xjson_pack("{s:s}", "state", c->state == ACP_CHILD_ASKING ? "requires_action" : "running");
 	else
-		state = xjson_pack("{s:s, s:s}", "state", "idle", "stopReason", acp_child_last_stop(srv, en->id));
+		state = acp_child_idle(acp_child_last_stop(srv, en->id));
 	acp_child_update(c, xjson_pack("{s:o, s:s, s:{s:{}}, s:o}", "title", xjson_text(title, strlen(title)),
 	    "description", agent_type_description(a), "capabilities", "cancel", "state", state));
 	if (a && c->observed == NULL && agent_sess(a)) {
@@ -283,11 +363,12 @@ acp_child_replay_state(struct acp_server *srv, const char *id)
 	if (a && agent_status(a) == AGENT_RUNNING)
 		return xjson_pack("{s:s, s:s, s:{s:s}}", "sessionUpdate", "subagent_update", "sessionId", id, "state",
 		    "state", "running");
-	return xjson_pack("{s:s, s:s, s:{s:s, s:s}}", "sessionUpdate", "subagent_update", "sessionId", id, "state",
-	    "state", "idle", "stopReason", acp_child_last_stop(srv, id));
+	return xjson_pack("{s:s, s:s, s:o}", "sessionUpdate", "subagent_update", "sessionId", id, "state",
+	    acp_child_idle(acp_child_last_stop(srv, id)));
 }
 
-/* Every continuable descendant of id, parent first. */
+/* Every continuable descendant of id, parent first; below a parent the client was never told of
+ * (a one-shot child's), nothing: its announcement would go on a session it does not know. */
 static void
 acp_children_walk(struct acp_server *srv, const char *id, int depth)
 {
@@ -303,7 +384,8 @@ acp_children_walk(struct acp_server *srv, const char *id, int depth)
 			acp_child_reannounce(srv, en);
 	}
 	for (size_t i = 0; i < n; i++)
-		acp_children_walk(srv, kids[i]->id, depth + 1);
+		if (acp_child_get(srv, kids[i]->id))
+			acp_children_walk(srv, kids[i]->id, depth + 1);
 	free(kids);
 }
 
@@ -365,8 +447,9 @@ acp_children_init(struct acp_server *srv)
 	srv->watch.arg = srv;
 }
 
-void
-acp_children_free(struct acp_server *srv)
+/* The table: each entry's observer removed, the entries freed. */
+static void
+acp_children_clear(struct acp_server *srv)
 {
 	size_t pos = 0;
 	const char *key;
@@ -379,4 +462,23 @@ acp_children_free(struct acp_server *srv)
 		free(c);
 	}
 	map_free(&srv->children);
+}
+
+void
+acp_children_reset(struct acp_server *srv)
+{
+	/* the asks still waiting stay: their requests are out and their answers come (a no-op here) */
+	acp_children_clear(srv);
+	map_init(&srv->children);
+}
+
+void
+acp_children_free(struct acp_server *srv)
+{
+	acp_children_clear(srv);
+	while (srv->child_asks) {
+		struct acp_child_ask *w = srv->child_asks;
+		srv->child_asks = w->next;
+		free(w);	/* its request went with the client */
+	}
 }

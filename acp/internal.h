@@ -192,8 +192,13 @@ json_t *acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m);
 /* The table, and srv->watch (the runtime's view of it, set as rt.watch for such a client). */
 void acp_children_init(struct acp_server *srv);
 void acp_children_free(struct acp_server *srv);
-/* One of a's asks waits for the client (delta 1) or ended (-1): its state follows. */
-void acp_child_asking(struct acp_server *srv, struct agent *a, int delta);
+/* Sends a's ask (session/request_permission params, stolen) on its own session: requires_action
+ * until the answer (then done runs) or a cancel (acp_child_ask_cancel); returns the request id. */
+long acp_child_ask(struct acp_server *srv, struct agent *a, json_t *params, agent_client_done *done, void *arg);
+/* A withdrawn request: 1 when it was a child's ask (its wait ended), else 0. */
+int acp_child_ask_cancel(struct acp_server *srv, long id);
+/* The client stated its capabilities anew (a second initialize): nothing of the old table stays. */
+void acp_children_reset(struct acp_server *srv);
 /* 1 when sid is a child's session and the client shows children as sessions. */
 int acp_is_child_session(struct acp_server *srv, const char *sid);
 /* The -32602 child_session answer to request id (borrowed) naming the child sid; new ref. */

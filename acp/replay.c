@@ -72,6 +72,19 @@ acp_replay_frame_free(struct acp_replay_frame *f)
 	free(f);
 }
 
+/* Whether child id can be replayed inside the frames open now: not deeper than ACP_REPLAY_DEPTH,
+ * and not a session already open (a loop in the files is never followed). */
+static int
+acp_replay_can_push(const struct acp_replay_task *t, const char *id)
+{
+	if (t->depth == ACP_REPLAY_DEPTH || strcmp(id, t->as->id) == 0)
+		return 0;
+	for (int i = 0; i < t->depth; i++)
+		if (strcmp(t->frames[i]->sid, id) == 0)
+			return 0;
+	return 1;
+}
+
 /* Replays child id (linked by the update just sent on the top session) next: its history, read
  * whole from its file (a child's, not a root's: small as a rule). A file that cannot be read
  * gives no history, only the last state. */
@@ -83,11 +96,6 @@ acp_replay_push(struct acp_replay_task *t, const char *parent, const char *id)
 	char *path;
 	struct err e;
 
-	for (int i = 0; i < t->depth; i++)
-		if (strcmp(t->frames[i]->sid, id) == 0)
-			return;		/* a loop in the files: never replayed twice */
-	if (t->depth == ACP_REPLAY_DEPTH || strcmp(id, t->as->id) == 0)
-		return;
 	f = xcalloc(1, sizeof(*f));
 	snprintf(f->sid, sizeof(f->sid), "%s", id);
 	snprintf(f->parent, sizeof(f->parent), "%s", parent);
@@ -184,14 +192,14 @@ acp_replay_slice(struct acp_replay_task *t)
 			acp_replay_pop(t);
 			continue;
 		}
-		if (cur->linked[0] && cur->next == cur->nends) {
+		if (cur->linked[0] && cur->next == cur->nends && acp_replay_can_push(t, cur->linked)) {
 			/* the call that made a child: announced first, its history right after */
 			char child[SESS_ID_LEN + 1];
 			snprintf(child, sizeof(child), "%s", cur->linked);
 			cur->linked[0] = '\0';
 			acp_send(srv, acp_update_msg(sid, acp_child_replay_announce(srv, child)));
 			acp_send_update_bytes(srv, f ? &f->prefix : &t->prefix, sid, bytes, len);
-			if (t->as)
+			if (t->as)	/* a write error may have stopped the replay */
 				acp_replay_push(t, sid, child);
 		} else {
 			acp_send_update_bytes(srv, f ? &f->prefix : &t->prefix, sid, bytes, len);

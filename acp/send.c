@@ -56,13 +56,29 @@ acp_hold(struct acp_session *as, json_t *msg)
 	json_array_append_new(as->held, msg);
 }
 
+/* The session whose replay in flight holds what is sent on sid: sid's own, or for a child shown as
+ * a session, its root's (its announcement waits there, so nothing of it may pass it); or NULL. */
+static struct acp_session *
+acp_held_by(struct acp_server *srv, const char *sid)
+{
+	struct acp_session *as = map_get(&srv->sessions, sid);
+	struct agent *a;
+
+	if (as == NULL && srv->client_subagents && (a = agent_rt_get(&srv->rt, sid)) != NULL) {
+		for (int hops = 0; a && agent_parent(a) && hops < 4096; hops++)
+			a = agent_rt_get(&srv->rt, agent_parent(a));
+		as = a ? map_get(&srv->sessions, agent_id(a)) : NULL;
+	}
+	return as && as->replays ? as : NULL;
+}
+
 void
 acp_send_update(struct acp_server *srv, const char *sid, json_t *update)
 {
-	struct acp_session *as = map_get(&srv->sessions, sid);
+	struct acp_session *as = acp_held_by(srv, sid);
 	json_t *msg = acp_update_msg(sid, update);
 
-	if (as && as->replays)
+	if (as)
 		acp_hold(as, msg);
 	else
 		acp_send(srv, msg);
@@ -71,9 +87,7 @@ acp_send_update(struct acp_server *srv, const char *sid, json_t *update)
 void
 acp_send_update_raw(struct acp_server *srv, const char *sid, const char *s, size_t n)
 {
-	struct acp_session *as = map_get(&srv->sessions, sid);
-
-	if (as && as->replays) {	/* held until the replay is out, as a tree */
+	if (acp_held_by(srv, sid)) {	/* held until the replay is out, as a tree */
 		json_t *u = json_loadb(s, n, JSON_ALLOW_NUL, NULL);
 		if (u)
 			acp_send_update(srv, sid, u);

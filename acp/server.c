@@ -58,6 +58,7 @@ acp_client_cancel(void *self, long id)
 {
 	struct acp_server *srv = self;
 
+	acp_child_ask_cancel(srv, id);
 	acp_outbound_cancel(&srv->out, id);
 }
 
@@ -92,6 +93,8 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	srv->client_compaction = json_is_object(json_object_get(json_object_get(caps, "session"),
 	    "compaction"));
 	srv->client_notices = json_is_object(json_object_get(json_object_get(caps, "session"), "notices"));
+	if (srv->client_subagents != json_is_object(json_object_get(caps, "subagents")))
+		acp_children_reset(srv);	/* observers and all: the new client is told afresh, or not at all */
 	srv->client_subagents = json_is_object(json_object_get(caps, "subagents"));
 	srv->rt.watch = srv->client_subagents ? &srv->watch : NULL;
 	srv->live.subagents = srv->client_subagents;

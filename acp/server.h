@@ -95,6 +95,7 @@ struct acp_session {
 };
 
 struct acp_waiter;
+struct acp_child_ask;
 struct acp_replay_task;
 struct acp_load;
 
@@ -123,6 +124,7 @@ struct acp_server {
 	int client_subagents;		/* clientCapabilities.subagents: children as sessions (§22) */
 	struct map children;		/* child id -> what the client was told of it (acp/children.c) */
 	struct agent_watch watch;	/* how the runtime tells of children (acp/children.c) */
+	struct acp_child_ask *child_asks;	/* children's asks waiting for the client (acp/children.c) */
 	struct acp_waiter *waiters;
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
 	struct acp_gate gate;		/* requests parked until what they wait for is there (acp/gate.c) */

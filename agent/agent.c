@@ -1503,7 +1503,9 @@ agent_cancel_tree(struct agent *a, const char *cause)
 		struct agent *d = rt->all[i];
 		if (d->released)
 			continue;
-		for (struct agent *up = d; up; up = agent_parent(up) ? agent_rt_get(rt, agent_parent(up)) : NULL) {
+		int hops = 0;
+		for (struct agent *up = d; up && hops < 4096; up = agent_parent(up) ? agent_rt_get(rt, agent_parent(up)) : NULL,
+		    hops++) {
 			if (strcmp(agent_id(up), top) == 0) {
 				agent_cancel(d, cause);
 				break;

@@ -53,8 +53,10 @@ chat_child_emit(struct chat_child *ch, struct chat_render *root, struct buf *out
 		free(prefix);
 		pos = end + (nl != NULL);
 	}
-	memmove(ch->text.data, ch->text.data + pos, ch->text.len - pos);
-	ch->text.len -= pos;
+	if (pos > 0) {
+		memmove(ch->text.data, ch->text.data + pos, ch->text.len - pos);
+		ch->text.len -= pos;
+	}
 	if (flush) {
 		chat_render_break(&ch->r, &ch->text);	/* its renderer starts on a fresh line */
 		ch->text.len = 0;

@@ -269,9 +269,10 @@ sess_last_turn_end(const char *path, char *kind, size_t size)
 		t = sess_pread_all(fd, tail, ENTRY_LAST_END_BYTES, off);
 		/* the first line may be cut by the window: only whole lines after it are read */
 		if (t > 0) {
-			char *first = off > 0 ? memchr(tail, '\n', (size_t)t) : tail - 1;
-			if (first)
-				found = sess_tail_last_end(first + 1, (size_t)(tail + t - (first + 1)), kind, size);
+			char *nl = off > 0 ? memchr(tail, '\n', (size_t)t) : NULL;
+			char *from = off == 0 ? tail : nl ? nl + 1 : NULL;
+			if (from)
+				found = sess_tail_last_end(from, (size_t)(tail + t - from), kind, size);
 		}
 		free(tail);
 	}

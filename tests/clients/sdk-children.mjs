@@ -64,6 +64,10 @@ const states = ann.map((d) => d.update.state?.state).filter(Boolean);
 h.check(JSON.stringify(states) === JSON.stringify(["running", "requires_action", "running", "idle"]),
   `the child's states: ${JSON.stringify(states)}`);
 h.eq(ann.at(-1)?.update.state?.stopReason, "end_turn", "the child's last stopReason");
+h.check(!s.delivered.some((d) => d.sessionId === root && d.update._meta?.acpAgent && d.update.status === "in_progress" &&
+  d.update.content?.some((c) => c.type === "content")), "foreground progress text went to a client that shows children");
+h.check(s.delivered.some((d) => d.sessionId === root && d.update.sessionUpdate === "tool_call_update"),
+  "no update of the delegating call reached the client");
 // The SDK drops the `session` content block (2.4.0 predates it: an invalid item, skipped without a
 // word), so the link is read from what the agent wrote; run.mjs validates it with the stabilization.
 await close(s);
@@ -72,8 +76,6 @@ const link = wrote.find((d) => d.sessionId === root && d.update.sessionUpdate ==
   d.update.status === "completed" && d.update.content?.[0]?.type === "session");
 h.eq(link?.update.content[0].sessionId, child, "the delegating call's session link");
 s = await open();
-h.check(!s.delivered.some((d) => d.sessionId === root && d.update._meta?.acpAgent && d.update.status === "in_progress" &&
-  d.update.content?.some((c) => c.type === "content")), "foreground progress text went to a client that shows children");
 const refused = await s.agent.request(acp.methods.agent.session.prompt,
   { sessionId: child, prompt: [{ type: "text", text: "hello child" }] }).then(() => null, (e) => e);
 h.eq(refused?.code, -32602, "a prompt to the child: error code");
