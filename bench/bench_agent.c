@@ -236,6 +236,27 @@ struct stream_block {
 	long updates;		/* per answer */
 };
 
+/* Starts the mock model on script; returns the port it wrote to port_file (0: it did not start). */
+static int
+mock_start(struct child *m, const char *mock, const char *script, const char *port_file)
+{
+	const char *margv[] = { mock, "--script", script, "--port-file", port_file, NULL };
+	FILE *f;
+	int p = 0;
+
+	spawn(m, margv, NULL);
+	for (int i = 0; i < 1000 && p == 0; i++) {
+		if ((f = fopen(port_file, "r")) != NULL) {
+			if (fscanf(f, "%d", &p) != 1)
+				p = 0;
+			fclose(f);
+		}
+		if (p == 0)
+			usleep(10000);
+	}
+	return p;
+}
+
 /* One process (and its mock) relaying STREAM_ROUNDS answers, each in its own session. */
 static int
 stream_block(const char *agent, const char *mock, const char *tmp, const char *script, int chunk, int block,
@@ -245,22 +266,10 @@ stream_block(const char *agent, const char *mock, const char *tmp, const char *s
 	char sids[STREAM_ROUNDS][64];
 	struct child m, c;
 	struct usage u0, u1;
-	FILE *f;
 	int p = 0;
 
 	snprintf(port, sizeof(port), "%s/port%d-%d", tmp, chunk, block);
-	const char *margv[] = { mock, "--script", script, "--port-file", port, NULL };
-	spawn(&m, margv, NULL);
-	for (int i = 0; i < 1000 && p == 0; i++) {
-		f = fopen(port, "r");
-		if (f) {
-			if (fscanf(f, "%d", &p) != 1)
-				p = 0;
-			fclose(f);
-		}
-		if (p == 0)
-			usleep(10000);
-	}
+	p = mock_start(&m, mock, script, port);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", p);
 	snprintf(e2, sizeof(e2), "ACP_AGENT_BASE_URL=%s", url);
 	char *env[] = { e1, e2, NULL };
@@ -398,22 +407,11 @@ kids_run(const char *agent, const char *mock, const char *tmp, const char *scrip
 	char port[600], state[600], url[128], e1[] = "ACP_AGENT_API_KEY=bench-key", e2[200], sid[64], line[400];
 	struct child m, c;
 	struct usage u0, u1;
-	FILE *f;
 	int p = 0;
 	long n1, n2;
 
 	snprintf(port, sizeof(port), "%s/port-%s", tmp, name);
-	const char *margv[] = { mock, "--script", script, "--port-file", port, NULL };
-	spawn(&m, margv, NULL);
-	for (int i = 0; i < 1000 && p == 0; i++) {
-		if ((f = fopen(port, "r")) != NULL) {
-			if (fscanf(f, "%d", &p) != 1)
-				p = 0;
-			fclose(f);
-		}
-		if (p == 0)
-			usleep(10000);
-	}
+	p = mock_start(&m, mock, script, port);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", p);
 	snprintf(e2, sizeof(e2), "ACP_AGENT_BASE_URL=%s", url);
 	char *env[] = { e1, e2, NULL };
