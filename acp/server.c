@@ -210,8 +210,18 @@ acp_shutdown_task(void *arg)
 	struct acp_server *srv = arg;
 
 	agent_rt_shutdown(&srv->rt);
-	for (size_t i = 0; i < srv->nall; i++)
-		srv->all[i]->agent = NULL;
+	for (size_t i = 0; i < srv->nall; i++) {
+		struct acp_session *as = srv->all[i];
+		/* A prompt whose turn never began (it waited behind a turn the runtime started, a
+		 * notice's) had no turn to end: it is answered cancelled, after what the turns ended with. */
+		if (as->prompt_id && as->agent) {
+			acp_prompt_answer_after_sync(as, acp_result_new(as->prompt_id, xjson_pack("{s:s}", "stopReason",
+			    "cancelled")));
+			json_decref(as->prompt_id);
+			as->prompt_id = NULL;
+		}
+		as->agent = NULL;
+	}
 	srv->shutting_down = 2;
 }
 
@@ -225,8 +235,9 @@ acp_server_shutdown(struct acp_server *srv)
 	/* A replay would keep the run queue busy: it stops now; waiting prompts are cancelled. */
 	acp_replays_stop(srv, NULL);
 	acp_loads_stop(srv);	/* a load's worker stops at its next chunk; the load is not answered */
+	/* every parked prompt is answered: one behind a cancelled turn after that turn's answer */
 	for (size_t i = 0; i < srv->nall; i++)
-		acp_gate_drop_prompt(srv->all[i], ACP_WAIT_REPLAY);
+		acp_gate_drop_prompt(srv->all[i], ACP_WAIT_NONE);
 	runq_push(&srv->runq, acp_shutdown_task, srv);
 }
 
