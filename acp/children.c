@@ -13,7 +13,6 @@
 
 #include "acp/internal.h"
 #include "agent/turnend.h"
-#include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "session/entry.h"
@@ -38,6 +37,19 @@ static struct acp_child *
 acp_child_get(struct acp_server *srv, const char *id)
 {
 	return map_get(&srv->children, id);
+}
+
+/* A new entry for child id of parent, in the table; nothing told yet. */
+static struct acp_child *
+acp_child_new(struct acp_server *srv, const char *id, const char *parent)
+{
+	struct acp_child *c = xcalloc(1, sizeof(*c));
+
+	c->srv = srv;
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	snprintf(c->parent, sizeof(c->parent), "%s", parent);
+	map_put(&srv->children, c->id, c);
+	return c;
 }
 
 /* {sessionUpdate: subagent_update, sessionId, ...fields} on the parent's session; steals fields. */
@@ -68,14 +80,10 @@ static void acp_child_event(void *arg, struct sess *s, const json_t *ev);
 static struct acp_child *
 acp_child_announce(struct acp_server *srv, struct agent *a)
 {
-	struct acp_child *c = xcalloc(1, sizeof(*c));
+	struct acp_child *c = acp_child_new(srv, agent_id(a), agent_parent(a));
 	struct sess_entry *en = sess_corpus_get(&srv->corpus, agent_id(a));
 	const char *title = en && en->label && *en->label ? en->label : agent_id(a);
 
-	c->srv = srv;
-	snprintf(c->id, sizeof(c->id), "%s", agent_id(a));
-	snprintf(c->parent, sizeof(c->parent), "%s", agent_parent(a));
-	map_put(&srv->children, c->id, c);
 	c->state = ACP_CHILD_RUNNING;
 	acp_child_update(c, xjson_pack("{s:o, s:s, s:{s:{}}, s:{s:s}}", "title", xjson_text(title, strlen(title)),
 	    "description", agent_type_description(a), "capabilities", "cancel", "state", "state", "running"));
@@ -324,13 +332,8 @@ acp_child_reannounce(struct acp_server *srv, const struct sess_entry *en)
 	int running = a && agent_status(a) == AGENT_RUNNING;
 	json_t *state;
 
-	if (c == NULL) {
-		c = xcalloc(1, sizeof(*c));
-		c->srv = srv;
-		snprintf(c->id, sizeof(c->id), "%s", en->id);
-		snprintf(c->parent, sizeof(c->parent), "%s", en->parent);
-		map_put(&srv->children, c->id, c);
-	}
+	if (c == NULL)
+		c = acp_child_new(srv, en->id, en->parent);
 	c->state = running ? (c->asks ? ACP_CHILD_ASKING : ACP_CHILD_RUNNING) : ACP_CHILD_IDLE;
 	if (running)
 		state = xjson_pack("{s:s}", "state", c->state == ACP_CHILD_ASKING ? "requires_action" : "running");
