@@ -126,7 +126,7 @@ acp_update_progress(const char *tool_call_id, const char *child_id, const char *
 
 /* What the replay shows something of (the others show nothing). */
 const char *const acp_replay_types[] = { "user/message", "assistant/message", "tool/call", "tool/result",
-	"context/compacted", NULL };
+	"context/compacted", "message/view", NULL };
 
 void
 acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, acp_replay_tree_fn *tree, void *arg,
@@ -759,6 +759,33 @@ acp_raw_compacted(struct acp_raw *x, size_t d)
 	return x->unsure ? -1 : 0;
 }
 
+/* A message between agents (docs/contract.md §22.2), for a client that shows children: the
+ * logged view as a session_message upsert, its fields copied in one order. */
+static int
+acp_raw_view(struct acp_raw *x, size_t d)
+{
+	static const char *const keys[] = { "messageId", "senderSessionId", "recipientSessionId", "senderMessageId",
+		"recipientMessageId", "content", NULL };
+	struct acp_replay *r = x->r;
+	struct json_span v;
+
+	if (acp_raw_at(x, d, "messageId") == 0 || acp_raw_at(x, d, "content") == 0) {
+		acp_raw_doubt(x);
+		return x->unsure ? -1 : 0;
+	}
+	buf_puts(&r->out, "{\"sessionUpdate\":\"" ACP_UPDATE_SESSION_MESSAGE "\"");
+	for (size_t i = 0; keys[i]; i++) {
+		if (acp_raw_get(x, d, keys[i], &v) == NULL)
+			continue;
+		buf_printf(&r->out, ",\"%s\":", keys[i]);
+		if (acp_raw_value(&r->out, &v) < 0)
+			return -1;
+	}
+	buf_puts(&r->out, "}");
+	acp_raw_end(r);
+	return x->unsure ? -1 : 0;
+}
+
 enum { ACP_RENDER_REPLAY, ACP_RENDER_LIVE };
 
 /* Renders every update of the event whose bytes are s[0..n) into r->out (as it lies in the log,
@@ -804,6 +831,10 @@ acp_render(struct acp_replay *r, const char *s, size_t n, int canonical, int mod
 	case SESS_EV_TOOL_RESULT:
 		k = mode == ACP_RENDER_REPLAY ? acp_raw_result(&x, d) : acp_raw_live_result(&x, d);
 		break;
+	case SESS_EV_MESSAGE_VIEW:
+		if (r->subagents)
+			k = acp_raw_view(&x, d);
+		break;
 	case SESS_EV_COMPACTED:
 		if (mode == ACP_RENDER_REPLAY && r->compaction)
 			k = acp_raw_compacted(&x, d);
@@ -833,8 +864,9 @@ acp_update_live(struct acp_replay *r, const json_t *ev)
 {
 	enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
 
-	/* only a call and its result show live: the others are not encoded for nothing */
-	if ((et != SESS_EV_TOOL_CALL && et != SESS_EV_TOOL_RESULT) || acp_render_tree(r, ev, ACP_RENDER_LIVE) < 0 ||
+	/* only a call, its result and a message view show live: the others are not encoded for nothing */
+	if ((et != SESS_EV_TOOL_CALL && et != SESS_EV_TOOL_RESULT && (et != SESS_EV_MESSAGE_VIEW || !r->subagents)) ||
+	    acp_render_tree(r, ev, ACP_RENDER_LIVE) < 0 ||
 	    r->nends != 1)
 		return 0;
 	r->next = r->nends;

@@ -21,6 +21,7 @@
 #define ACP_UPDATE_THOUGHT_CHUNK "agent_thought_chunk"
 #define ACP_UPDATE_TOOL_CALL "tool_call"
 #define ACP_UPDATE_NOTICE "notice"
+#define ACP_UPDATE_SESSION_MESSAGE "session_message"
 
 /* A text or reasoning delta; returns new ref. */
 json_t *acp_update_chunk(int reasoning, const char *msg_id, const char *text, size_t len);

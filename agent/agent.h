@@ -59,8 +59,9 @@ struct tool_inv;
  * never re-entrantly; a may not be released from inside.
  */
 struct agent_watch {
-	/* A child was made (its descriptor is logged, its first message posted); inv: the parent's
-	 * call that made it, or NULL (a teammate). Its first turn has not started yet. */
+	/* A child was made (its descriptor is logged, its first message not posted yet), or went
+	 * live again (a cold resume: its session is a new one); inv: the parent's call that made it,
+	 * or NULL (a teammate, a resume). Its turn has not started yet. */
 	void (*born)(void *arg, struct agent *child, const struct tool_inv *inv);
 	void (*turn_start)(void *arg, struct agent *a);
 	/* reason: the turn/end's {kind, cause?, message?, code?}, borrowed. */

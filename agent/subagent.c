@@ -17,6 +17,7 @@
 
 #include "agent/agent_def.h"
 #include "agent/subagent_int.h"
+#include "agent/view.h"
 #include "agent/turnend.h"
 #include "base/log.h"
 #include "base/xjson.h"
@@ -343,11 +344,19 @@ sub_text_blocks(const char *text)
 }
 
 void
-sub_post_notice(struct agent *parent, const char *child_id, long epoch, const char *end, const char *final)
+sub_post_notice(struct agent *parent, struct agent *child, const char *child_id, long epoch, const char *end,
+    const char *final)
 {
 	char *text = subagent_notice_text(child_id, end, final);
 	char *summary = xasprintf("Background subagent %s %s", child_id, turn_end_of(end)->notice);
+	json_t *view = sub_text_blocks(text);
 
+	/* Both views when the child is still there to log its own; else the parent's alone. */
+	if (child)
+		agent_view_pair(child, parent, view);
+	else
+		agent_view_in(parent, child_id, NULL, view);
+	json_decref(view);
 	agent_post(parent, sub_text_blocks(text),
 	    xjson_pack("{s:s, s:s, s:s, s:{s:s, s:i}}", "kind", "subagent-settled", "senderSessionId",
 		child_id, "summary", summary, "settlement", "childId", child_id, "epoch", (json_int_t)epoch),
@@ -411,11 +420,12 @@ sub_settle_check(void *arg)
 	{
 		char end_copy[32];
 		snprintf(end_copy, sizeof(end_copy), "%s", end);
-		agent_release(a);
 		struct agent *parent = agent_rt_get(rt, parent_id);
+		/* the notice is posted while the child can still log its view of it, then it goes */
 		if (delivered && parent)
-			sub_post_notice(parent, child_id, epoch, end_copy, final);
-		else if (delivered)
+			sub_post_notice(parent, a, child_id, epoch, end_copy, final);
+		agent_release(a);
+		if (delivered && parent == NULL)
 			log_info("subagent %s: parent %s not live; the notice waits for its next load", child_id,
 			    parent_id);
 		if (parent && subagent_mode(parent) == SUBAGENT_CONTINUABLE)
@@ -478,6 +488,7 @@ subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t 
 		json_decref(source);
 		return NULL;
 	}
+	agent_view_in(child, agent_id(parent), NULL, content);	/* its first prompt */
 	agent_post(child, content, source, NULL);
 	return child;
 }
@@ -512,6 +523,7 @@ subagent_start(struct tool_inv *inv, const char *description, const char *prompt
 		json_array_append_new(content, xjson_pack("{s:s, s:s}", "type", "text", "text", guide));
 		free(guide);
 	}
+	agent_view_in(child, agent_id(parent), NULL, content);	/* its first prompt, guidance included */
 	agent_post(child, content, xjson_pack("{s:s, s:s}", "kind", "agent-message", "senderSessionId",
 	    agent_id(parent)), NULL);
 	memcpy(child_id, agent_id(child), SESS_ID_LEN + 1);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/subagent_int.h"
+#include "agent/view.h"
 #include "base/log.h"
 #include "base/offload.h"
 #include "base/xjson.h"
@@ -19,7 +20,10 @@ static void
 sub_deliver(struct agent *sender, struct agent *target, const char *message, char *message_id)
 {
 	char *text = xasprintf("Agent %s sent a message: %s", agent_id(sender), message);
+	json_t *view = sub_text_blocks(message);
 
+	agent_view_pair(sender, target, view);	/* as the sender wrote it */
+	json_decref(view);
 	subagent_note_delivered(target);
 	agent_post(target, sub_text_blocks(text), xjson_pack("{s:s, s:s}", "kind", "agent-message",
 	    "senderSessionId", agent_id(sender)), message_id);
@@ -85,6 +89,8 @@ sub_cold_adopted(struct agent *child, struct err *e)
 		return NULL;
 	}
 	sub_adopt(child, SUBAGENT_CONTINUABLE);
+	if (child->rt->watch)
+		child->rt->watch->born(child->rt->watch->arg, child, NULL);	/* live again: observed */
 	static const char *const settled[] = { "subagent/settled", NULL };
 	json_t *evs = sess_collect(child->sess, settled);
 	sub_state(child)->epoch = (int)sub_settled_epochs(evs) + 1;
@@ -444,7 +450,7 @@ subagent_redeliver(struct agent *parent)
 			char end_copy[32];
 			snprintf(end_copy, sizeof(end_copy), "%s", end ? end : "completed");
 			log_info("subagent %s: redelivering the notice of epoch %ld", kids[i]->id, epoch);
-			sub_post_notice(parent, kids[i]->id, epoch, end_copy, final);
+			sub_post_notice(parent, NULL, kids[i]->id, epoch, end_copy, final);
 			free(final);
 		}
 		sess_scan_free(&img);

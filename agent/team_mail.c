@@ -9,6 +9,7 @@
 
 #include "agent/subagent.h"
 #include "agent/team_int.h"
+#include "agent/view.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -21,6 +22,20 @@ team_pending_for(struct team *t, const char *target)
 
 	json_array_foreach(t->queued, i, m) n += strcmp(json_string_value(json_object_get(m, "targetName")), target) == 0;
 	return n;
+}
+
+/* The session of the member called name ("lead": the Lead's), or NULL while it has none. */
+static const char *
+team_session_of(struct team *t, const char *name)
+{
+	struct team_member *m;
+
+	if (name == NULL)
+		return NULL;
+	if (strcmp(name, "lead") == 0)
+		return agent_id(t->lead);
+	m = team_member(t, name);
+	return m ? m->id : NULL;
 }
 
 /* The live agent a message for target goes to, resuming a stored teammate; NULL when not now. */
@@ -67,6 +82,10 @@ team_pump(struct team *t)
 		    "text", json_object_get(m, "content")), xjson_pack("{s:s, s:O, s:O}", "kind", "team-message",
 		    "messageId", json_object_get(m, "id"), "senderName", json_object_get(m, "senderName")), NULL);
 		free(head);
+		json_t *view = xjson_pack("[{s:s, s:O}]", "type", "text", "text", json_object_get(m, "content"));
+		agent_view_in(a, team_session_of(t, json_string_value(json_object_get(m, "senderName"))),
+		    json_string_value(json_object_get(m, "senderMessageId")), view);
+		json_decref(view);
 		subagent_note_delivered(a);
 		team_write(t, "team/message/delivered", xjson_pack("{s:i, s:O, s:s}", "version", 1, "messageId",
 		    json_object_get(m, "id"), "targetName", target), NULL);
@@ -108,6 +127,13 @@ team_send(struct agent *caller, const char *target, const char *message, struct 
 	snprintf(id, sizeof(id), "msg-%d", ++t->next_msg);
 	json_t *msg = xjson_pack("{s:s, s:s, s:s, s:s}", "id", id, "senderName", sender, "targetName", target,
 	    "content", message);
+	/* the sender's view when queued; the target's when delivered (team_pump) names it */
+	char view_id[AGENT_VIEW_ID_LEN];
+	json_t *view = xjson_pack("[{s:s, s:s}]", "type", "text", "text", message);
+	agent_view_out(caller, team_session_of(t, target), view, view_id);
+	json_decref(view);
+	if (view_id[0])
+		json_object_set_new(msg, "senderMessageId", json_string(view_id));
 	if (team_write(t, "team/message/queued", xjson_pack("{s:i, s:O}", "version", 1, "message", msg), e) < 0) {
 		json_decref(msg);
 		return NULL;

@@ -102,6 +102,47 @@ chat_child_state(struct chat_children *k, struct chat_render *root, const json_t
 	}
 }
 
+/* The label of session id for a message line: a child's, the root's, or the id. */
+static const char *
+chat_child_label(struct chat_children *k, const char *root_sid, const char *id)
+{
+	struct chat_child *ch;
+
+	if (id == NULL)
+		return "?";
+	if (root_sid && strcmp(id, root_sid) == 0)
+		return CHAT_ROOT_LABEL;
+	ch = map_get(&k->by_id, id);
+	return ch ? ch->label : id;
+}
+
+/* A session_message: shown once, on the session that received it, each text line after who sent
+ * it to whom (the outgoing view on the sender's session says the same: not shown). */
+static void
+chat_child_message(struct chat_children *k, struct chat_render *root, const char *root_sid, const char *sid,
+    const json_t *u, struct buf *out)
+{
+	const char *to = json_string_value(json_object_get(u, "recipientSessionId"));
+	const json_t *blk;
+	size_t i;
+	char *prefix;
+
+	if (to == NULL || sid == NULL || strcmp(to, sid) != 0)
+		return;
+	prefix = xasprintf(CHAT_CHILD_MESSAGE, chat_child_label(k, root_sid,
+	    json_string_value(json_object_get(u, "senderSessionId"))), chat_child_label(k, root_sid, to));
+	json_array_foreach(json_object_get(u, "content"), i, blk) {
+		const char *text = json_string_value(json_object_get(blk, "text"));
+		for (const char *p = text; p && *p;) {
+			const char *nl = strchr(p, '\n');
+			size_t n = nl ? (size_t)(nl - p) : strlen(p);
+			chat_render_aside(root, out, prefix, p, n);
+			p += n + (nl != NULL);
+		}
+	}
+	free(prefix);
+}
+
 int
 chat_children_update(struct chat_children *k, struct chat_render *root, const char *root_sid, const char *sid,
     const json_t *update, struct buf *out)
@@ -114,6 +155,12 @@ chat_children_update(struct chat_children *k, struct chat_render *root, const ch
 		return 1;	/* a session this chat was not told of: not its to show */
 	if (kind && strcmp(kind, "subagent_update") == 0) {
 		chat_child_state(k, root, update, out);
+		return 1;
+	}
+	if (kind && strcmp(kind, "session_message") == 0) {
+		if (ch)
+			chat_child_emit(ch, root, out, 1);	/* what it showed before comes first */
+		chat_child_message(k, root, root_sid, sid, update, out);
 		return 1;
 	}
 	if (of_root)

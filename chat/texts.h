@@ -41,6 +41,9 @@
 #define CHAT_CHILD_ASKING "[%s] waits for your answer\n"
 #define CHAT_CHILD_DONE "[%s] done\n"
 #define CHAT_CHILD_STOPPED "[%s] stopped: %s\n"
+/* A message between agents, shown once (its incoming view): sender, recipient; then its lines. */
+#define CHAT_CHILD_MESSAGE "[%s -> %s] "
+#define CHAT_ROOT_LABEL "agent"
 #define CHAT_ASK_CHILD_HEAD "permission for [%s]: %s\n"
 
 /* Tool call statuses as a person reads them. */

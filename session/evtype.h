@@ -33,7 +33,8 @@
 	X(JOB_ENDED, "job/ended")                                         \
 	X(MCP_SERVER, "mcp/server")                                       \
 	X(COMPACTED, "context/compacted")                                 \
-	X(COMPACTION_FAILED, "context/compaction_failed")
+	X(COMPACTION_FAILED, "context/compaction_failed")                 \
+	X(MESSAGE_VIEW, "message/view")
 
 enum sess_ev {
 	SESS_EV_NONE,		/* not a known type */

@@ -74,7 +74,8 @@ SHAPE(p_member, F("name", PK_STR), FO("id", PK_STR), FO("description", PK_STR), 
 SHAPE(p_task, F("id", PK_STR), F("revision", PK_COUNT), F("subject", PK_STR), F("description", PK_STR),
     F("status", PK_STR), FA("blockedBy", PK_STR, REQ, NULL), FA("writeScopes", PK_STR, REQ, NULL),
     FO("ownerName", PK_STR));
-SHAPE(p_message, F("id", PK_STR), F("senderName", PK_STR), F("targetName", PK_STR), F("content", PK_STR));
+SHAPE(p_message, F("id", PK_STR), F("senderName", PK_STR), F("targetName", PK_STR), F("content", PK_STR),
+    FO("senderMessageId", PK_STR));
 
 SHAPE(e_created, F("mode", PK_STR), F("model", PK_STR));
 SHAPE(e_mode, F("mode", PK_STR));
@@ -101,6 +102,8 @@ SHAPE(e_settled, F("epoch", PK_COUNT), F("end", PK_STR));
 SHAPE(e_team_member, F("version", PK_INT), FS("member", PK_OBJ, &p_member));
 SHAPE(e_team_task, F("version", PK_INT), FS("task", PK_OBJ, &p_task));
 SHAPE(e_team_queued, F("version", PK_INT), FS("message", PK_OBJ, &p_message));
+SHAPE(e_view, F("messageId", PK_STR), F("senderSessionId", PK_STR), FO("recipientSessionId", PK_STR),
+    FO("senderMessageId", PK_STR), FO("recipientMessageId", PK_STR), FA("content", PK_OBJ, NONEMPTY, &p_user_block));
 SHAPE(e_team_delivered, F("version", PK_INT), F("messageId", PK_STR), FO("targetName", PK_STR));
 
 /* Each type's payload, by its code (session/evtype.h: the names and the order are there). */
@@ -114,6 +117,7 @@ static const struct pshape *const sess_payloads[SESS_EV_COUNT] = {
 	[SESS_EV_SESSION_MODE] = &e_mode, [SESS_EV_SESSION_MODEL] = &e_model, [SESS_EV_PERMISSION_RULE] = &e_rule,
 	[SESS_EV_JOB_STARTED] = &e_job_started, [SESS_EV_JOB_ENDED] = &e_job_ended, [SESS_EV_MCP_SERVER] = &e_mcp_server,
 	[SESS_EV_COMPACTED] = &e_compacted, [SESS_EV_COMPACTION_FAILED] = &e_compaction_failed,
+	[SESS_EV_MESSAGE_VIEW] = &e_view,
 };
 
 static const struct {

@@ -34,6 +34,7 @@ struct sess_image {
 	off_t *offs;		/* streamed: owned, nevents + 1: each event's line offset, then valid_len */
 	size_t nclosers;
 	off_t valid_len;	/* bytes of the valid prefix: where load truncates */
+	size_t views;		/* message/view events among them (sess_loading_read counts) */
 	int torn;		/* a torn last line was ignored */
 };
 

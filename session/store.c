@@ -10,6 +10,7 @@
 #include "base/jenc.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "session/evtype.h"
 #include "session/repair.h"
 #include "session/store_def.h"
 
@@ -118,6 +119,7 @@ sess_adopt_image(struct sess *s, struct sess_image *img, int with_closers)
 	img->offs = NULL;
 	free(s->types);
 	s->types = img->types;
+	s->views = img->views;
 	s->ctypes = img->nevents + img->nclosers;
 	img->types = NULL;
 	s->nev = img->base;
@@ -225,6 +227,10 @@ sess_loading_read(struct sess_loading *ld, const atomic_int *cancel)
 {
 	err_clear(&ld->e);
 	ld->rc = sess_inspect_stream(ld->lg->fd, ld->lg->path, cancel, &ld->img, &ld->e);
+	/* counted here, on the reading thread: the loop never walks the codes of a whole history */
+	ld->img.views = 0;
+	for (size_t i = 0, n = sess_loading_nevents(ld); i < n; i++)
+		ld->img.views += ld->img.types[i] == SESS_EV_MESSAGE_VIEW;
 }
 
 size_t
@@ -444,6 +450,7 @@ sess_put(struct sess *s, json_t *ev, struct err *e)
 		s->types = xrealloc(s->types, s->ctypes);
 	}
 	s->types[n] = (unsigned char)sess_event_type_code(type);
+	s->views += s->types[n] == SESS_EV_MESSAGE_VIEW;
 	if (n + 2 > s->coffs) {
 		s->coffs = s->coffs * 2 > n + 2 ? s->coffs * 2 : n + 2;
 		s->offs = xrealloc(s->offs, s->coffs * sizeof(*s->offs));
@@ -554,6 +561,12 @@ size_t
 sess_nev(const struct sess *s)
 {
 	return s->nev;
+}
+
+size_t
+sess_views(const struct sess *s)
+{
+	return s->views;
 }
 
 int

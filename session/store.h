@@ -138,6 +138,8 @@ int sess_type_at(const struct sess *s, size_t i);
 const char *sess_id(const struct sess *s);
 const json_t *sess_header(const struct sess *s);	/* borrowed, immutable */
 size_t sess_nev(const struct sess *s);		/* its events: seq 0 .. nev - 1 */
+/* Its message/view events (docs/contract.md §22.2): the next view's id is msg-<this + 1>. */
+size_t sess_views(const struct sess *s);
 /* Syncs its log now (a notice must be on disk before it is sent): 0, or -1 with e. */
 int sess_sync(struct sess *s, struct err *e);
 const char *sess_header_str(const struct sess *s, const char *key);	/* borrowed or NULL */

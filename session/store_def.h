@@ -25,6 +25,7 @@ struct sess {
 	size_t coffs;
 	json_t **win;		/* owned refs: events [win_base, nev) */
 	size_t win_base, cwin;
+	size_t views;		/* its message/view events: the next one's id is msg-<views + 1> */
 	int64_t last_time;	/* the latest event's time (the header's createdAt before any) */
 	struct sess_log *log;	/* owned */
 	struct sess_store *store;

@@ -175,6 +175,9 @@ has "$k" '  [List files] and more' kids
 has "$k" '[List files] done' kids
 has "$k" 'The helper reported back.' kids
 hasnt "$k" 'Use ls.The' kids
+# its first prompt, shown once: on the child's session, from the root agent
+has "$k" '[agent -> List files] List the workspace with ls.' kids
+[ "$(grep -c 'List the workspace with ls' "$k")" -eq 1 ] || fail "kids: the first prompt is not shown once"
 
 # ---- bad usage ----
 # refused NAME NEEDLE CODE ARGS...: exit CODE and NEEDLE (a fixed string) on stderr.

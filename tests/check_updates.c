@@ -336,7 +336,8 @@ line_tree(void *arg, const char *line, size_t len)
 }
 
 /* Replays the lines both ways and holds the bytes equal; returns how many updates came from
- * lines (not trees). */
+ * lines (not trees). compaction: the client takes compaction updates and children as sessions
+ * (message views show). */
 static size_t
 replay_both(char **lines, size_t *lens, size_t n, const struct toolbox *tb, int compaction, const char *what,
     size_t *all)
@@ -357,13 +358,13 @@ replay_both(char **lines, size_t *lens, size_t n, const struct toolbox *tb, int 
 		struct acp_replay_array a = { events, 0, json_array_size(events) };
 		whole = json_array();
 		acp_replay_init(&t, acp_replay_array_pull, NULL, &a, tb);
-		t.compaction = compaction;
+		t.compaction = t.subagents = compaction;
 		while (acp_replay_next(&t, SIZE_MAX, whole) > 0)
 			;
 		acp_replay_free(&t);
 	}
 	acp_replay_init(&r, line_pull, line_tree, &src, tb);
-	r.compaction = compaction;
+	r.compaction = r.subagents = compaction;
 	while (acp_replay_next_update(&r, &bytes, &len)) {
 		char *want;
 		size_t wn;
@@ -403,7 +404,10 @@ START_TEST(updates_replay_from_lines_equals_trees)
 		"{\"seq\":11,\"time\":1,\"type\":\"context/compacted\",\"data\":{\"id\":\"k1\",\"summary\":\"so far\",\"through\":10}}",
 		"{\"seq\":12,\"time\":1,\"type\":\"assistant/message\",\"data\":{\"turn\":2,\"step\":1,\"id\":\"a2\",\"content\":[{\"type\":\"text\",\"text\":\"nul \\u0000 in it\"}],\"finish\":\"stop\"}}",
 		"{\"seq\":13,\"time\":1,\"type\":\"tool/result\",\"data\":{\"turn\":2,\"step\":1,\"callId\":\"c1\",\"name\":\"x\",\"content\":[{\"type\":\"text\",\"text\":\"Error: E\"}],\"isError\":true,\"error\":{\"code\":\"E\"}}}",
-		"{\"seq\":14,\"time\":1,\"type\":\"turn/end\",\"data\":{\"turn\":2,\"reason\":{\"kind\":\"completed\"}}}",
+		"{\"seq\":14,\"time\":1,\"type\":\"message/view\",\"data\":{\"messageId\":\"msg-1\",\"senderSessionId\":\"00000000-0000-4000-8000-0000000000ab\",\"recipientSessionId\":\"00000000-0000-4000-8000-0000000000ac\",\"recipientMessageId\":\"msg-2\",\"content\":[{\"type\":\"text\",\"text\":\"go \\u00e9\"}]}}",
+		/* a view as another writer spaces it, without the other view's id */
+		"{\"seq\":15, \"time\":1, \"type\":\"message/view\", \"data\":{ \"content\":[ {\"type\":\"text\", \"text\":\"back\"} ], \"messageId\":\"msg-2\", \"senderSessionId\":\"00000000-0000-4000-8000-0000000000ac\" } }",
+		"{\"seq\":16,\"time\":1,\"type\":\"turn/end\",\"data\":{\"turn\":2,\"reason\":{\"kind\":\"completed\"}}}",
 	};
 	size_t n = sizeof(lines) / sizeof(lines[0]), lens[32], raw, all = 0;
 	char *copy[32];
