@@ -15,7 +15,7 @@
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "session/log.h"
-#include "session/repair.h"
+#include "session/stream.h"
 
 /*
  * The session/load replay is sent in slices (at most ACP_REPLAY_UPDATES updates or about
@@ -39,8 +39,7 @@
 struct acp_replay_frame {
 	char sid[SESS_ID_LEN + 1];	/* the child */
 	char parent[SESS_ID_LEN + 1];
-	struct sess_scan img;		/* its shown events, read whole (img.kept) */
-	struct acp_replay_array src;
+	struct sess_stream *events;	/* its shown events, read in bounded pieces; NULL: none */
 	struct acp_replay cur;
 	struct buf prefix;		/* acp_update_prefix of its session */
 };
@@ -67,7 +66,7 @@ static void
 acp_replay_frame_free(struct acp_replay_frame *f)
 {
 	acp_replay_free(&f->cur);
-	sess_scan_free(&f->img);
+	sess_stream_close(f->events);
 	buf_free(&f->prefix);
 	free(f);
 }
@@ -85,9 +84,32 @@ acp_replay_can_push(const struct acp_replay_task *t, const char *id)
 	return 1;
 }
 
+/* A child's events, from its file; at the end, why it ended early, if it did. */
+static const char *
+acp_replay_frame_pull(void *arg, size_t *len, json_t **ev)
+{
+	struct acp_replay_frame *f = arg;
+	const char *line;
+
+	*ev = NULL;
+	if (f->events == NULL)
+		return NULL;
+	if ((line = sess_stream_next(f->events, len)) == NULL && sess_stream_error(f->events))
+		log_warn("acp: the history of subagent %s stops early: %s", f->sid, sess_stream_error(f->events));
+	return line;
+}
+
+static json_t *
+acp_replay_frame_tree(void *arg, const char *line, size_t len)
+{
+	struct acp_replay_frame *f = arg;
+
+	return sess_stream_tree(f->events, line, len);
+}
+
 /* Replays child id (linked by the update just sent on the top session) next: its history, read
- * whole from its file (a child's, not a root's: small as a rule). A file that cannot be read
- * gives no history, only the last state. */
+ * from its file in bounded pieces as the slices go (session/stream.h), each line checked as a
+ * load checks it. A file that cannot be opened gives no history, only the last state. */
 static void
 acp_replay_push(struct acp_replay_task *t, const char *parent, const char *id)
 {
@@ -101,13 +123,10 @@ acp_replay_push(struct acp_replay_task *t, const char *parent, const char *id)
 	snprintf(f->parent, sizeof(f->parent), "%s", parent);
 	path = sess_env_path(&srv->env, id);
 	err_clear(&e);
-	if (sess_scan_file(path, acp_replay_types, &f->img, &e) < 0)
+	if ((f->events = sess_stream_open(path, acp_replay_types, &e)) == NULL)
 		log_warn("acp: %s: the history of subagent %s is not replayed: %s", t->as->id, id, e.msg);
 	free(path);
-	f->src.events = f->img.kept;
-	f->src.next = 0;
-	f->src.end = json_array_size(f->img.kept);
-	acp_replay_init(&f->cur, acp_replay_array_pull, NULL, &f->src, &srv->tools);
+	acp_replay_init(&f->cur, acp_replay_frame_pull, acp_replay_frame_tree, f, &srv->tools);
 	f->cur.compaction = srv->client_compaction;
 	f->cur.subagents = srv->client_subagents;
 	buf_init(&f->prefix);

@@ -15,6 +15,7 @@
 #include "session/event.h"
 #include "session/repair.h"
 #include "session/store.h"
+#include "session/stream.h"
 #include "tests/helpers.h"
 
 #define ID "00000000-0000-4000-8000-0000000000aa"
@@ -592,6 +593,95 @@ START_TEST(scan_file_in_chunks_agrees_with_the_buffer_scan)
 }
 END_TEST
 
+/* The events a stream gives (session/stream.h), as trees; *error: why it ended early, or "". */
+static json_t *
+stream_all(const char *path, const char *const *keep, char *error, size_t size)
+{
+	struct sess_stream *st;
+	json_t *all = json_array();
+	const char *line;
+	size_t len;
+	struct err e;
+
+	err_clear(&e);
+	ck_assert_ptr_nonnull(st = sess_stream_open(path, keep, &e));
+	while ((line = sess_stream_next(st, &len)) != NULL) {
+		json_t *ev = sess_stream_tree(st, line, len);
+		ck_assert_ptr_nonnull(ev);
+		ck_assert_uint_eq(strlen(line), len);	/* a NUL after it */
+		json_array_append_new(all, ev);
+	}
+	snprintf(error, size, "%s", sess_stream_error(st) ? sess_stream_error(st) : "");
+	sess_stream_close(st);
+	return all;
+}
+
+/* A stream reads a file in bounded pieces (64 events, 1 MiB) and gives what the scan keeps, in
+ * order: across pieces, a line longer than a piece, an open turn and a torn last line; a line that
+ * does not pass ends it there with the scan's reason; a symlink is not followed. */
+START_TEST(stream_gives_what_the_scan_keeps_in_bounded_pieces)
+{
+	static const char *const keep[] = { "user/message", "subagent/settled", NULL };
+	char dir[64], path[128], link[128], error[256];
+	struct buf b;
+	int64_t seq;
+	struct err e;
+
+	test_mkdtemp(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/log.jsonl", dir);
+	for (int variant = 0; variant < 4; variant++) {
+		buf_init(&b);
+		seq = 0;
+		buf_puts(&b, HDR);
+		for (int t = 1; t <= 3000; t++) {
+			buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"turn/start\",\"data\":{\"turn\":%d}}\n", (long long)seq++, t);
+			if (variant == 3 && t == 1500)
+				buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"user/message\",\"data\":{}}\n", (long long)seq++);
+			buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m\",\"content\":"
+			    "[{\"type\":\"text\",\"text\":\"%0*d\"}],\"source\":{\"kind\":\"user\"}}}\n", (long long)seq++,
+			    t == 1000 ? 2500000 : 40 + t % 300, t);
+			if (t < 3000 || variant == 0)
+				buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"turn/end\",\"data\":{\"turn\":%d,\"reason\":"
+				    "{\"kind\":\"completed\"}}}\n", (long long)seq++, t);
+			if (t % 1000 == 0)
+				buf_printf(&b, "{\"seq\":%lld,\"time\":1,\"type\":\"subagent/settled\",\"data\":{\"epoch\":%d,"
+				    "\"end\":\"completed\"}}\n", (long long)seq++, t);
+		}
+		if (variant == 2)
+			buf_puts(&b, "{\"seq\":99999,\"time\":1,\"ty");	/* torn */
+		test_write_file(path, b.data, b.len);
+		struct sess_scan whole;
+		err_clear(&e);
+		int rc = sess_scan_buf(b.data, b.len, keep, &whole, &e);
+		json_t *got = stream_all(path, keep, error, sizeof(error));
+		if (variant < 3) {
+			ck_assert_int_eq(rc, 0);
+			ck_assert_str_eq(error, "");
+			ck_assert_uint_eq(json_array_size(got), 3000 + 3);
+			ck_assert(json_equal(whole.kept, got));
+		} else {
+			/* the scan refuses the file; the stream gave what came before the bad line */
+			ck_assert_int_eq(rc, -1);
+			ck_assert_str_eq(error, e.msg);
+			ck_assert_uint_eq(json_array_size(got), 1499 + 1);
+		}
+		json_decref(got);
+		sess_scan_free(&whole);
+		buf_free(&b);
+	}
+	snprintf(link, sizeof(link), "%s/link.jsonl", dir);
+	ck_assert_int_eq(symlink(path, link), 0);
+	err_clear(&e);
+	ck_assert_ptr_null(sess_stream_open(link, keep, &e));
+	ck_assert_int_eq(e.code, ERR_SESSION_LOG_IO);
+	err_clear(&e);
+	snprintf(link, sizeof(link), "%s/none.jsonl", dir);
+	ck_assert_ptr_null(sess_stream_open(link, keep, &e));
+	ck_assert_int_eq(e.code, ERR_UNKNOWN_SESSION);
+	test_rmtree(dir);
+}
+END_TEST
+
 /* What inspect says of a file's bytes, streamed from a file (the load's way) and whole. */
 /* A streamed inspect that checks the second half ahead (from any size) says what one in order
  * says: the same verdict, message and image. */
@@ -974,6 +1064,7 @@ repair_suite(void)
 
 	tcase_add_test(tc, inspect_closes_an_open_turn_with_the_exact_closers);
 	tcase_add_test(tc, inspect_ignores_a_torn_last_line);
+	tcase_add_test(tc, stream_gives_what_the_scan_keeps_in_bounded_pieces);
 	tcase_add_test(tc, inspect_refuses_corruption);
 	tcase_add_test(tc, inspect_skips_ignorable_unknown_events);
 	tcase_add_test(tc, inspect_refuses_payloads_of_the_wrong_shape);
