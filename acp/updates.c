@@ -533,11 +533,14 @@ acp_raw_result_fields(struct acp_raw *x, size_t d, const struct tool *tool, int 
 	const struct json_span *outp = acp_raw_get(x, d, "output", &out), *errp = acp_raw_get(x, d, "error", &error);
 	const struct json_span *agentp = acp_raw_get(x, d, "agentId", &agent);
 	size_t content = acp_raw_at(x, d, "content"), first = 0, aoff;
+	struct json_span link;
+	/* the child a call made: its agentId, or a link of its own (a teammate's: no _meta) */
+	const struct json_span *linkp = agentp ? &agent : acp_raw_get(x, d, "linkedSessionId", &link);
 
 	buf_puts(&r->out, ",\"content\":[");
 	/* the call that made a child links it, first (docs/contract.md §22.1) */
-	if (r->subagents && tool && tool->links_agent && agentp && agent.s[0] == '"') {
-		const char *aid = acp_raw_cstr(r, &agent, &aoff);
+	if (r->subagents && tool && tool->links_agent && linkp && linkp->s[0] == '"') {
+		const char *aid = acp_raw_cstr(r, linkp, &aoff);
 		if (aid && sess_id_valid(aid)) {
 			snprintf(r->linked, sizeof(r->linked), "%s", aid);
 			buf_puts(&r->out, "{\"type\":\"session\",\"sessionId\":");

@@ -901,6 +901,8 @@ agent_commit_result(struct agent *a, size_t i)
 		json_object_set_new(data, "error", xjson_pack("{s:s}", "code", err_tool(inv->result.error_code)));
 	if (inv->result.agent_id[0])
 		json_object_set_new(data, "agentId", json_string(inv->result.agent_id));
+	else if (inv->result.linked[0])
+		json_object_set_new(data, "linkedSessionId", json_string(inv->result.linked));
 	/* A child's asked call shows on its root: it ends there too (docs/contract.md §20.1). */
 	if (inv->asked && agent_parent(a) && a->rt->client && !a->rt->shutting_down)
 		a->rt->client->call_status(a->rt->client->self, inv,

@@ -485,6 +485,15 @@ team_spawn(const struct tool_inv *inv, const char *name, const char *description
 	return xjson_pack("{s:o}", "member", team_member_view(t, m));
 }
 
+const char *
+team_member_session(struct agent *caller, const char *name)
+{
+	struct team *t = team_of(caller);
+	struct team_member *m = t && name ? team_member(t, name) : NULL;
+
+	return m ? m->id : NULL;
+}
+
 json_t *
 team_interrupt(struct agent *caller, const char *target, struct err *e)
 {

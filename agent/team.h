@@ -78,6 +78,8 @@ void team_recover(struct agent *lead);
 /* spawn_teammate; inv: the call (borrowed), linked to the teammate it starts. */
 json_t *team_spawn(const struct tool_inv *inv, const char *name, const char *description, const char *prompt,
     struct err *e);
+/* The session of the teammate called name in caller's team (borrowed), or NULL. */
+const char *team_member_session(struct agent *caller, const char *name);
 json_t *team_send(struct agent *caller, const char *target, const char *message, struct err *e);
 json_t *team_list(struct agent *caller);
 json_t *team_interrupt(struct agent *caller, const char *target, struct err *e);

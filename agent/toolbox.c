@@ -186,6 +186,7 @@ tool_result_set(struct tool_result *r, const char *text, json_t *output)
 	r->output = output;
 	r->error_code = ERR_NONE;
 	r->agent_id[0] = '\0';
+	r->linked[0] = '\0';
 }
 
 void

@@ -26,6 +26,9 @@ struct tool_result {
 	json_t *output;			/* structured result (ACP rawOutput), may be NULL */
 	enum err_code error_code;	/* ERR_NONE on success; else text is "Error: <message>" */
 	char agent_id[40];		/* the child a delegation call is about, or "" */
+	/* A child the call made that is shown only as a link, to an editor that shows children as
+	 * sessions (a teammate: its call's other updates stay as they were), or "". */
+	char linked[40];
 };
 
 /*

@@ -95,7 +95,7 @@ SHAPE(e_tool_call, F("turn", PK_COUNT), F("step", PK_COUNT), F("callId", PK_STR)
     F("arguments", PK_STR), FO("title", PK_STR));
 SHAPE(e_tool_result, F("turn", PK_COUNT), F("step", PK_COUNT), F("callId", PK_STR), F("name", PK_STR),
     FA("content", PK_OBJ, NONEMPTY, &p_result_block), F("isError", PK_BOOL), FO("output", PK_ANY),
-    FSO("error", PK_OBJ, &p_code), FO("agentId", PK_STR));
+    FSO("error", PK_OBJ, &p_code), FO("agentId", PK_STR), FO("linkedSessionId", PK_STR));
 SHAPE(e_turn_end, F("turn", PK_COUNT), FS("reason", PK_OBJ, &p_reason));
 SHAPE(e_descriptor, F("version", PK_INT), FO("label", PK_STR), FO("mode", PK_STR), FO("provider", PK_STR));
 SHAPE(e_settled, F("epoch", PK_COUNT), F("end", PK_STR));

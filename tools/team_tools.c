@@ -23,6 +23,8 @@ struct team_tool {
 	int member_only;		/* fails unless the caller belongs to a live team (t is then set) */
 	/* TOOL_DONE with *result (new) or NULL with e, or TOOL_PENDING. */
 	int (*call)(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e);
+	/* After a call that succeeded: the child it started, shown as a link (NULL: none). */
+	const char *(*linked)(struct tool_inv *inv, const json_t *args);
 };
 
 static const char *
@@ -64,6 +66,7 @@ team_tool_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	const struct team_tool *tt = (const struct team_tool *)inv->tool;
 	struct team *t = NULL;
 	json_t *result = NULL;
+	const char *linked;
 	struct err e;
 
 	if (tt->member_only && (t = team_of(inv->agent)) == NULL) {
@@ -73,7 +76,10 @@ team_tool_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	err_clear(&e);
 	if (tt->call(inv, t, args, &result, &e) == TOOL_PENDING)
 		return TOOL_PENDING;
+	int ok = result != NULL;
 	team_tool_render(out, result, &e);
+	if (ok && tt->linked && (linked = tt->linked(inv, args)) != NULL)
+		snprintf(out->linked, sizeof(out->linked), "%s", linked);
 	return TOOL_DONE;
 }
 
@@ -95,6 +101,13 @@ call_spawn(struct tool_inv *inv, struct team *t, const json_t *args, json_t **re
 	(void)t;
 	*result = team_spawn(inv, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), e);
 	return TOOL_DONE;
+}
+
+/* The teammate spawn_teammate started: its session, linked (docs/contract.md §22.1). */
+static const char *
+linked_spawn(struct tool_inv *inv, const json_t *args)
+{
+	return team_member_session(inv->agent, arg(args, "name"));
 }
 
 static int
@@ -185,9 +198,11 @@ static const struct team_tool team_tools[] = { {
 	.tool.kind = "other",
 	.tool.concurrency_safe = 0,
 	TEAM_TOOL_FNS,
+	.tool.links_agent = 1,
 	.title = "Spawn teammate",
 	.title_arg = "name",
 	.call = call_spawn,
+	.linked = linked_spawn,
 }, {
 	.tool.name = "send_message",
 	.tool.description = "Send a message to a Team member by name (the Lead is lead). A working member receives it at "
