@@ -169,6 +169,7 @@ test: deps
 	$(Q)sh tests/load_replay.sh $(AGENT)
 	$(Q)sh tests/long_session.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/children_slow_reader.sh $(AGENT) $(MOCK)
+	$(Q)sh tests/children_held_ask.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/crash_compact.sh $(AGENT) $(MOCK)
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/lib/nocurl.so && sh tests/nocurl.sh $(AGENT) $(BUILD)/lib/nocurl.so
 	$(Q)sh tests/record.sh $(AGENT) $(MOCK)

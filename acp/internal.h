@@ -33,6 +33,11 @@ void acp_send_update_raw(struct acp_server *srv, const char *sid, const char *s,
 void acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, const char *sid, const char *s, size_t n);
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */
 void acp_hold(struct acp_session *as, json_t *msg);
+/* The session whose replay in flight holds what is sent about session sid (its own, or a child's
+ * root's), or NULL. */
+struct acp_session *acp_held_by(struct acp_server *srv, const char *sid);
+/* Takes the request id still held by a replay out of it: 1, or 0 when none is held. */
+int acp_hold_withdraw(struct acp_server *srv, const json_t *id);
 /* Sends (or holds, during its replay) an update of session sid; steals update. */
 void acp_send_update(struct acp_server *srv, const char *sid, json_t *update);
 /* The -32602 and -32002 replies, and an error of the session layer as a JSON-RPC error: new refs. */

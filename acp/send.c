@@ -56,9 +56,32 @@ acp_hold(struct acp_session *as, json_t *msg)
 	json_array_append_new(as->held, msg);
 }
 
+int
+acp_hold_withdraw(struct acp_server *srv, const json_t *id)
+{
+	size_t pos = 0;
+	const char *key;
+	void *v;
+
+	if (!json_is_integer(id))
+		return 0;
+	while (map_next(&srv->sessions, &pos, &key, &v)) {
+		struct acp_session *as = v;
+		size_t i;
+		json_t *msg;
+		json_array_foreach(as->held, i, msg) {
+			if (json_object_get(msg, "method") && json_equal(json_object_get(msg, "id"), id)) {
+				json_array_remove(as->held, i);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* The session whose replay in flight holds what is sent on sid: sid's own, or for a child shown as
  * a session, its root's (its announcement waits there, so nothing of it may pass it); or NULL. */
-static struct acp_session *
+struct acp_session *
 acp_held_by(struct acp_server *srv, const char *sid)
 {
 	struct acp_session *as = map_get(&srv->sessions, sid);

@@ -32,10 +32,28 @@ struct acp_waiter {
 
 /* ---- the client, as the runtime sees it (agent/client.h) ---- */
 
+/* A request to the client about a session whose replay is out waits with what that replay holds
+ * (a child's ask must not pass the child's announcement); a cancel of one still held withdraws it
+ * there instead. Steals msg. */
 static void
 acp_out_send(void *arg, json_t *msg)
 {
-	acp_send(arg, msg);
+	struct acp_server *srv = arg;
+	const json_t *params = json_object_get(msg, "params");
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	const char *sid = json_string_value(json_object_get(params, "sessionId"));
+	struct acp_session *as;
+
+	if (json_object_get(msg, "id") && sid && (as = acp_held_by(srv, sid)) != NULL) {
+		acp_hold(as, msg);
+		return;
+	}
+	if (method && strcmp(method, "$/cancel_request") == 0 &&
+	    acp_hold_withdraw(srv, json_object_get(params, "requestId"))) {
+		json_decref(msg);
+		return;
+	}
+	acp_send(srv, msg);
 }
 
 static long

@@ -1,7 +1,8 @@
 /*
  * A scripted OpenAI-compatible server for the provider tests: loopback only,
  * libev, one scripted response per request. A response can stream SSE events
- * split at any byte, delay between writes, reset the connection, hang, or
+ * split at any byte, delay between writes, reset the connection, hang, wait
+ * until a file exists ("wait_file": a test says when, no time is assumed), or
  * answer an HTTP error. Every request is logged (one JSON line) for snapshots.
  *
  *   mock-openai --script FILE --log FILE --port-file FILE
@@ -53,6 +54,7 @@ struct conn {
 	double delay;
 	long reset_after;	/* -1: never */
 	int hang;
+	char *wait_file;	/* owned: nothing is written until it exists, or NULL */
 	size_t *marks;		/* per_event: write up to each mark, then wait delay */
 	size_t nmarks, mark;
 	int responding;
@@ -83,6 +85,7 @@ conn_close(struct conn *c, int reset)
 	buf_free(&c->in);
 	buf_free(&c->out);
 	free(c->marks);
+	free(c->wait_file);
 	free(c);
 }
 
@@ -111,6 +114,13 @@ conn_write_some(struct conn *c)
 {
 	size_t n = c->out.len - c->sent;
 
+	if (c->wait_file && access(c->wait_file, F_OK) != 0) {
+		ev_timer_set(&c->timer, 0.01, 0.);	/* looked at again: the event, not a time */
+		ev_timer_start(c->mk->loop, &c->timer);
+		return;
+	}
+	free(c->wait_file);
+	c->wait_file = NULL;
 	if (c->hang && c->sent >= c->out.len)
 		return;		/* headers sent; nothing more, ever */
 	if (n > c->chunk)
@@ -290,6 +300,8 @@ conn_respond(struct conn *c, const char *headers_end)
 		c->reset_after = json_object_get(resp, "reset_after") ?
 		    (long)json_integer_value(json_object_get(resp, "reset_after")) : -1;
 		c->hang = json_is_true(json_object_get(resp, "hang"));
+		if (json_is_string(json_object_get(resp, "wait_file")))
+			c->wait_file = strdup(json_string_value(json_object_get(resp, "wait_file")));
 		if (c->hang) {
 			/* Only the status line and headers go out. */
 			char *end = strstr(c->out.data, "\r\n\r\n");
