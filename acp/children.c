@@ -117,7 +117,10 @@ acp_watch_born(void *arg, struct agent *child, const struct tool_inv *inv)
 	struct acp_child *c = acp_child_of(srv, child);
 	struct agent *parent;
 
-	if (c == NULL || inv == NULL)
+	if (c == NULL)
+		return;
+	acp_replays_child_live(srv, child);
+	if (inv == NULL)
 		return;
 	/* The delegating call links the child, first in its content (docs/contract.md §22.1). */
 	parent = inv->agent;

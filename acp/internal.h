@@ -33,6 +33,8 @@ void acp_send_update_raw(struct acp_server *srv, const char *sid, const char *s,
 void acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, const char *sid, const char *s, size_t n);
 /* A message about a session that is being replayed waits until the replay is out (steals msg). */
 void acp_hold(struct acp_session *as, json_t *msg);
+/* The client's session of sid: its own, or for a live agent below a root, the root's; or NULL. */
+struct acp_session *acp_root_session(struct acp_server *srv, const char *sid);
 /* The session whose replay in flight holds what is sent about session sid (its own, or a child's
  * root's), or NULL. */
 struct acp_session *acp_held_by(struct acp_server *srv, const char *sid);
@@ -122,6 +124,9 @@ struct acp_session *acp_open_loaded(struct acp_server *srv, struct sess_loading 
     const json_t *id, const json_t *params, json_t **reply);
 /* The replay that answers session/load id (borrowed); the answer of session/resume id (borrowed). */
 void acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id);
+/* child went live (made, or resumed) while its root's replay may be out: its replayed history
+ * stops where its file is now. */
+void acp_replays_child_live(struct acp_server *srv, struct agent *child);
 void acp_resume_answer(struct acp_server *srv, struct acp_session *as, json_t *id);
 json_t *acp_m_session_new(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_load(struct acp_server *srv, struct acp_msg *m);

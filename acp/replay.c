@@ -59,6 +59,10 @@ struct acp_replay_task {
 	struct buf prefix;		/* acp_update_prefix of its session */
 	struct acp_replay_frame *frames[ACP_REPLAY_DEPTH];	/* the children being replayed, owned */
 	int depth;
+	/* child id -> off_t * (owned): where a live child's replayed history stops, its file's length
+	 * when the replay began or when it went live during it; what it appends later goes out live,
+	 * held until the answer, so nothing is shown twice */
+	struct map limits;
 	struct acp_replay_task *next;
 };
 
@@ -123,7 +127,8 @@ acp_replay_push(struct acp_replay_task *t, const char *parent, const char *id)
 	snprintf(f->parent, sizeof(f->parent), "%s", parent);
 	path = sess_env_path(&srv->env, id);
 	err_clear(&e);
-	if ((f->events = sess_stream_open(path, acp_replay_types, &e)) == NULL)
+	const off_t *limit = map_get(&t->limits, id);
+	if ((f->events = sess_stream_open(path, acp_replay_types, limit ? *limit : -1, &e)) == NULL)
 		log_warn("acp: %s: the history of subagent %s is not replayed: %s", t->as->id, id, e.msg);
 	free(path);
 	acp_replay_init(&f->cur, acp_replay_frame_pull, acp_replay_frame_tree, f, &srv->tools);
@@ -145,6 +150,41 @@ acp_replay_pop(struct acp_replay_task *t)
 }
 
 static void
+acp_replay_limits_free(struct acp_replay_task *t)
+{
+	size_t pos = 0;
+	const char *key;
+	void *v;
+
+	while (map_next(&t->limits, &pos, &key, &v))
+		free(v);
+	map_free(&t->limits);
+}
+
+/* Notes where child's replayed history stops, once: the length of its file now. */
+static void
+acp_replay_limit(struct acp_replay_task *t, struct agent *child)
+{
+	off_t *at;
+
+	if (agent_sess(child) == NULL || map_get(&t->limits, agent_id(child)))
+		return;
+	at = xmalloc(sizeof(*at));
+	*at = sess_length(agent_sess(child));
+	map_put(&t->limits, agent_id(child), at);
+}
+
+void
+acp_replays_child_live(struct acp_server *srv, struct agent *child)
+{
+	struct acp_session *root = acp_root_session(srv, agent_id(child));
+
+	for (struct acp_replay_task *t = srv->replays; t; t = t->next)
+		if (t->as && t->as == root)
+			acp_replay_limit(t, child);
+}
+
+static void
 acp_replay_free_task(struct acp_replay_task *t)
 {
 	struct acp_replay_task **pp;
@@ -159,6 +199,7 @@ acp_replay_free_task(struct acp_replay_task *t)
 		acp_replay_frame_free(t->frames[--t->depth]);
 	acp_replay_free(&t->cur);
 	sess_cursor_free(t->events);
+	acp_replay_limits_free(t);
 	buf_free(&t->prefix);
 	json_decref(t->id);
 	free(t);
@@ -349,6 +390,17 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	buf_init(&t->prefix);
 	acp_update_prefix(&t->prefix, as->id);
 	t->events = sess_cursor_new_only(agent_sess(as->agent), 0, sess_nev(agent_sess(as->agent)), acp_replay_types);
+	log_info("acp: the replay of %s begins (%zu events)", as->id, sess_nev(agent_sess(as->agent)));
+	map_init(&t->limits);
+	if (srv->client_subagents) {
+		/* its live descendants' histories stop where they are now, as its own does */
+		size_t pos = 0;
+		const char *key;
+		void *v;
+		while (map_next(&srv->rt.agents, &pos, &key, &v))
+			if (agent_parent(v) && acp_root_session(srv, key) == as)
+				acp_replay_limit(t, v);
+	}
 	acp_replay_init(&t->cur, acp_replay_pull, acp_replay_tree, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;
 	t->cur.subagents = srv->client_subagents;

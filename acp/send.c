@@ -82,16 +82,24 @@ acp_hold_withdraw(struct acp_server *srv, const json_t *id)
 /* The session whose replay in flight holds what is sent on sid: sid's own, or for a child shown as
  * a session, its root's (its announcement waits there, so nothing of it may pass it); or NULL. */
 struct acp_session *
-acp_held_by(struct acp_server *srv, const char *sid)
+acp_root_session(struct acp_server *srv, const char *sid)
 {
 	struct acp_session *as = map_get(&srv->sessions, sid);
 	struct agent *a;
 
-	if (as == NULL && srv->client_subagents && (a = agent_rt_get(&srv->rt, sid)) != NULL) {
+	if (as == NULL && (a = agent_rt_get(&srv->rt, sid)) != NULL) {
 		for (int hops = 0; a && agent_parent(a) && hops < 4096; hops++)
 			a = agent_rt_get(&srv->rt, agent_parent(a));
 		as = a ? map_get(&srv->sessions, agent_id(a)) : NULL;
 	}
+	return as;
+}
+
+struct acp_session *
+acp_held_by(struct acp_server *srv, const char *sid)
+{
+	struct acp_session *as = srv->client_subagents ? acp_root_session(srv, sid) : map_get(&srv->sessions, sid);
+
 	return as && as->replays ? as : NULL;
 }
 

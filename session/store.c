@@ -563,6 +563,12 @@ sess_nev(const struct sess *s)
 	return s->nev;
 }
 
+off_t
+sess_length(const struct sess *s)
+{
+	return s->log->fd >= 0 ? s->log->good : 0;
+}
+
 size_t
 sess_views(const struct sess *s)
 {

@@ -138,6 +138,9 @@ int sess_type_at(const struct sess *s, size_t i);
 const char *sess_id(const struct sess *s);
 const json_t *sess_header(const struct sess *s);	/* borrowed, immutable */
 size_t sess_nev(const struct sess *s);		/* its events: seq 0 .. nev - 1 */
+/* The bytes of its file that hold its events so far (0 before its first append is published): a
+ * reader that stops there sees exactly the events appended until now. */
+off_t sess_length(const struct sess *s);
 /* Its message/view events (docs/contract.md §22.2): the next view's id is msg-<this + 1>. */
 size_t sess_views(const struct sess *s);
 /* Syncs its log now (a notice must be on disk before it is sent): 0, or -1 with e. */

@@ -17,6 +17,7 @@ struct sess_stream {
 	int fd;
 	char *path;		/* owned: named in errors */
 	off_t off;		/* where the next piece starts */
+	off_t limit;		/* no line from here on is given (-1: none) */
 	int stopped;		/* the walk stopped at a full piece: it goes on from off */
 	unsigned char want[256];	/* by type code */
 	struct sess_walk walk;
@@ -36,6 +37,10 @@ stream_take(struct sess_walk *w, const char *line, size_t n, off_t off, int code
 
 	(void)e;
 	json_decref(ev);
+	if (st->limit >= 0 && off >= st->limit) {
+		st->stopped = 0;	/* the end: what follows was appended after the limit */
+		return 1;
+	}
 	if (code <= 0 || code > 255 || !st->want[code])
 		return 0;
 	if (st->nlines == SESS_STREAM_EVENTS || (st->nlines > 0 && off - st->off >= SESS_STREAM_RANGE)) {
@@ -53,7 +58,7 @@ stream_take(struct sess_walk *w, const char *line, size_t n, off_t off, int code
 }
 
 struct sess_stream *
-sess_stream_open(const char *path, const char *const *types, struct err *e)
+sess_stream_open(const char *path, const char *const *types, off_t limit, struct err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct sess_stream *st;
@@ -72,6 +77,7 @@ sess_stream_open(const char *path, const char *const *types, struct err *e)
 	st = xcalloc(1, sizeof(*st));
 	st->fd = fd;
 	st->path = xstrdup(path);
+	st->limit = limit;
 	for (size_t i = 0; types[i]; i++) {
 		int code = sess_event_type_code(types[i]);
 		if (code > 0 && code < 256)

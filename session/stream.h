@@ -11,6 +11,7 @@
 #define SESSION_STREAM_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -22,8 +23,9 @@
 struct sess_stream;
 
 /* Opens path (never through a symlink; a regular file) for the events whose types are in types
- * (NULL-terminated, borrowed: must outlive the stream). NULL with e. */
-struct sess_stream *sess_stream_open(const char *path, const char *const *types, struct err *e);
+ * (NULL-terminated, borrowed: must outlive the stream) whose lines start before limit (-1: to
+ * the file's end; a session still written to gives what it held then). NULL with e. */
+struct sess_stream *sess_stream_open(const char *path, const char *const *types, off_t limit, struct err *e);
 /* The next wanted event's line (valid until the next call; *len its length), or NULL at the end
  * or on an error (sess_stream_error says which). */
 const char *sess_stream_next(struct sess_stream *st, size_t *len);

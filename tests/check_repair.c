@@ -595,7 +595,7 @@ END_TEST
 
 /* The events a stream gives (session/stream.h), as trees; *error: why it ended early, or "". */
 static json_t *
-stream_all(const char *path, const char *const *keep, char *error, size_t size)
+stream_all(const char *path, const char *const *keep, off_t limit, char *error, size_t size)
 {
 	struct sess_stream *st;
 	json_t *all = json_array();
@@ -604,7 +604,7 @@ stream_all(const char *path, const char *const *keep, char *error, size_t size)
 	struct err e;
 
 	err_clear(&e);
-	ck_assert_ptr_nonnull(st = sess_stream_open(path, keep, &e));
+	ck_assert_ptr_nonnull(st = sess_stream_open(path, keep, limit, &e));
 	while ((line = sess_stream_next(st, &len)) != NULL) {
 		json_t *ev = sess_stream_tree(st, line, len);
 		ck_assert_ptr_nonnull(ev);
@@ -653,12 +653,25 @@ START_TEST(stream_gives_what_the_scan_keeps_in_bounded_pieces)
 		struct sess_scan whole;
 		err_clear(&e);
 		int rc = sess_scan_buf(b.data, b.len, keep, &whole, &e);
-		json_t *got = stream_all(path, keep, error, sizeof(error));
+		json_t *got = stream_all(path, keep, -1, error, sizeof(error));
 		if (variant < 3) {
 			ck_assert_int_eq(rc, 0);
 			ck_assert_str_eq(error, "");
 			ck_assert_uint_eq(json_array_size(got), 3000 + 3);
 			ck_assert(json_equal(whole.kept, got));
+			/* with a limit: the events whose lines start before it, a prefix of the rest */
+			off_t limit = (off_t)(b.len / 3);
+			size_t want = 0;
+			for (const char *p = b.data; p && p < b.data + limit; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+				want += strncmp(strstr(p, "\"type\":"), "\"type\":\"user/message\"", 21) == 0 ||
+				    strncmp(strstr(p, "\"type\":"), "\"type\":\"subagent/settled\"", 25) == 0;
+			json_t *part = stream_all(path, keep, limit, error, sizeof(error));
+			ck_assert_str_eq(error, "");
+			ck_assert_uint_gt(want, 100);
+			ck_assert_uint_eq(json_array_size(part), want);
+			for (size_t k = 0; k < want; k++)
+				ck_assert(json_equal(json_array_get(part, k), json_array_get(got, k)));
+			json_decref(part);
 		} else {
 			/* the scan refuses the file; the stream gave what came before the bad line */
 			ck_assert_int_eq(rc, -1);
@@ -672,11 +685,11 @@ START_TEST(stream_gives_what_the_scan_keeps_in_bounded_pieces)
 	snprintf(link, sizeof(link), "%s/link.jsonl", dir);
 	ck_assert_int_eq(symlink(path, link), 0);
 	err_clear(&e);
-	ck_assert_ptr_null(sess_stream_open(link, keep, &e));
+	ck_assert_ptr_null(sess_stream_open(link, keep, -1, &e));
 	ck_assert_int_eq(e.code, ERR_SESSION_LOG_IO);
 	err_clear(&e);
 	snprintf(link, sizeof(link), "%s/none.jsonl", dir);
-	ck_assert_ptr_null(sess_stream_open(link, keep, &e));
+	ck_assert_ptr_null(sess_stream_open(link, keep, -1, &e));
 	ck_assert_int_eq(e.code, ERR_UNKNOWN_SESSION);
 	test_rmtree(dir);
 }
