@@ -57,6 +57,10 @@ h.check(s.delivered.some((d) => d.sessionId === child && d.update.sessionUpdate 
   "the child's own tool call did not come on its session, pending");
 h.check(s.delivered.some((d) => d.sessionId === child && updateText(d.update) === "listed the files"),
   "the child's answer did not stream on its session");
+const firstPrompt = (delivered) => delivered.some((d) => d.sessionId === child && d.update.sessionUpdate === "session_message" &&
+  d.update.messageId === "msg-1" && d.update.senderSessionId === root && d.update.recipientSessionId === child &&
+  d.update.content?.[0]?.text === "List the workspace with ls.");
+h.check(firstPrompt(s.delivered), "the child's first prompt did not come as a session_message on its session");
 h.eq(s.asks.length, 1, "permission asks");
 h.eq(s.asks[0]?.sessionId, child, "the child's ask's sessionId");
 h.check(!s.asks[0]?.toolCall?.toolCallId?.includes("/"), "the child's ask kept the flattened toolCallId");
@@ -92,6 +96,7 @@ h.check(at("root:subagent_update") >= 0 && at("root:subagent_update") < at("root
 h.check(at("root:tool_call") < at("child:agent_message_chunk"), `the child's history did not follow its call: ${order.join(" ")}`);
 h.check(s.delivered.some((d) => d.sessionId === child && updateText(d.update) === "listed the files"),
   "the load did not replay the child's answer on its session");
+h.check(firstPrompt(s.delivered), "the load did not replay the child's first prompt as a session_message");
 await close(s);
 await h.settle("the last stop");
-h.finish(`sdk ${version} client app with subagents (a child's stream, ask, refusal and load)`);
+h.finish(`sdk ${version} client app with subagents (a child's stream, first prompt, ask, refusal and load)`);
