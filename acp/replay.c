@@ -179,9 +179,15 @@ acp_replays_child_live(struct acp_server *srv, struct agent *child)
 {
 	struct acp_session *root = acp_root_session(srv, agent_id(child));
 
-	for (struct acp_replay_task *t = srv->replays; t; t = t->next)
-		if (t->as && t->as == root)
-			acp_replay_limit(t, child);
+	for (struct acp_replay_task *t = srv->replays; t; t = t->next) {
+		if (t->as == NULL || t->as != root)
+			continue;
+		acp_replay_limit(t, child);
+		/* its history is being replayed now: it stops there too */
+		for (int i = 0; i < t->depth; i++)
+			if (strcmp(t->frames[i]->sid, agent_id(child)) == 0 && t->frames[i]->events && agent_sess(child))
+				sess_stream_limit(t->frames[i]->events, sess_length(agent_sess(child)));
+	}
 }
 
 static void

@@ -344,18 +344,19 @@ sub_text_blocks(const char *text)
 }
 
 void
-sub_post_notice(struct agent *parent, struct agent *child, const char *child_id, long epoch, const char *end,
-    const char *final)
+sub_post_notice(struct agent *parent, struct agent *child, const char *child_id, const char *child_view, long epoch,
+    const char *end, const char *final)
 {
 	char *text = subagent_notice_text(child_id, end, final);
 	char *summary = xasprintf("Background subagent %s %s", child_id, turn_end_of(end)->notice);
 	json_t *view = sub_text_blocks(text);
 
-	/* Both views when the child is still there to log its own; else the parent's alone. */
+	/* Both views when the child is still there to log its own; else the parent's, naming the
+	 * child's view if it logged one when it settled. */
 	if (child)
 		agent_view_pair(child, parent, view);
 	else
-		agent_view_in(parent, child_id, NULL, view);
+		agent_view_in(parent, child_id, child_view, view);
 	json_decref(view);
 	agent_post(parent, sub_text_blocks(text),
 	    xjson_pack("{s:s, s:s, s:s, s:{s:s, s:i}}", "kind", "subagent-settled", "senderSessionId",
@@ -422,8 +423,16 @@ sub_settle_check(void *arg)
 		snprintf(end_copy, sizeof(end_copy), "%s", end);
 		struct agent *parent = agent_rt_get(rt, parent_id);
 		/* the notice is posted while the child can still log its view of it, then it goes */
-		if (delivered && parent)
-			sub_post_notice(parent, a, child_id, epoch, end_copy, final);
+		if (delivered && parent) {
+			sub_post_notice(parent, a, child_id, NULL, epoch, end_copy, final);
+		} else if (delivered) {
+			/* its view of the notice now; the parent's, when it is loaded (subagent_redeliver) */
+			char *text = subagent_notice_text(child_id, end_copy, final);
+			json_t *view = sub_text_blocks(text);
+			agent_view_out(a, parent_id, view, NULL);
+			json_decref(view);
+			free(text);
+		}
 		agent_release(a);
 		if (delivered && parent == NULL)
 			log_info("subagent %s: parent %s not live; the notice waits for its next load", child_id,

@@ -34,9 +34,10 @@ int sub_is_subagent(const struct sess_entry *en);
 
 json_t *sub_text_blocks(const char *text);	/* new ref: [{type:"text", text}] */
 /* Posts a settlement notice to a live parent; child: the settling child while it is live (it
- * logs its view of the notice, agent/view.h), or NULL (a notice redelivered on load). */
-void sub_post_notice(struct agent *parent, struct agent *child, const char *child_id, long epoch, const char *end,
-    const char *final);
+ * logs its view of the notice, agent/view.h), or NULL (a notice redelivered on load: child_view is
+ * the view the child logged when it settled, or NULL). */
+void sub_post_notice(struct agent *parent, struct agent *child, const char *child_id, const char *child_view,
+    long epoch, const char *end, const char *final);
 /* A continuable child loaded after a crash cut its residency off (its last turn ran past its
  * last settlement): it settles as any quiescent child does, notice owed (docs/decisions.md). */
 void sub_settle_cut_off(struct agent *child);

@@ -406,7 +406,7 @@ subagent_redeliver(struct agent *parent)
 	 * one is read by a second scan only for a notice that is missing. The scan checks every line
 	 * without building it (docs/contract.md §12's inspect). */
 	static const char *const settled[] = { "turn/start", "turn/end", "subagent/settled", NULL };
-	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", NULL };
+	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", "message/view", NULL };
 
 	for (size_t i = 0; i < n; i++) {
 		struct sess_scan img;
@@ -430,7 +430,7 @@ subagent_redeliver(struct agent *parent)
 		    sess_scan_file(path, keep, &img, &e) == 0 && img.kept) {
 			/* The end and closing text of that residency: what precedes its settled event. */
 			const char *end = "completed";
-			char end_buf[32];
+			char end_buf[32], view[AGENT_VIEW_ID_LEN] = "";
 			for (size_t k = json_array_size(img.kept); k-- > 0;) {
 				json_t *ev = json_array_get(img.kept, k);
 				if (sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_SUBAGENT_SETTLED &&
@@ -438,6 +438,14 @@ subagent_redeliver(struct agent *parent)
 					const char *e2 = json_string_value(json_object_get(json_object_get(ev, "data"), "end"));
 					snprintf(end_buf, sizeof(end_buf), "%s", e2 ? e2 : "completed");
 					end = end_buf;
+					/* the child's view of this notice, logged right after it settled */
+					json_t *next = json_array_get(img.kept, k + 1);
+					const json_t *nd = json_object_get(next, "data");
+					if (sess_ev_of(json_string_value(json_object_get(next, "type"))) == SESS_EV_MESSAGE_VIEW &&
+					    json_is_string(json_object_get(nd, "messageId")) &&
+					    json_string_value(json_object_get(nd, "recipientSessionId")) &&
+					    strcmp(json_string_value(json_object_get(nd, "recipientSessionId")), agent_id(parent)) == 0)
+						snprintf(view, sizeof(view), "%s", json_string_value(json_object_get(nd, "messageId")));
 					json_t *cut = json_array();
 					for (size_t j = 0; j < k; j++)
 						json_array_append(cut, json_array_get(img.kept, j));
@@ -450,7 +458,7 @@ subagent_redeliver(struct agent *parent)
 			char end_copy[32];
 			snprintf(end_copy, sizeof(end_copy), "%s", end ? end : "completed");
 			log_info("subagent %s: redelivering the notice of epoch %ld", kids[i]->id, epoch);
-			sub_post_notice(parent, NULL, kids[i]->id, epoch, end_copy, final);
+			sub_post_notice(parent, NULL, kids[i]->id, view[0] ? view : NULL, epoch, end_copy, final);
 			free(final);
 		}
 		sess_scan_free(&img);

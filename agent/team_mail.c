@@ -127,7 +127,9 @@ team_send(struct agent *caller, const char *target, const char *message, struct 
 	snprintf(id, sizeof(id), "msg-%d", ++t->next_msg);
 	json_t *msg = xjson_pack("{s:s, s:s, s:s, s:s}", "id", id, "senderName", sender, "targetName", target,
 	    "content", message);
-	/* the sender's view when queued; the target's when delivered (team_pump) names it */
+	/* The sender's view, then the queued message naming it; the target's view, when delivered
+	 * (team_pump), names it too. In this order a crash between the two leaves a view of a message
+	 * never queued, never a queued message naming an id a later view takes (docs/decisions.md). */
 	char view_id[AGENT_VIEW_ID_LEN];
 	json_t *view = xjson_pack("[{s:s, s:s}]", "type", "text", "text", message);
 	agent_view_out(caller, team_session_of(t, target), view, view_id);

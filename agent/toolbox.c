@@ -229,6 +229,7 @@ tool_result_clear(struct tool_result *r)
 	r->output = NULL;
 	r->error_code = ERR_NONE;
 	r->agent_id[0] = '\0';
+	r->linked[0] = '\0';
 }
 
 void

@@ -14,7 +14,7 @@
 
 #include "agent/agent.h"
 
-#define AGENT_VIEW_ID_LEN 24	/* "msg-" and a size_t, NUL */
+#define AGENT_VIEW_ID_LEN 25	/* "msg-", a size_t (20 digits), NUL */
 
 /* Both views of a message from one live agent to another, each naming the other's id; content
  * borrowed. */

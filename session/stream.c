@@ -41,12 +41,14 @@ stream_take(struct sess_walk *w, const char *line, size_t n, off_t off, int code
 		st->stopped = 0;	/* the end: what follows was appended after the limit */
 		return 1;
 	}
+	/* the piece is full (shown lines, or bytes walked once it has one): this line starts the next */
+	if (st->nlines > 0 && (off - st->off >= SESS_STREAM_RANGE ||
+	    (st->nlines == SESS_STREAM_EVENTS && code > 0 && code < 256 && st->want[code]))) {
+		st->stopped = 1;
+		return 1;
+	}
 	if (code <= 0 || code > 255 || !st->want[code])
 		return 0;
-	if (st->nlines == SESS_STREAM_EVENTS || (st->nlines > 0 && off - st->off >= SESS_STREAM_RANGE)) {
-		st->stopped = 1;
-		return 1;	/* the piece is full: this line starts the next one */
-	}
 	if (st->nlines == st->cap) {
 		st->cap = st->cap ? st->cap * 2 : 16;
 		st->ends = xrealloc(st->ends, st->cap * sizeof(*st->ends));
@@ -124,6 +126,13 @@ sess_stream_tree(struct sess_stream *st, const char *line, size_t len)
 {
 	(void)st;
 	return sess_json_parse_line(line, len);
+}
+
+void
+sess_stream_limit(struct sess_stream *st, off_t limit)
+{
+	if (st->limit < 0 || limit < st->limit)
+		st->limit = limit;
 }
 
 const char *

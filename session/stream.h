@@ -31,6 +31,8 @@ struct sess_stream *sess_stream_open(const char *path, const char *const *types,
 const char *sess_stream_next(struct sess_stream *st, size_t *len);
 /* The tree of the line sess_stream_next just gave (new ref; the line was checked when read). */
 json_t *sess_stream_tree(struct sess_stream *st, const char *line, size_t len);
+/* Lowers where the stream ends to limit (a session that goes on being written from now). */
+void sess_stream_limit(struct sess_stream *st, off_t limit);
 /* NULL, or why the stream ended early. */
 const char *sess_stream_error(const struct sess_stream *st);
 void sess_stream_close(struct sess_stream *st);
