@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "acp/server.h"
+#include "agent/agent_types.h"
 #include "agent/defaults.h"
 #include "record/record.h"
 #include "base/guard.h"
@@ -119,7 +120,9 @@ static const char main_help_subcommands[] =
     "chat                   a terminal chat: runs the agent as a child with the options\n"
     "                       given; a line is a prompt (acp-agent chat --help)\n"
     "scenario run           replay scenario directories keyless and compare them with their\n"
-    "                       expected/ (acp-agent scenario --help; docs/scenarios.md)\n";
+    "                       expected/ (acp-agent scenario --help; docs/scenarios.md)\n"
+    "agents [--cwd DIR]     the agent types a session in DIR (default: here) would see, one per\n"
+    "                       line: name, file or built-in, description; then the files skipped\n";
 
 static int main_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -599,6 +602,76 @@ main_serve(const struct acp_options *o, const sigset_t *ignored)
 	return rc;
 }
 
+/* The names of every tool of every profile: a type file's tools list is checked against them. */
+static char **
+main_tool_names(void)
+{
+	static const char *const profiles[] = { "default", "team" };
+	size_t n = 0;
+	char **names = xcalloc(1, sizeof(*names));
+
+	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
+		struct toolbox tb;
+		toolbox_init(&tb);
+		toolsets_build(&tb, toolsets_profile(profiles[p], 1));
+		for (size_t i = 0; i < tb.n; i++) {
+			size_t k = 0;
+			while (k < n && strcmp(names[k], tb.tools[i]->name) != 0)
+				k++;
+			if (k < n)
+				continue;
+			names = xrealloc(names, (n + 2) * sizeof(*names));
+			names[n++] = xstrdup(tb.tools[i]->name);
+			names[n] = NULL;
+		}
+		toolbox_free(&tb);
+	}
+	return names;
+}
+
+/* `acp-agent agents [--cwd DIR]` (docs/contract.md §23.1): the types a session in DIR would see. */
+static int
+main_agents(int argc, char **argv)
+{
+	const char *dir = ".";
+	char *real, **known;
+	struct agent_types t;
+
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--cwd") == 0 && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (strncmp(argv[i], "--cwd=", 6) == 0) {
+			dir = argv[i] + 6;
+		} else if (strcmp(argv[i], "--help") == 0) {
+			fputs("usage: acp-agent agents [--cwd DIR]\n", stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "acp-agent agents: unexpected argument \"%s\"; usage: acp-agent agents [--cwd DIR]\n",
+			    argv[i]);
+			return 2;
+		}
+	}
+	if ((real = realpath(dir, NULL)) == NULL) {
+		fprintf(stderr, "acp-agent agents: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	known = main_tool_names();
+	agent_types_load(&t, real, getenv("HOME"), getenv("XDG_CONFIG_HOME"), (const char *const *)known);
+	for (size_t i = 0; i < t.n; i++)
+		printf("%s\t%s\t%s\n", t.v[i].name, t.v[i].path ? t.v[i].path : "built-in", t.v[i].description);
+	size_t i;
+	json_t *s;
+	json_array_foreach(t.skipped, i, s)
+		printf("skipped %s: %s\n", json_string_value(json_object_get(s, "path")),
+		    json_string_value(json_object_get(s, "reason")));
+	agent_types_free(&t);
+	for (size_t k = 0; known[k]; k++)
+		free(known[k]);
+	free(known);
+	free(real);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -613,6 +686,8 @@ main(int argc, char **argv)
 		return scenario_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "chat") == 0)
 		return chat_main(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "agents") == 0)
+		return main_agents(argc, argv);
 	main_catch_early(&ignored);
 	/* Orphans of the commands we run (a `sleep &` whose shell ended) become our children, so the
 	 * bash runner reaps them when it kills their group (workspace/proc.h), whatever init does. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/agent_types.h"
 #include "agent/agent_int.h"
 #include "agent/ask.h"
 #include "agent/defaults.h"
@@ -1515,10 +1516,6 @@ agent_cancel_tree(struct agent *a, const char *cause)
 		}
 	}
 }
-
-/* The built-in type every child is until types come (docs/contract.md §23.1: `general`). */
-#define AGENT_TYPE_GENERAL_DESCRIPTION                                                              \
-	"General-purpose agent for multi-step tasks: research, edits and commands. It has the same tools as you."
 
 const char *
 agent_type_description(const struct agent *a)

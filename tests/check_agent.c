@@ -6,7 +6,9 @@
 #include "agent/agent.h"
 #include "session/store_def.h"	/* looks inside */
 #include "agent/agent_def.h"	/* tests look inside */
+#include "agent/agent_types.h"
 #include "agent/ask.h"
+#include "agent/permit.h"
 #include "base/xmalloc.h"
 #include "tests/helpers.h"
 
@@ -1058,6 +1060,152 @@ START_TEST(agent_ask_read_only_refuses_edits)
 }
 END_TEST
 
+
+/* Writes text to dir/name, making dir. */
+static void
+types_file(const char *dir, const char *name, const char *text)
+{
+	char *cmd = xasprintf("mkdir -p '%s'", dir), *path = xasprintf("%s/%s", dir, name);
+
+	ck_assert_int_eq(system(cmd), 0);
+	test_write_file(path, text, strlen(text));
+	free(cmd);
+	free(path);
+}
+
+/* The four sources in precedence order with the built-ins after them; a Claude Code file read as
+ * Claude Code writes it; every bad file skipped with its reason and nothing else lost; a
+ * directory's change seen by a stat (docs/contract.md §23.1). */
+START_TEST(agent_types_read_from_files_in_precedence_order)
+{
+	static const char *const known[] = { "read", "write", "edit", "glob", "grep", "bash", "subagent",
+		"send_message", "list_agents", "todo_write", NULL };
+	char root[64], ws[128], home[128], cfg[128], d[256], *big;
+	struct agent_types t;
+	const struct agent_type *ty;
+
+	test_mkdtemp(root, sizeof(root));
+	snprintf(ws, sizeof(ws), "%s/ws", root);
+	snprintf(home, sizeof(home), "%s/home", root);
+	snprintf(cfg, sizeof(cfg), "%s/cfg", root);
+	snprintf(d, sizeof(d), "%s/.acp-agent/agents", ws);
+	types_file(d, "reviewer.md", "---\nname: reviewer\ndescription: Reviews a change\ntools: [read, grep]\n"
+	    "permission_mode: read-only\nmaxTurns: 7\nmodel: gpt-x\n---\n\nReview the diff.\n\n");
+	types_file(d, "no-desc.md", "---\nname: nodesc\n---\nbody\n");
+	types_file(d, "bad-name.md", "---\nname: Bad Name!\ndescription: x\n---\n");
+	{
+		static const char bin[] = "---\ndescription: x\n---\n\0\1\2";
+		char *p = xasprintf("%s/binary.md", d);
+		test_write_file(p, bin, sizeof(bin) - 1);
+		free(p);
+	}
+	types_file(d, "block.md", "---\ndescription: |\n  two\n  lines\n---\n");
+	types_file(d, "perm.md", "---\ndescription: x\npermissionMode: sudo\n---\n");
+	types_file(d, "steps.md", "---\ndescription: x\nmax_steps: -3\n---\n");
+	types_file(d, "notes.txt", "---\ndescription: not a type\n---\n");
+	big = xmalloc(200 * 1024 + 1);
+	memset(big, 'x', 200 * 1024);
+	big[200 * 1024] = '\0';
+	types_file(d, "big.md", big);
+	free(big);
+	char *sub = xasprintf("mkdir -p '%s/dir.md' && ln -s loop.md '%s/loop.md'", d, d);
+	ck_assert_int_eq(system(sub), 0);
+	free(sub);
+	snprintf(d, sizeof(d), "%s/.claude/agents", ws);
+	/* Claude Code's format: its tool names, an alias model, a name taken above */
+	types_file(d, "code-reviewer.md", "---\nname: code-reviewer\ndescription: Use after writing code: checks it for "
+	    "bugs and style\ntools: Read, Grep, Glob, Bash, WebFetch, MultiEdit\nmodel: sonnet\n---\n"
+	    "You are a careful reviewer.\nList each problem with its file and line.\n");
+	types_file(d, "reviewer.md", "---\ndescription: shadowed by the workspace's own\n---\n");
+	snprintf(d, sizeof(d), "%s/acp-agent/agents", cfg);
+	types_file(d, "explore.md", "---\ndescription: My explorer\ndisallowedTools:\n  - bash\n  - mcp__web__*\n---\nLook.\n");
+	snprintf(d, sizeof(d), "%s/.claude/agents", home);
+	types_file(d, "helper.md", "---\ndescription: \"A helper, \\\"quoted\\\"\"\nisolation: worktree\n---\n");
+
+	test_log_capture_start();
+	agent_types_load(&t, ws, home, cfg, known);
+	char *log = test_log_capture_stop();
+	/* by name: the built-in general after the files; explore from the user's file */
+	ck_assert_uint_eq(t.n, 5);
+	ck_assert_str_eq(t.v[0].name, "code-reviewer");
+	ck_assert_str_eq(t.v[1].name, "explore");
+	ck_assert_str_eq(t.v[2].name, "general");
+	ck_assert_str_eq(t.v[3].name, "helper");
+	ck_assert_str_eq(t.v[4].name, "reviewer");
+	ty = agent_types_get(&t, "reviewer");
+	ck_assert_str_eq(ty->description, "Reviews a change");
+	ck_assert_str_eq(ty->instructions, "Review the diff.");
+	ck_assert_int_eq(ty->ceiling, PERMIT_READ_ONLY);
+	ck_assert_int_eq(ty->max_steps, 7);
+	ck_assert_str_eq(ty->model, "gpt-x");
+	ck_assert_int_eq(json_array_size(ty->tools), 2);
+	ck_assert_ptr_null(ty->denied);
+	ty = agent_types_get(&t, "code-reviewer");
+	char *tools = json_dumps(ty->tools, JSON_COMPACT);
+	ck_assert_str_eq(tools, "[\"read\",\"grep\",\"glob\",\"bash\",\"edit\"]");
+	free(tools);
+	ck_assert_ptr_null(ty->model);		/* sonnet: the parent's, with a warning */
+	ck_assert_int_eq(ty->ceiling, -1);
+	ck_assert_str_eq(ty->instructions, "You are a careful reviewer.\nList each problem with its file and line.");
+	ck_assert_ptr_nonnull(strstr(log, "tool \"WebFetch\" is not a tool here: ignored"));
+	ck_assert_ptr_nonnull(strstr(log, "model sonnet is Claude Code's alias"));
+	ty = agent_types_get(&t, "explore");
+	ck_assert_ptr_nonnull(ty->path);
+	ck_assert_str_eq(ty->description, "My explorer");
+	ck_assert_ptr_null(ty->tools);
+	tools = json_dumps(ty->denied, JSON_COMPACT);
+	ck_assert_str_eq(tools, "[\"bash\",\"mcp__web__*\"]");
+	free(tools);
+	ty = agent_types_get(&t, "helper");
+	ck_assert_str_eq(ty->description, "A helper, \"quoted\"");
+	ck_assert_int_eq(ty->worktree, 1);
+	ty = agent_types_get(&t, "general");
+	ck_assert_ptr_null(ty->path);
+	ck_assert_ptr_null(ty->tools);
+	ck_assert_ptr_null(agent_types_get(&t, "nodesc"));
+	/* every skipped file, once, with its reason, in the order met (a directory's names sorted) */
+	static const char *const skipped[][2] = {
+		{ "bad-name.md", "the name \"bad name!\" is not [a-z0-9][a-z0-9_-]{0,63}" },
+		{ "big.md", "larger than 128 KiB" },
+		{ "binary.md", "not UTF-8 text" },
+		{ "block.md", "line 2: block scalars (| or >) are not supported: write the value on one line" },
+		{ "dir.md", "not a regular file" },
+		{ "loop.md", "cannot be opened: Too many levels of symbolic links" },
+		{ "no-desc.md", "no description" },
+		{ "perm.md", "permissionMode is not read-only, default, accept-edits or full-access" },
+		{ "steps.md", "maxTurns is not a positive integer" },
+		{ "reviewer.md", "the name reviewer is already defined by " },
+	};
+	ck_assert_uint_eq(json_array_size(t.skipped), sizeof(skipped) / sizeof(skipped[0]));
+	for (size_t i = 0; i < sizeof(skipped) / sizeof(skipped[0]); i++) {
+		json_t *s = json_array_get(t.skipped, i);
+		const char *path = json_string_value(json_object_get(s, "path"));
+		const char *why = json_string_value(json_object_get(s, "reason"));
+		ck_assert_msg(strcmp(path + strlen(path) - strlen(skipped[i][0]), skipped[i][0]) == 0, "%zu: %s", i, path);
+		ck_assert_msg(strncmp(why, skipped[i][1], strlen(skipped[i][1])) == 0, "%s: %s", path, why);
+		char *line = xasprintf("agent type %s: %s", path, why);
+		ck_assert_msg(strstr(log, line) != NULL, "no warning %s", line);
+		free(line);
+	}
+	free(log);
+	/* unchanged directories: not stale; a new file in one: stale */
+	ck_assert_int_eq(agent_types_stale(&t), 0);
+	snprintf(d, sizeof(d), "%s/.claude/agents", home);
+	types_file(d, "another.md", "---\ndescription: new\n---\n");
+	ck_assert_int_eq(agent_types_stale(&t), 1);
+	agent_types_free(&t);
+	/* no home, an empty workspace: the built-ins alone */
+	agent_types_load(&t, root, NULL, NULL, known);
+	ck_assert_uint_eq(t.n, 2);
+	ck_assert_str_eq(agent_types_get(&t, "explore")->description, "Read-only agent for finding and understanding "
+	    "code: it searches, reads and reports what it found with paths and line numbers. It cannot edit files, run "
+	    "commands or start agents.");
+	ck_assert_int_eq(agent_types_get(&t, "explore")->ceiling, PERMIT_READ_ONLY);
+	agent_types_free(&t);
+	test_rmtree(root);
+}
+END_TEST
+
 Suite *
 agent_suite(void)
 {
@@ -1091,6 +1239,7 @@ agent_suite(void)
 	tcase_add_test(tc, agent_threshold_compaction_before_the_request);
 	tcase_add_test(tc, agent_cancel_during_a_compaction);
 	tcase_add_test(tc, agent_summary_request_drops_the_oldest_messages_to_fit);
+	tcase_add_test(tc, agent_types_read_from_files_in_precedence_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

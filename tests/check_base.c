@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/frontmatter.h"
 #include "base/jenc.h"
 #include "base/jsonraw.h"
 #include "base/map.h"
@@ -620,6 +621,71 @@ START_TEST(buf_append_file_appends_or_leaves_the_buffer_alone)
 END_TEST
 
 /* FIPS 180-4's examples (NIST's SHA-256 test vectors), as sha256sum prints them. */
+/* fm(text): the parsed fields as compact JSON with the body's offset, or "ERR <why>". */
+static char *
+fm(const char *text)
+{
+	json_t *f;
+	size_t body;
+	char why[200], *out, *js;
+
+	if (frontmatter_parse(text, strlen(text), &f, &body, why, sizeof(why)) < 0)
+		return xasprintf("ERR %s", why);
+	js = json_dumps(f, JSON_COMPACT | JSON_SORT_KEYS);
+	out = xasprintf("%s @%zu", js, body);
+	free(js);
+	json_decref(f);
+	return out;
+}
+
+#define FM(text, want)                                                  \
+	do {                                                            \
+		char *got_ = fm(text);                                  \
+		ck_assert_msg(strcmp(got_, want) == 0, "%s\n got  %s\n want %s", text, got_, want); \
+		free(got_);                                             \
+	} while (0)
+
+/* The front matter subset of docs/contract.md §23.1: every value form, and each thing refused
+ * with its line and reason (a file the user wrote is never half-read). */
+START_TEST(frontmatter_takes_the_subset_and_refuses_the_rest)
+{
+	FM("no front matter\n---\n", "{} @0");
+	FM("", "{} @0");
+	FM("---\n---\nbody", "{} @8");
+	FM("---\r\nname: x\r\n---\r\nbody", "{\"name\":\"x\"} @19");
+	FM("---\nname: code-reviewer\ndescription: Reviews code: finds bugs # not a comment\n---\nB",
+	    "{\"description\":\"Reviews code: finds bugs\",\"name\":\"code-reviewer\"} @82");
+	FM("---\ndescription: \"say \\\"hi\\\"\\n\" # c\nmodel: 'it''s'\n---\n",
+	    "{\"description\":\"say \\\"hi\\\"\\n\",\"model\":\"it's\"} @55");
+	FM("---\ntools: Read, Grep, Glob\n---\n", "{\"tools\":\"Read, Grep, Glob\"} @32");
+	FM("---\ntools: [Read, \"Grep\", 'a,b']\n---\n", "{\"tools\":[\"Read\",\"Grep\",\"a,b\"]} @37");
+	FM("---\ntools: []\n---\n", "{\"tools\":[]} @18");
+	FM("---\ntools:\n  - Read\n\n  - Bash   # c\n# c\nmodel: inherit\n---\n",
+	    "{\"model\":\"inherit\",\"tools\":[\"Read\",\"Bash\"]} @59");
+	FM("---\ndescription:\nname: x\n---\n", "{\"description\":\"\",\"name\":\"x\"} @29");
+	FM("---\ndescription:\n---\n", "{\"description\":\"\"} @21");
+	FM("---   \nmax_steps: 7\n---  \n", "{\"max_steps\":\"7\"} @26");
+	/* refused */
+	FM("---\nname: x\n", "ERR line 2: the front matter has no closing ---");
+	FM("---\nname x\n---\n", "ERR line 2: not a key: value line");
+	FM("---\nname:x\n---\n", "ERR line 2: not a key: value line");
+	FM("---\n9name: x\n---\n", "ERR line 2: not a key: value line");
+	FM("---\nname: x\nname: y\n---\n", "ERR line 3: the key name is given twice");
+	FM("---\ndescription: |\n  text\n---\n", "ERR line 2: block scalars (| or >) are not supported: write the value on one line");
+	FM("---\ndescription: >-\n---\n", "ERR line 2: block scalars (| or >) are not supported: write the value on one line");
+	FM("---\ndescription: a\n  continued\n---\n", "ERR line 3: an indented line (continuations and nested keys are not supported)");
+	FM("---\n- a\n---\n", "ERR line 2: a - item that follows no key");
+	FM("---\nname: x\n- a\n---\n", "ERR line 3: a - item that follows no key");
+	FM("---\nd: \"open\n---\n", "ERR line 2: a quoted value is not closed");
+	FM("---\nd: \"a\" b\n---\n", "ERR line 2: text after a quoted value");
+	FM("---\nd: \"\\q\"\n---\n", "ERR line 2: unknown escape \\q in a quoted value");
+	FM("---\nd: [a, b\n---\n", "ERR line 2: a [ list is not closed on its line");
+	FM("---\nd: [a, , b]\n---\n", "ERR line 2: an empty item in a [ list");
+	FM("---\nd: {a: 1}\n---\n", "ERR line 2: nested maps are not supported");
+	FM("---\nd: \"\\u0041\"\n---\n", "ERR line 2: unknown escape \\u in a quoted value");
+}
+END_TEST
+
 START_TEST(sha256_fips_vectors)
 {
 	static const struct {
@@ -771,6 +837,7 @@ base_suite(void)
 	tcase_add_test(tc, errcode_table_names_every_code_once_in_its_casing);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sha256");
+	tcase_add_test(tc, frontmatter_takes_the_subset_and_refuses_the_rest);
 	tcase_add_test(tc, sha256_fips_vectors);
 	tcase_add_test(tc, sha256_lengths_around_the_padding);
 	tcase_add_test(tc, sha256_pieces_match_one_call);

@@ -1,0 +1,67 @@
+/*
+ * Agent types (docs/contract.md §23.1): the definitions a root's workspace sees, read from Markdown
+ * files with a front matter (base/frontmatter.h) in four directories, highest precedence first,
+ * then the built-in types. Every file is untrusted: each is checked here, once, and a file that
+ * does not pass is skipped with one warning naming it and the reason; nothing it says reaches a
+ * child unchecked. The set is read when a root starts and read again when a directory changed.
+ */
+#ifndef AGENT_AGENT_TYPES_H
+#define AGENT_AGENT_TYPES_H
+
+#include <time.h>
+
+#include <jansson.h>
+
+#define AGENT_TYPE_SOURCES 4
+#define AGENT_TYPE_BODY_MAX (64 * 1024)		/* a type's instructions */
+#define AGENT_TYPE_FILE_MAX (128 * 1024)	/* a larger file is skipped unread */
+#define AGENT_TYPE_DESCRIPTION_MAX 1024
+
+/* The built-in types' descriptions (docs/prompts.md). */
+#define AGENT_TYPE_GENERAL_DESCRIPTION                                                              \
+	"General-purpose agent for multi-step tasks: research, edits and commands. It has the same tools as you."
+#define AGENT_TYPE_EXPLORE_DESCRIPTION                                                              \
+	"Read-only agent for finding and understanding code: it searches, reads and reports what it found with " \
+	"paths and line numbers. It cannot edit files, run commands or start agents."
+
+struct agent_type {
+	char *name;		/* owned: [a-z0-9][a-z0-9_-]{0,63} */
+	char *description;	/* owned: one line */
+	char *path;		/* owned: the file, or NULL: built in */
+	char *instructions;	/* owned: the body, "" for none */
+	json_t *tools;		/* owned array of tool names (a trailing * matches a prefix), or NULL: every tool */
+	json_t *denied;		/* owned array of the same forms, or NULL */
+	char *model;		/* owned model id, or NULL: inherit */
+	int ceiling;		/* enum permit_mode, or -1: none */
+	int max_steps;		/* 0: --max-steps */
+	int worktree;		/* isolation: worktree */
+};
+
+struct agent_types_dir {
+	char *path;		/* owned */
+	int exists;
+	struct timespec mtime;
+};
+
+struct agent_types {
+	struct agent_type *v;	/* owned, in name order */
+	size_t n;
+	json_t *skipped;	/* owned [{path, reason}], in the order met */
+	struct agent_types_dir dirs[AGENT_TYPE_SOURCES];
+};
+
+/*
+ * Reads the types a root in workspace sees: <workspace>/.acp-agent/agents, <workspace>/.claude/agents,
+ * <config_home>/acp-agent/agents, <home>/.claude/agents (config_home NULL or "": <home>/.config;
+ * home NULL: those two are left out), then the built-ins. known: the tool names this product has
+ * (NULL-terminated, borrowed; mcp__ names are taken as they are); a name outside them is ignored
+ * with a warning. Warnings go to the log (stderr). t is overwritten: free it first.
+ */
+void agent_types_load(struct agent_types *t, const char *workspace, const char *home, const char *config_home,
+    const char *const *known);
+/* Whether a source directory appeared, vanished or changed since the load (a stat each). */
+int agent_types_stale(const struct agent_types *t);
+const struct agent_type *agent_types_get(const struct agent_types *t, const char *name);
+void agent_types_free(struct agent_types *t);
+
+#endif
