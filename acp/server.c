@@ -386,6 +386,9 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	agent_rt_set_exts(&srv->rt, srv->profile->exts);
 	srv->rt.start_mode = opts->start_mode;
 	srv->rt.child_approvals_never = opts->child_approvals_never;
+	/* the user's instructions file (docs/contract.md §25): the process's environment, read once */
+	srv->rt.home = getenv("HOME");
+	srv->rt.config_home = getenv("XDG_CONFIG_HOME");
 	if (srv->rec) {
 		srv->rt.rank_this_run = 1;
 		srv->rt.touch = record_touch;

@@ -163,6 +163,8 @@ agent_destroy(struct agent *a)
 	free(a->advertised);
 	free(a->label);
 	json_decref(a->calls);
+	agent_instructions_free(&a->instr);
+	json_decref(a->instr_logged);
 	for (size_t i = 0; i < a->nslots; i++)
 		if (a->slots[i].free_fn)
 			a->slots[i].free_fn(a->slots[i].state);
@@ -270,10 +272,16 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 		agent_conv_from_sess(&a->conv, s);	/* from the latest compaction on */
 	}
 	/* By the type codes: the log is read back only for the one event that tells (docs/decisions.md, "Sessions off the heap"). */
-	int turn_start = SESS_EV_TURN_START, step_start = SESS_EV_STEP_START;
+	int turn_start = SESS_EV_TURN_START, step_start = SESS_EV_STEP_START, instr = SESS_EV_CONTEXT_INSTRUCTIONS;
 	int found = 0;
 	for (i = sess_nev(s); i-- > 0;) {
 		int t = sess_type_at(s, i);
+		if (t == instr && a->instr_logged == NULL) {
+			/* what the model was last told: a turn logs the set again only when it differs */
+			if ((ev = sess_event_get(s, i)) != NULL)
+				a->instr_logged = json_incref(json_object_get(json_object_get(ev, "data"), "files"));
+			json_decref(ev);
+		}
 		if (t == turn_start && !found) {
 			found = 1;	/* the last one tells */
 			if ((ev = sess_event_get(s, i)) != NULL)
@@ -291,8 +299,12 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 	rt->all[rt->nall++] = a;
 	sess_observe(s, agent_corpus_observer, a);
 	sess_corpus_note_live(rt->corpus, s);
+	/* read when it starts (new, load, resume, child start, cold resume), never per request */
+	agent_instructions_read(&a->instr, sess_header_str(s, "cwd") ? sess_header_str(s, "cwd") : "/", rt->home,
+	    rt->config_home);
 	return a;
 }
+
 
 /* A new session's createdAt; the first one of this process is remembered (agent_replay_ordinal). */
 static int64_t
@@ -497,6 +509,20 @@ agent_log(struct agent *a, const char *type, json_t *data)
 	return 0;
 }
 
+/* Logs context/instructions when the set given differs from the last one logged (an agent that
+ * never had a file logs nothing). 0, or -1 (the log failed). */
+static int
+agent_log_instructions(struct agent *a)
+{
+	json_t *files = a->instr.files;
+
+	if (a->instr_logged ? json_equal(a->instr_logged, files) : json_array_size(files) == 0)
+		return 0;
+	json_decref(a->instr_logged);
+	a->instr_logged = json_deep_copy(files);
+	return agent_log(a, "context/instructions", xjson_pack("{s:O}", "files", files));
+}
+
 int
 agent_log_event(struct agent *a, const char *type, json_t *data)
 {
@@ -581,7 +607,7 @@ agent_kick(void *arg)
 	a->steps_this_turn = 0;
 	m = agent_inbox_pop(a);
 	snprintf(a->first_msg, sizeof(a->first_msg), "%s", m->id);
-	if (agent_log(a, "turn/start", xjson_pack("{s:i}", "turn", a->turn)) < 0) {
+	if (agent_log_instructions(a) < 0 || agent_log(a, "turn/start", xjson_pack("{s:i}", "turn", a->turn)) < 0) {
 		json_decref(m->content);
 		json_decref(m->source);
 		free(m);
@@ -889,6 +915,19 @@ agent_commit_result(struct agent *a, size_t i)
 			    *p != '-' && *p != '_' && *p != '.')
 				*p = '_';
 		a->rt->cap_text(a, name, &inv->result.text, &len);
+	}
+	/* A read, write or edit below a directory with instructions of its own gives them, once. */
+	if (inv->tool && inv->tool->file_arg && inv->result.error_code == ERR_NONE) {
+		char *more = agent_instructions_nested(&a->instr, json_string_value(json_object_get(inv->args,
+		    inv->tool->file_arg)));
+		if (more) {
+			char *t = xasprintf("%s%s", inv->result.text ? inv->result.text : "", more);
+			free(inv->result.text);
+			inv->result.text = t;
+			free(more);
+			if (agent_log_instructions(a) < 0)
+				return -1;
+		}
 	}
 	const char *text = inv->result.text ? inv->result.text : "";
 	/* A tool's text may hold anything (a cut message, a file's bytes): repaired, never dropped. */

@@ -93,6 +93,9 @@ struct agent_rt {
 	const struct agent_ext *const *exts;	/* the profile's extensions, NULL-terminated; borrowed */
 	const struct agent_client *client;	/* the editor (acp/), or NULL: nothing to ask */
 	const struct agent_watch *watch;	/* children as client sessions (acp/), or NULL */
+	/* The user's home and config directories (borrowed; NULL: none): the user's instructions
+	 * file (docs/contract.md §25). */
+	const char *home, *config_home;
 	enum permit_mode start_mode;		/* --permission-mode: a new root's mode */
 	int child_approvals_never;		/* --child-approvals never */
 	/* A workspace tool is about to touch abs, a path under root (the recorder's fixture,

@@ -6,6 +6,7 @@
 #define AGENT_AGENT_DEF_H
 
 #include "agent/agent.h"
+#include "agent/instructions.h"
 #include "agent/conv.h"
 #include "base/buf.h"
 
@@ -29,6 +30,8 @@ struct agent {
 	char *label;			/* a child's label (its descriptor's), owned; NULL: none */
 	size_t label_scanned;		/* events read for it */
 	char first_msg[SESS_ID_LEN + 1];
+	struct agent_instructions instr;	/* its project instructions (docs/contract.md §25) */
+	json_t *instr_logged;		/* owned: the files its last context/instructions named, or NULL */
 	/* the step in flight */
 	struct model_req *req;
 	char msg_id[SESS_ID_LEN + 1];

@@ -198,9 +198,9 @@ type_read(struct type_file *f, const char *file_name, const char *const *known, 
 		close(fd);
 		return type_skip(f, "not a regular file");
 	}
-	if (st.st_size > AGENT_TYPE_FILE_MAX) {
+	if (st.st_size > (off_t)AGENT_TYPE_FILE_MAX) {
 		close(fd);
-		return type_skip(f, "larger than %d KiB", AGENT_TYPE_FILE_MAX / 1024);
+		return type_skip(f, "larger than %zu KiB", AGENT_TYPE_FILE_MAX / 1024);
 	}
 	data = xmalloc(AGENT_TYPE_FILE_MAX + 2);
 	while (len <= AGENT_TYPE_FILE_MAX && (got = read(fd, data + len, AGENT_TYPE_FILE_MAX + 1 - len)) != 0) {
@@ -217,7 +217,7 @@ type_read(struct type_file *f, const char *file_name, const char *const *known, 
 	close(fd);
 	if (len > AGENT_TYPE_FILE_MAX) {
 		free(data);
-		return type_skip(f, "larger than %d KiB", AGENT_TYPE_FILE_MAX / 1024);	/* it grew */
+		return type_skip(f, "larger than %zu KiB", AGENT_TYPE_FILE_MAX / 1024);	/* it grew */
 	}
 	data[len] = '\0';
 	if (memchr(data, '\0', len) || !utf8_valid(data, len)) {

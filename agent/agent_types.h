@@ -8,13 +8,14 @@
 #ifndef AGENT_AGENT_TYPES_H
 #define AGENT_AGENT_TYPES_H
 
+#include <stddef.h>
 #include <time.h>
 
 #include <jansson.h>
 
 #define AGENT_TYPE_SOURCES 4
-#define AGENT_TYPE_BODY_MAX (64 * 1024)		/* a type's instructions */
-#define AGENT_TYPE_FILE_MAX (128 * 1024)	/* a larger file is skipped unread */
+#define AGENT_TYPE_BODY_MAX ((size_t)64 * 1024)	/* a type's instructions */
+#define AGENT_TYPE_FILE_MAX ((size_t)128 * 1024)	/* a larger file is skipped unread */
 #define AGENT_TYPE_DESCRIPTION_MAX 1024
 
 /* The built-in types' descriptions (docs/prompts.md). */

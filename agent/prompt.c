@@ -25,5 +25,8 @@ agent_system_prompt(const struct agent *a)
 	for (const struct agent_ext *const *x = a->rt->exts; x && *x; x++)
 		if ((*x)->prompt)
 			(*x)->prompt(a, &b);
+	/* the project's instructions last (docs/contract.md §25) */
+	if (a->instr.block)
+		buf_puts(&b, a->instr.block);
 	return buf_steal(&b);
 }

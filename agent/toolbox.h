@@ -59,6 +59,9 @@ struct tool {
 	/* Its result's agentId is the agent the call made: an editor that shows children as
 	 * sessions gets a link to it (docs/contract.md §22.1). */
 	int links_agent;
+	/* The argument naming the workspace file it reads or writes, or NULL: a success gives the
+	 * agent the instructions of the directories above that file (docs/contract.md §25). */
+	const char *file_arg;
 	int concurrency_safe;
 	/* Returns an owned human-readable title for the call; args may be NULL. */
 	char *(*title)(const struct tool *t, const json_t *args);

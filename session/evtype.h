@@ -34,7 +34,8 @@
 	X(MCP_SERVER, "mcp/server")                                       \
 	X(COMPACTED, "context/compacted")                                 \
 	X(COMPACTION_FAILED, "context/compaction_failed")                 \
-	X(MESSAGE_VIEW, "message/view")
+	X(MESSAGE_VIEW, "message/view")                                   \
+	X(CONTEXT_INSTRUCTIONS, "context/instructions")
 
 enum sess_ev {
 	SESS_EV_NONE,		/* not a known type */

@@ -104,6 +104,8 @@ SHAPE(e_team_task, F("version", PK_INT), FS("task", PK_OBJ, &p_task));
 SHAPE(e_team_queued, F("version", PK_INT), FS("message", PK_OBJ, &p_message));
 SHAPE(e_view, F("messageId", PK_STR), F("senderSessionId", PK_STR), FO("recipientSessionId", PK_STR),
     FO("senderMessageId", PK_STR), FO("recipientMessageId", PK_STR), FA("content", PK_OBJ, NONEMPTY, &p_user_block));
+SHAPE(p_instr_file, F("path", PK_STR), F("bytes", PK_COUNT), F("sha256", PK_STR));
+SHAPE(e_instructions, FA("files", PK_OBJ, REQ, &p_instr_file));
 SHAPE(e_team_delivered, F("version", PK_INT), F("messageId", PK_STR), FO("targetName", PK_STR));
 
 /* Each type's payload, by its code (session/evtype.h: the names and the order are there). */
@@ -117,7 +119,7 @@ static const struct pshape *const sess_payloads[SESS_EV_COUNT] = {
 	[SESS_EV_SESSION_MODE] = &e_mode, [SESS_EV_SESSION_MODEL] = &e_model, [SESS_EV_PERMISSION_RULE] = &e_rule,
 	[SESS_EV_JOB_STARTED] = &e_job_started, [SESS_EV_JOB_ENDED] = &e_job_ended, [SESS_EV_MCP_SERVER] = &e_mcp_server,
 	[SESS_EV_COMPACTED] = &e_compacted, [SESS_EV_COMPACTION_FAILED] = &e_compaction_failed,
-	[SESS_EV_MESSAGE_VIEW] = &e_view,
+	[SESS_EV_MESSAGE_VIEW] = &e_view, [SESS_EV_CONTEXT_INSTRUCTIONS] = &e_instructions,
 };
 
 static const struct {

@@ -8,6 +8,7 @@
 #include "agent/agent_def.h"	/* tests look inside */
 #include "agent/agent_types.h"
 #include "agent/ask.h"
+#include "agent/instructions.h"
 #include "agent/permit.h"
 #include "base/xmalloc.h"
 #include "tests/helpers.h"
@@ -1206,6 +1207,103 @@ START_TEST(agent_types_read_from_files_in_precedence_order)
 }
 END_TEST
 
+/* Project instructions (docs/contract.md §25): the user's file shown as ~/…, the repository's from
+ * its root down to the workspace (AGENTS.md before CLAUDE.md), the 32 KiB cut at a character with
+ * its marker and the later files left out, a file that is not UTF-8 left out, a huge one never
+ * read whole; nested files once each, outer first. */
+START_TEST(agent_instructions_from_the_repository_root_down)
+{
+	char root[64], d[256], *big;
+	struct agent_instructions in;
+	char *more;
+
+	test_mkdtemp(root, sizeof(root));
+	snprintf(d, sizeof(d), "%s/home/.config/acp-agent", root);
+	types_file(d, "AGENTS.md", "Be brief.\n");
+	snprintf(d, sizeof(d), "%s/repo", root);
+	types_file(d, ".git", "gitdir: x\n");
+	types_file(d, "AGENTS.md", "Repo rules.\n");
+	snprintf(d, sizeof(d), "%s/repo/a", root);
+	types_file(d, "CLAUDE.md", "A rules.\n");
+	snprintf(d, sizeof(d), "%s/repo/a/ws", root);
+	types_file(d, "AGENTS.md", "WS rules.\n");
+	types_file(d, "CLAUDE.md", "not read\n");
+	snprintf(d, sizeof(d), "%s/repo/a/ws/x/y", root);
+	types_file(d, "CLAUDE.md", "Y rules.\n");
+	snprintf(d, sizeof(d), "%s/repo/a/ws/x", root);
+	types_file(d, "AGENTS.md", "X rules.\n");
+	char *home = xasprintf("%s/home", root), *ws = xasprintf("%s/repo/a/ws", root);
+	agent_instructions_read(&in, ws, home, NULL);
+	ck_assert_str_eq(in.block, "\n\n# Instructions from ~/.config/acp-agent/AGENTS.md\nBe brief.\n"
+	    "\n\n# Instructions from ../../AGENTS.md\nRepo rules.\n"
+	    "\n\n# Instructions from ../CLAUDE.md\nA rules.\n"
+	    "\n\n# Instructions from AGENTS.md\nWS rules.\n");
+	ck_assert_uint_eq(json_array_size(in.files), 4);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(in.files, 3), "path")), "AGENTS.md");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(in.files, 3), "bytes")), 10);
+	/* nested: outer first, once; a path outside the workspace or through .. gives nothing */
+	more = agent_instructions_nested(&in, "x/y/file.c");
+	ck_assert_str_eq(more, "\n\n# Instructions from x/AGENTS.md\nX rules.\n\n\n# Instructions from x/y/CLAUDE.md\nY rules.\n");
+	free(more);
+	ck_assert_ptr_null(agent_instructions_nested(&in, "x/y/other.c"));
+	char *abs = xasprintf("%s/x/y/z.c", ws);
+	ck_assert_ptr_null(agent_instructions_nested(&in, abs));
+	free(abs);
+	ck_assert_ptr_null(agent_instructions_nested(&in, "../../AGENTS.md"));
+	ck_assert_ptr_null(agent_instructions_nested(&in, "/etc/passwd"));
+	ck_assert_uint_eq(json_array_size(in.files), 6);
+	agent_instructions_free(&in);
+	/* the 32 KiB cut: inside a character of the repository's file; the workspace's left out */
+	big = xmalloc(40 * 1024 + 1);
+	for (size_t i = 0; i < 40 * 1024; i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	big[40 * 1024] = '\0';
+	snprintf(d, sizeof(d), "%s/repo", root);
+	types_file(d, "AGENTS.md", big);
+	free(big);
+	test_log_capture_start();
+	agent_instructions_read(&in, ws, home, NULL);
+	char *log = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(log, "/repo/AGENTS.md: cut at 32 KiB"));
+	free(log);
+	ck_assert_uint_eq(json_array_size(in.files), 2);
+	size_t kept = (size_t)json_integer_value(json_object_get(json_array_get(in.files, 1), "bytes"));
+	ck_assert_uint_eq(kept, 32 * 1024 - 10);	/* the user's 10 bytes, then whole characters */
+	ck_assert_ptr_nonnull(strstr(in.block, "\xc3\xa9\n" AGENT_INSTRUCTIONS_CUT));
+	ck_assert_ptr_null(strstr(in.block, "WS rules."));
+	agent_instructions_free(&in);
+	/* not UTF-8: left out, the rest given; a 1 GB file (sparse: zero bytes) too, never read whole */
+	snprintf(d, sizeof(d), "%s/repo", root);
+	types_file(d, "AGENTS.md", "bad \xff byte\n");
+	test_log_capture_start();
+	agent_instructions_read(&in, ws, NULL, NULL);
+	log = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(log, "/repo/AGENTS.md: not UTF-8 text: left out"));
+	free(log);
+	ck_assert_str_eq(in.block, "\n\n# Instructions from ../CLAUDE.md\nA rules.\n\n\n# Instructions from AGENTS.md\nWS rules.\n");
+	agent_instructions_free(&in);
+	char *cmd = xasprintf("truncate -s 1G '%s/repo/AGENTS.md'", root);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	test_log_capture_start();
+	agent_instructions_read(&in, ws, NULL, NULL);	/* 32 KiB + 1 of its zero bytes are read */
+	log = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(log, "/repo/AGENTS.md: not UTF-8 text: left out"));
+	free(log);
+	ck_assert_uint_eq(json_array_size(in.files), 2);
+	agent_instructions_free(&in);
+	/* no repository: the workspace alone */
+	snprintf(d, sizeof(d), "%s/plain", root);
+	types_file(d, "AGENTS.md", "Plain.\n");
+	agent_instructions_read(&in, d, NULL, NULL);
+	ck_assert_str_eq(in.block, "\n\n# Instructions from AGENTS.md\nPlain.\n");
+	agent_instructions_free(&in);
+	free(home);
+	free(ws);
+	test_rmtree(root);
+}
+END_TEST
+
 Suite *
 agent_suite(void)
 {
@@ -1240,6 +1338,7 @@ agent_suite(void)
 	tcase_add_test(tc, agent_cancel_during_a_compaction);
 	tcase_add_test(tc, agent_summary_request_drops_the_oldest_messages_to_fit);
 	tcase_add_test(tc, agent_types_read_from_files_in_precedence_order);
+	tcase_add_test(tc, agent_instructions_from_the_repository_root_down);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -295,6 +295,7 @@ read_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 
 const struct tool tool_read = {
 	.name = "read",
+	.file_arg = "file_path",
 	.description = "Read a UTF-8 text file; returns line-numbered content (first 2000 lines by default, long "
 	    "lines cut at 2000 characters). Use offset/limit for long files. A file must be read before write or "
 	    "edit may change it.",
@@ -638,6 +639,7 @@ write_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 
 const struct tool tool_write = {
 	.name = "write",
+	.file_arg = "file_path",
 	.description = "Create or fully replace a UTF-8 text file. Replacing an existing file requires a prior "
 	    "read. Prefer edit for changes.",
 	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"file_path\",\"content\"],"
@@ -671,6 +673,7 @@ edit_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 
 const struct tool tool_edit = {
 	.name = "edit",
+	.file_arg = "file_path",
 	.description = "Replace literal text in an existing UTF-8 file (read it first). old_string must occur "
 	    "exactly once unless replace_all; add context to make it unique; keep exact indentation.",
 	.schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"file_path\",\"old_string\","
