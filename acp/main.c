@@ -110,6 +110,11 @@ static const char main_help_vars[] =
     "A stdio server's command is looked up on PATH and runs in the workspace with our\n"
     "environment minus every ACP_AGENT_* variable, plus the env the editor gave it.\n"
     "\n"
+    "Your own files (docs/contract.md §23, §25):\n"
+    "XDG_CONFIG_HOME                $HOME/.config: your AGENTS.md, read by every agent, is\n"
+    "                               XDG_CONFIG_HOME/acp-agent/AGENTS.md; your agent types are in\n"
+    "                               XDG_CONFIG_HOME/acp-agent/agents/ and ~/.claude/agents/\n"
+    "\n"
     "Tests only:\n"
     "ACP_AGENT_FAULTS               none (fault injection, e.g. log-sync-fail; see README)\n";
 
