@@ -59,6 +59,7 @@ struct acp_replay_task {
 	struct buf prefix;		/* acp_update_prefix of its session */
 	struct acp_replay_frame *frames[ACP_REPLAY_DEPTH];	/* the children being replayed, owned */
 	int depth;
+	struct map announced;		/* child id -> (void *)1: announced in this replay */
 	/* child id -> off_t * (owned): where a live child's replayed history stops, its file's length
 	 * when the replay began or when it went live during it; what it appends later goes out live,
 	 * held until the answer, so nothing is shown twice */
@@ -206,6 +207,7 @@ acp_replay_free_task(struct acp_replay_task *t)
 	acp_replay_free(&t->cur);
 	sess_cursor_free(t->events);
 	acp_replay_limits_free(t);
+	map_free(&t->announced);
 	buf_free(&t->prefix);
 	json_decref(t->id);
 	free(t);
@@ -229,6 +231,28 @@ acp_replay_detach(struct acp_replay_task *t)
 	}
 	if (!t->busy)
 		acp_replay_free_task(t);
+}
+
+/* A message view names id: a child not announced in this replay yet (a sibling made later than
+ * the sender, as a Team's teammates are) is announced now on its parent's session, when the client
+ * knows that one, so nothing names a child before its announcement (docs/contract.md §22.1); it
+ * is announced again, with its history, at the call that made it. */
+static void
+acp_replay_announce_named(struct acp_replay_task *t, const char *id)
+{
+	struct acp_server *srv = t->srv;
+	const struct sess_entry *en;
+
+	if (strcmp(id, t->as->id) == 0 || map_get(&t->announced, id))
+		return;
+	for (int i = 0; i < t->depth; i++)
+		if (strcmp(t->frames[i]->sid, id) == 0)
+			return;
+	en = sess_corpus_get(&srv->corpus, id);
+	if (en == NULL || en->parent == NULL || (strcmp(en->parent, t->as->id) != 0 && !map_get(&t->announced, en->parent)))
+		return;
+	acp_send(srv, acp_update_msg(en->parent, acp_child_replay_announce(srv, id)));
+	map_put(&t->announced, id, (void *)1);
 }
 
 /* Sends one slice; returns 1 once every update is out. */
@@ -258,12 +282,18 @@ acp_replay_slice(struct acp_replay_task *t)
 			acp_replay_pop(t);
 			continue;
 		}
+		for (int k = 0; k < 2; k++)
+			if (cur->named[k][0]) {
+				acp_replay_announce_named(t, cur->named[k]);
+				cur->named[k][0] = '\0';
+			}
 		if (cur->linked[0] && cur->next == cur->nends && acp_replay_can_push(t, cur->linked)) {
 			/* the call that made a child: announced first, its history right after */
 			char child[SESS_ID_LEN + 1];
 			snprintf(child, sizeof(child), "%s", cur->linked);
 			cur->linked[0] = '\0';
 			acp_send(srv, acp_update_msg(sid, acp_child_replay_announce(srv, child)));
+			map_put(&t->announced, child, (void *)1);
 			acp_send_update_bytes(srv, f ? &f->prefix : &t->prefix, sid, bytes, len);
 			if (t->as)	/* a write error may have stopped the replay */
 				acp_replay_push(t, sid, child);
@@ -398,6 +428,7 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->events = sess_cursor_new_only(agent_sess(as->agent), 0, sess_nev(agent_sess(as->agent)), acp_replay_types);
 	log_info("acp: the replay of %s begins (%zu events)", as->id, sess_nev(agent_sess(as->agent)));
 	map_init(&t->limits);
+	map_init(&t->announced);
 	if (srv->client_subagents) {
 		/* its live descendants' histories stop where they are now, as its own does */
 		size_t pos = 0;

@@ -216,9 +216,12 @@ acp_open_loaded(struct acp_server *srv, struct sess_loading *ld, struct agent_co
 /*
  * Opens a stored root session (load/resume); returns the ACP session, or NULL with *reply; or NULL
  * with *reply NULL when the file is big enough to be read off the loop (acp/load.c answers later).
+ * *opened: it was read now, and its children and Team are for the caller to bring back
+ * (agent_rt_recover) once the answer is out or the replay has begun, so that what they say (a
+ * notice's view naming a child) follows what the client is shown of them.
  */
 static struct acp_session *
-acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, json_t **reply)
+acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, int *opened, json_t **reply)
 {
 	const char *sid = acp_session_id_param(srv, m, reply);
 	struct acp_session *as;
@@ -252,8 +255,8 @@ acp_open_stored(struct acp_server *srv, struct acp_msg *m, int replay, json_t **
 		return NULL;
 	}
 	sess_loading_read(ld, NULL);	/* small: a few milliseconds on the loop */
-	if ((as = acp_open_loaded(srv, ld, NULL, sid, m->id, m->params, reply)) != NULL)
-		agent_rt_recover(as->agent);	/* docs/contract.md §6.6: see acp_open_loaded */
+	as = acp_open_loaded(srv, ld, NULL, sid, m->id, m->params, reply);
+	*opened = as != NULL;	/* docs/contract.md §6.6: see acp_open_loaded */
 	return as;
 }
 
@@ -261,11 +264,14 @@ json_t *
 acp_m_session_load(struct acp_server *srv, struct acp_msg *m)
 {
 	json_t *reply = NULL;
-	struct acp_session *as = acp_open_stored(srv, m, 1, &reply);
+	int opened = 0;
+	struct acp_session *as = acp_open_stored(srv, m, 1, &opened, &reply);
 
 	if (as == NULL)
 		return reply;
 	acp_replay_start(srv, as, m->id);
+	if (opened)
+		agent_rt_recover(as->agent);	/* held while the replay is out, else after its answer */
 	return NULL;
 }
 
@@ -286,11 +292,14 @@ json_t *
 acp_m_session_resume(struct acp_server *srv, struct acp_msg *m)
 {
 	json_t *reply = NULL;
-	struct acp_session *as = acp_open_stored(srv, m, 0, &reply);
+	int opened = 0;
+	struct acp_session *as = acp_open_stored(srv, m, 0, &opened, &reply);
 
 	if (as == NULL)
 		return reply;
 	acp_resume_answer(srv, as, m->id);
+	if (opened)
+		agent_rt_recover(as->agent);	/* after the answer and the children's announcements */
 	return NULL;
 }
 

@@ -780,6 +780,12 @@ acp_raw_view(struct acp_raw *x, size_t d)
 	for (size_t i = 0; keys[i]; i++) {
 		if (acp_raw_get(x, d, keys[i], &v) == NULL)
 			continue;
+		if (i == 1 || i == 2) {	/* the sessions it names: a replay announces them first */
+			size_t off;
+			const char *id = acp_raw_cstr(r, &v, &off);
+			if (id && sess_id_valid(id))
+				snprintf(r->named[i - 1], sizeof(r->named[i - 1]), "%s", id);
+		}
 		buf_printf(&r->out, ",\"%s\":", keys[i]);
 		if (acp_raw_value(&r->out, &v) < 0)
 			return -1;
@@ -805,6 +811,7 @@ acp_render(struct acp_replay *r, const char *s, size_t n, int canonical, int mod
 	r->out.len = r->tmp.len = 0;
 	r->nends = r->next = 0;
 	r->linked[0] = '\0';
+	r->named[0][0] = r->named[1][0] = '\0';
 	/* A replayed line was checked when the session was loaded; what is copied out is checked
 	 * again as it is copied (acp_raw_value), so the client never gets a broken message. */
 	if (json_tape_build(&r->tape, s, n) < 0 || acp_raw_get(&x, ACP_RAW_LINE, "type", &type) == NULL ||

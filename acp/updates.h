@@ -65,6 +65,7 @@ struct acp_replay {
 	int compaction;		/* the client takes compaction_update: each compaction replays */
 	int subagents;		/* the client shows children as sessions: a delegation links its child */
 	char linked[SESS_ID_LEN + 1];	/* the child the event being replayed linked (a delegation's result), or "" */
+	char named[2][SESS_ID_LEN + 1];	/* the sessions a message view being replayed names, or "" */
 	struct buf out;		/* the updates of the event being replayed */
 	struct buf canon;	/* its canonical bytes, when it came as a tree or its line was not sure */
 	size_t *ends;		/* update i is out.data[ends[i - 1], ends[i]) */

@@ -32,8 +32,22 @@ const validate = (def, value) => {
 const dir = process.argv[2];
 const files = readdirSync(dir).filter((f) => f.endsWith(".trace")).sort();
 let total = 0, invalid = 0;
+// docs/contract.md §22.1: nothing the agent sends names a session the client does not know: a
+// root it created, loaded, resumed or named itself (kept across restarts: the client's), or a child
+// announced (subagent_update) since the last initialize. Checked on the agent's lines of every trace.
+const namedSessions = (msg) => {
+  const u = msg.params?.update, ids = [];
+  if (typeof msg.params?.sessionId === "string") ids.push(["params.sessionId", msg.params.sessionId]);
+  if (u?.sessionUpdate === "session_message") {
+    for (const k of ["senderSessionId", "recipientSessionId"]) if (typeof u[k] === "string") ids.push([k, u[k]]);
+  }
+  for (const c of u?.content instanceof Array ? u.content : []) if (c?.type === "session") ids.push(["a session link", c.sessionId]);
+  return ids;
+};
 for (const file of files) {
   const sent = { ">>": new Map(), "<<": new Map() };
+  const roots = new Set(), children = new Set();
+  const knows = (id) => roots.has(id) || children.has(id);
   readFileSync(join(dir, file), "utf8").split("\n").forEach((raw, i) => {
     if (raw.length < 3) return;
     const dir2 = raw.slice(0, 2), text = raw.slice(3);
@@ -46,6 +60,15 @@ for (const file of files) {
     if (dir2 === ">>" && (typeof msg !== "object" || msg === null || Array.isArray(msg) || msg.jsonrpc !== "2.0")) return;
     total++;
     const problems = [];
+    if (dir2 === ">>") {
+      if (msg.method === "initialize") children.clear();
+      if (typeof msg.params?.sessionId === "string") roots.add(msg.params.sessionId);
+    } else {
+      if (typeof msg.result?.sessionId === "string") roots.add(msg.result.sessionId);
+      for (const [where, id] of namedSessions(msg))
+        if (!knows(id)) problems.push(`${where} names session ${id} before the client knows it`);
+      if (msg.params?.update?.sessionUpdate === "subagent_update") children.add(msg.params.update.sessionId);
+    }
     if (msg.jsonrpc !== "2.0") problems.push('jsonrpc is not "2.0"');
     if (typeof msg.method === "string") {
       const d = defs[msg.method];
