@@ -634,6 +634,23 @@ main_tool_names(void)
 	return names;
 }
 
+/* s on stdout with its control characters (C0, DEL, C1) shown as escapes: a file's name and what
+ * it says are anybody's, and a terminal must not take them for commands. */
+static void
+main_put_text(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f) {
+			printf("\\x%02x", *p);
+		} else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
+			printf("\\u00%02x", p[1]);
+			p++;
+		} else {
+			putchar(*p);
+		}
+	}
+}
+
 /* `acp-agent agents [--cwd DIR]` (docs/contract.md §23.1): the types a session in DIR would see. */
 static int
 main_agents(int argc, char **argv)
@@ -662,13 +679,23 @@ main_agents(int argc, char **argv)
 	}
 	known = main_tool_names();
 	agent_types_load(&t, real, getenv("HOME"), getenv("XDG_CONFIG_HOME"), (const char *const *)known);
-	for (size_t i = 0; i < t.n; i++)
-		printf("%s\t%s\t%s\n", t.v[i].name, t.v[i].path ? t.v[i].path : "built-in", t.v[i].description);
+	for (size_t i = 0; i < t.n; i++) {
+		main_put_text(t.v[i].name);
+		putchar('\t');
+		main_put_text(t.v[i].path ? t.v[i].path : "built-in");
+		putchar('\t');
+		main_put_text(t.v[i].description);
+		putchar('\n');
+	}
 	size_t i;
 	json_t *s;
-	json_array_foreach(t.skipped, i, s)
-		printf("skipped %s: %s\n", json_string_value(json_object_get(s, "path")),
-		    json_string_value(json_object_get(s, "reason")));
+	json_array_foreach(t.skipped, i, s) {
+		fputs("skipped ", stdout);
+		main_put_text(json_string_value(json_object_get(s, "path")));
+		fputs(": ", stdout);
+		main_put_text(json_string_value(json_object_get(s, "reason")));
+		putchar('\n');
+	}
 	agent_types_free(&t);
 	for (size_t k = 0; known[k]; k++)
 		free(known[k]);

@@ -302,6 +302,8 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 	/* read when it starts (new, load, resume, child start, cold resume), never per request */
 	agent_instructions_read(&a->instr, sess_header_str(s, "cwd") ? sess_header_str(s, "cwd") : "/", rt->home,
 	    rt->config_home);
+	if (a->instr_logged)
+		agent_instructions_seed(&a->instr, a->instr_logged);
 	return a;
 }
 
@@ -520,7 +522,8 @@ agent_log_instructions(struct agent *a)
 		return 0;
 	json_decref(a->instr_logged);
 	a->instr_logged = json_deep_copy(files);
-	return agent_log(a, "context/instructions", xjson_pack("{s:O}", "files", files));
+	/* a copy of its own: the set given grows after (nested files), the logged event must not */
+	return agent_log(a, "context/instructions", xjson_pack("{s:o}", "files", json_deep_copy(files)));
 }
 
 int

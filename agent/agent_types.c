@@ -70,6 +70,32 @@ type_key(const char *k, char *out, size_t size)
 	out[n] = '\0';
 }
 
+/* A key given twice under two spellings (or maxTurns and max_steps): the name of the second, or
+ * NULL. Which one to believe cannot be told, so the file is skipped. */
+static const char *
+type_twice(const json_t *fields)
+{
+	const char *k, *k2;
+	const json_t *v, *v2;
+	char a[80], b[80];
+
+	json_object_foreach((json_t *)fields, k, v) {
+		type_key(k, a, sizeof(a));
+		if (strcmp(a, "max_steps") == 0)
+			snprintf(a, sizeof(a), "max_turns");
+		json_object_foreach((json_t *)fields, k2, v2) {
+			if (k2 == k)
+				break;
+			type_key(k2, b, sizeof(b));
+			if (strcmp(b, "max_steps") == 0)
+				snprintf(b, sizeof(b), "max_turns");
+			if (strcmp(a, b) == 0)
+				return k;
+		}
+	}
+	return NULL;
+}
+
 /* The value of key (snake_case) in fields, whatever its spelling there. */
 static const json_t *
 type_field(const json_t *fields, const char *key)
@@ -86,11 +112,12 @@ type_field(const json_t *fields, const char *key)
 	return NULL;
 }
 
+/* A C0 or C1 control character, or DEL: no place in a one-line text. */
 static int
 type_has_control(const char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
 			return 1;
 	return 0;
 }
@@ -228,6 +255,12 @@ type_read(struct type_file *f, const char *file_name, const char *const *known, 
 		free(data);
 		return type_skip(f, "%s", why);
 	}
+	if (type_twice(fields)) {
+		type_skip(f, "the key %.64s is given twice, in two spellings", type_twice(fields));
+		json_decref(fields);
+		free(data);
+		return -1;
+	}
 	/* the name: the front matter's, else the file's, lower-cased */
 	{
 		char name[80];
@@ -256,11 +289,14 @@ type_read(struct type_file *f, const char *file_name, const char *const *known, 
 		free(ty->name);
 		return type_skip(f, "no description");
 	}
-	if (json_string_length(v) > AGENT_TYPE_DESCRIPTION_MAX || type_has_control(json_string_value(v))) {
+	size_t chars = 0;
+	for (const char *c = json_string_value(v); *c; c++)
+		chars += ((unsigned char)*c & 0xC0) != 0x80;	/* characters, not bytes */
+	if (chars > AGENT_TYPE_DESCRIPTION_MAX || type_has_control(json_string_value(v))) {
 		json_decref(fields);
 		free(data);
 		free(ty->name);
-		return type_skip(f, json_string_length(v) > AGENT_TYPE_DESCRIPTION_MAX ?
+		return type_skip(f, chars > AGENT_TYPE_DESCRIPTION_MAX ?
 		    "the description is longer than 1024 characters" : "the description is not one line of text");
 	}
 	ty->description = xstrdup(json_string_value(v));
@@ -386,7 +422,9 @@ static void
 type_skipped(struct agent_types *t, const char *path, const char *why)
 {
 	log_warn("agent type %s: %s", path, why);
-	json_array_append_new(t->skipped, xjson_pack("{s:s, s:s}", "path", path, "reason", why));
+	/* a file's name and what it said are any bytes: kept as repaired text */
+	json_array_append_new(t->skipped, xjson_pack("{s:o, s:o}", "path", xjson_text(path, strlen(path)), "reason",
+	    xjson_text(why, strlen(why))));
 }
 
 /* The *.md files of source dir i, in name order. */

@@ -33,6 +33,10 @@ void agent_instructions_read(struct agent_instructions *in, const char *workspac
  * not given yet, outer first (owned; NULL when none); in->files grows by them.
  */
 char *agent_instructions_nested(struct agent_instructions *in, const char *path);
+/* After a load: the nested files logged (logged: the last context/instructions files, borrowed)
+ * were given in the conversation already: their directories count as looked at, and they stay in
+ * the set, so they are neither given nor logged again. */
+void agent_instructions_seed(struct agent_instructions *in, const json_t *logged);
 void agent_instructions_free(struct agent_instructions *in);
 
 #endif

@@ -89,7 +89,11 @@ fm_scalar(const char *s, size_t n, int line, char *why, size_t size)
 				const char *r = c == 'n' ? "\n" : c == 't' ? "\t" : c == '"' ? "\"" : c == '\\' ? "\\" : NULL;
 				if (r == NULL) {
 					buf_free(&b);
-					fm_fail(why, size, line, "unknown escape \\%c in a quoted value", c);
+					if (c > 0x20 && c < 0x7f)
+						fm_fail(why, size, line, "unknown escape \\%c in a quoted value", c);
+					else
+						fm_fail(why, size, line, "unknown escape \\ then byte 0x%02x in a quoted value",
+						    (unsigned char)c);
 					return NULL;
 				}
 				buf_append(&b, r, 1);
@@ -158,8 +162,11 @@ fm_flow(const char *s, size_t n, int line, char *why, size_t size)
 		if (i < n && (s[i] == '"' || s[i] == '\'')) {
 			char q = s[i++];
 			quoted = 1;
-			while (i < n && s[i] != q)
+			while (i < n && (s[i] != q || (q == '\'' && i + 1 < n && s[i + 1] == '\''))) {
+				if (s[i] == q)
+					i++;	/* '' inside '…' is one quote */
 				i += s[i] == '\\' && q == '"' ? 2 : 1;
+			}
 			i++;
 		}
 		while (i < n && s[i] != ',')

@@ -27,13 +27,16 @@ ln -s loop.md "$b/loop.md"
 printf -- '---\ndescription: a\nname: A B\n---\n' > "$b/spaces.md"
 printf -- '---\ndescription: |\n  more\n---\n' > "$b/block.md"
 printf -- '---\ndescription: bad model\nmodel: "gpt\\tx"\ntools: Read, NoSuchTool\n---\n' > "$b/odd.md"
+# a name that would drive the terminal: shown escaped
+printf -- '---\nname: painter\ndescription: paints\n---\n' > "$b/$(printf 'paint\033[31mer')".md
+printf -- '---\ndescription: one\nmaxTurns: 3\nmax_steps: 300\n---\n' > "$b/twice.md"
 
 HOME=$home XDG_CONFIG_HOME=$cfg timeout 20 "$agent" agents --cwd "$ws" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 [ $rc -eq 0 ] || fail "exit $rc ($(cat "$tmp/err"))"
 o=$tmp/out e=$tmp/err
 # the types, by name: the workspace's test-runner wins over Claude Code's file of that name
-[ "$(cut -f1 "$o" | grep -v '^skipped ' | tr '\n' ' ')" = "doc-writer explore general helper odd test-runner " ] ||
+[ "$(cut -f1 "$o" | grep -v '^skipped ' | tr '\n' ' ')" = "doc-writer explore general helper odd painter test-runner " ] ||
 	fail "the types listed: $(cut -f1 "$o" | tr '\n' ' ')"
 has "$o" "doc-writer	$ws/.claude/agents/doc-writer.md	Writes and updates documentation for the code it is pointed at." types
 has "$o" "test-runner	$ws/.acp-agent/agents/runner.md	the workspace's own, first" types
@@ -47,7 +50,10 @@ has "$o" "skipped $b/dir.md: not a regular file" skipped
 has "$o" "skipped $b/loop.md: cannot be opened: Too many levels of symbolic links" skipped
 has "$o" "skipped $b/spaces.md: the name \"a b\" is not [a-z0-9][a-z0-9_-]{0,63}" skipped
 has "$o" "skipped $b/block.md: line 2: block scalars (| or >) are not supported" skipped
-[ "$(grep -c '^skipped ' "$o")" -eq 7 ] || fail "$(grep -c '^skipped ' "$o") files skipped, not 7"
+has "$o" "skipped $b/twice.md: the key max_steps is given twice, in two spellings" skipped
+has "$o" 'paint\x1b[31mer.md	paints' escaped
+! grep -q "$(printf '\033')" "$o" || fail "an escape byte reached the output"
+[ "$(grep -c '^skipped ' "$o")" -eq 8 ] || fail "$(grep -c '^skipped ' "$o") files skipped, not 8"
 # one warning per skipped file, and the ignored parts of the files kept
 [ "$(grep -c 'warn: agent type .*: ' "$e")" -ge 9 ] || fail "warnings: $(cat "$e")"
 has "$e" "agent type $b/odd.md: tool \"NoSuchTool\" is not a tool here: ignored" warnings
@@ -71,4 +77,4 @@ has "$e" 'acp-agent agents: unexpected argument "--bogus"' usage
 timeout 10 "$agent" agents --cwd "$tmp/none" > "$o" 2> "$e"; rc=$?
 [ $rc -eq 1 ] || fail "a missing DIR: exit $rc"
 has "$e" "acp-agent agents: $tmp/none: No such file or directory" usage
-echo "agents-cmd: ok (4 sources and the built-ins in precedence order, Claude Code's files as they are; 7 bad files skipped with their reasons, a 1 GB one unread; bad usage)"
+echo "agents-cmd: ok (4 sources and the built-ins in precedence order, Claude Code's files as they are; 8 bad files skipped with their reasons, a 1 GB one unread; an escape in a name shown escaped; bad usage)"

@@ -1219,7 +1219,7 @@ START_TEST(agent_instructions_from_the_repository_root_down)
 
 	test_mkdtemp(root, sizeof(root));
 	snprintf(d, sizeof(d), "%s/home/.config/acp-agent", root);
-	types_file(d, "AGENTS.md", "Be brief.\n");
+	types_file(d, "AGENTS.md", "Be brief!\n\n");	/* 11 bytes: the budget left is odd */
 	snprintf(d, sizeof(d), "%s/repo", root);
 	types_file(d, ".git", "gitdir: x\n");
 	types_file(d, "AGENTS.md", "Repo rules.\n");
@@ -1234,7 +1234,7 @@ START_TEST(agent_instructions_from_the_repository_root_down)
 	types_file(d, "AGENTS.md", "X rules.\n");
 	char *home = xasprintf("%s/home", root), *ws = xasprintf("%s/repo/a/ws", root);
 	agent_instructions_read(&in, ws, home, NULL);
-	ck_assert_str_eq(in.block, "\n\n# Instructions from ~/.config/acp-agent/AGENTS.md\nBe brief.\n"
+	ck_assert_str_eq(in.block, "\n\n# Instructions from ~/.config/acp-agent/AGENTS.md\nBe brief!\n\n"
 	    "\n\n# Instructions from ../../AGENTS.md\nRepo rules.\n"
 	    "\n\n# Instructions from ../CLAUDE.md\nA rules.\n"
 	    "\n\n# Instructions from AGENTS.md\nWS rules.\n");
@@ -1253,6 +1253,35 @@ START_TEST(agent_instructions_from_the_repository_root_down)
 	ck_assert_ptr_null(agent_instructions_nested(&in, "/etc/passwd"));
 	ck_assert_uint_eq(json_array_size(in.files), 6);
 	agent_instructions_free(&in);
+	/* the workspace as a client may spell it, and a path's ./ and //: one directory each */
+	char *spelled = xasprintf("%s/repo/a/./ws//", root);
+	agent_instructions_read(&in, spelled, NULL, NULL);
+	free(spelled);
+	ck_assert_str_eq(in.block, "\n\n# Instructions from ../../AGENTS.md\nRepo rules.\n"
+	    "\n\n# Instructions from ../CLAUDE.md\nA rules.\n\n\n# Instructions from AGENTS.md\nWS rules.\n");
+	more = agent_instructions_nested(&in, "./x//y/./file.c");
+	ck_assert_str_eq(more, "\n\n# Instructions from x/AGENTS.md\nX rules.\n\n\n# Instructions from x/y/CLAUDE.md\nY rules.\n");
+	free(more);
+	ck_assert_ptr_null(agent_instructions_nested(&in, "x//y/again.c"));
+	agent_instructions_free(&in);
+	/* an AGENTS.md that is a link out of the repository (a key, a token) is never given */
+	snprintf(d, sizeof(d), "%s/secret", root);
+	types_file(d, "key", "SECRET\n");
+	char *ln = xasprintf("ln -s '%s/secret/key' '%s/repo/a/ws/x/z/AGENTS.md' 2>/dev/null || "
+	    "{ mkdir -p '%s/repo/a/ws/x/z' && ln -s '%s/secret/key' '%s/repo/a/ws/x/z/AGENTS.md'; }",
+	    root, root, root, root, root);
+	ck_assert_int_eq(system(ln), 0);
+	free(ln);
+	agent_instructions_read(&in, ws, NULL, NULL);
+	test_log_capture_start();
+	more = agent_instructions_nested(&in, "x/z/f.c");
+	char *lg = test_log_capture_stop();
+	ck_assert_ptr_nonnull(more);	/* x/AGENTS.md, and not the link */
+	ck_assert_ptr_null(strstr(more, "SECRET"));
+	ck_assert_ptr_nonnull(strstr(lg, "leads outside"));
+	free(lg);
+	free(more);
+	agent_instructions_free(&in);
 	/* the 32 KiB cut: inside a character of the repository's file; the workspace's left out */
 	big = xmalloc(40 * 1024 + 1);
 	for (size_t i = 0; i < 40 * 1024; i += 2)
@@ -1268,9 +1297,23 @@ START_TEST(agent_instructions_from_the_repository_root_down)
 	free(log);
 	ck_assert_uint_eq(json_array_size(in.files), 2);
 	size_t kept = (size_t)json_integer_value(json_object_get(json_array_get(in.files, 1), "bytes"));
-	ck_assert_uint_eq(kept, 32 * 1024 - 10);	/* the user's 10 bytes, then whole characters */
+	ck_assert_uint_eq(kept, 32 * 1024 - 12);	/* the user's 11 bytes, then whole characters: 32757 cut to 32756 */
 	ck_assert_ptr_nonnull(strstr(in.block, "\xc3\xa9\n" AGENT_INSTRUCTIONS_CUT));
 	ck_assert_ptr_null(strstr(in.block, "WS rules."));
+	agent_instructions_free(&in);
+	/* a budget smaller than one character: none of it, the marker, the rest left out */
+	snprintf(d, sizeof(d), "%s/home/.config/acp-agent", root);
+	big = xmalloc(32 * 1024);
+	memset(big, 'a', 32 * 1024 - 1);
+	big[32 * 1024 - 1] = '\0';
+	types_file(d, "AGENTS.md", big);
+	free(big);
+	test_log_capture_start();
+	agent_instructions_read(&in, ws, home, NULL);
+	free(test_log_capture_stop());
+	ck_assert_uint_eq(json_array_size(in.files), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(in.files, 1), "bytes")), 0);
+	ck_assert_ptr_nonnull(strstr(in.block, "# Instructions from ../../AGENTS.md\n\n" AGENT_INSTRUCTIONS_CUT));
 	agent_instructions_free(&in);
 	/* not UTF-8: left out, the rest given; a 1 GB file (sparse: zero bytes) too, never read whole */
 	snprintf(d, sizeof(d), "%s/repo", root);

@@ -660,6 +660,7 @@ START_TEST(frontmatter_takes_the_subset_and_refuses_the_rest)
 	FM("---\ntools: Read, Grep, Glob\n---\n", "{\"tools\":\"Read, Grep, Glob\"} @32");
 	FM("---\ntools: [Read, \"Grep\", 'a,b']\n---\n", "{\"tools\":[\"Read\",\"Grep\",\"a,b\"]} @37");
 	FM("---\ntools: []\n---\n", "{\"tools\":[]} @18");
+	FM("---\nd: ['a'', b', c]\n---\n", "{\"d\":[\"a', b\",\"c\"]} @25");
 	FM("---\ntools:\n  - Read\n\n  - Bash   # c\n# c\nmodel: inherit\n---\n",
 	    "{\"model\":\"inherit\",\"tools\":[\"Read\",\"Bash\"]} @59");
 	FM("---\ndescription:\nname: x\n---\n", "{\"description\":\"\",\"name\":\"x\"} @29");
@@ -683,6 +684,7 @@ START_TEST(frontmatter_takes_the_subset_and_refuses_the_rest)
 	FM("---\nd: [a, , b]\n---\n", "ERR line 2: an empty item in a [ list");
 	FM("---\nd: {a: 1}\n---\n", "ERR line 2: nested maps are not supported");
 	FM("---\nd: \"\\u0041\"\n---\n", "ERR line 2: unknown escape \\u in a quoted value");
+	FM("---\nd: \"\\\xc3\xa9\"\n---\n", "ERR line 2: unknown escape \\ then byte 0xc3 in a quoted value");
 }
 END_TEST
 

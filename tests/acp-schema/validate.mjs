@@ -34,7 +34,8 @@ const files = readdirSync(dir).filter((f) => f.endsWith(".trace")).sort();
 let total = 0, invalid = 0;
 // docs/contract.md §22.1: nothing the agent sends names a session the client does not know: a
 // root it created, loaded, resumed or named itself (kept across restarts: the client's), or a child
-// announced (subagent_update) since the last initialize. Checked on the agent's lines of every trace.
+// announced (subagent_update) since the last initialize. Checked on the agent's lines of every trace
+// that holds the client's lines too (the crash loop's hold the agent's alone, and checks it itself).
 const namedSessions = (msg) => {
   const u = msg.params?.update, ids = [];
   if (typeof msg.params?.sessionId === "string") ids.push(["params.sessionId", msg.params.sessionId]);
@@ -48,7 +49,9 @@ for (const file of files) {
   const sent = { ">>": new Map(), "<<": new Map() };
   const roots = new Set(), children = new Set();
   const knows = (id) => roots.has(id) || children.has(id);
-  readFileSync(join(dir, file), "utf8").split("\n").forEach((raw, i) => {
+  const text = readFileSync(join(dir, file), "utf8");
+  const both = text.startsWith(">> ") || text.includes("\n>> ");
+  text.split("\n").forEach((raw, i) => {
     if (raw.length < 3) return;
     const dir2 = raw.slice(0, 2), text = raw.slice(3);
     let msg;
@@ -65,7 +68,7 @@ for (const file of files) {
       if (typeof msg.params?.sessionId === "string") roots.add(msg.params.sessionId);
     } else {
       if (typeof msg.result?.sessionId === "string") roots.add(msg.result.sessionId);
-      for (const [where, id] of namedSessions(msg))
+      for (const [where, id] of both ? namedSessions(msg) : [])
         if (!knows(id)) problems.push(`${where} names session ${id} before the client knows it`);
       if (msg.params?.update?.sessionUpdate === "subagent_update") children.add(msg.params.update.sessionId);
     }
