@@ -166,7 +166,7 @@ main(int argc, char **argv)
 	snprintf(md, sizeof(md), "%s/AGENTS.md", ws);
 	f = fopen(md, "w");
 	static const char rule[] = "Build with make; run make test before you finish; keep lines short.\n";
-	for (size_t n = 0; n + sizeof(rule) - 1 <= 32 * 1024; n += sizeof(rule) - 1)
+	for (size_t n = 0; n + sizeof(rule) - 1 <= (size_t)32 * 1024; n += sizeof(rule) - 1)
 		fputs(rule, f);
 	fclose(f);
 	small = run(argv[1], rec, 100, none, &small_load);
