@@ -34,7 +34,9 @@ const files = readdirSync(dir).filter((f) => f.endsWith(".trace")).sort();
 let total = 0, invalid = 0;
 // docs/contract.md §22.1: nothing the agent sends names a session the client does not know: a
 // root it created, loaded, resumed or named itself (kept across restarts: the client's), or a child
-// announced (subagent_update) since the last initialize. Checked on the agent's lines of every trace
+// announced (subagent_update) since the agent last answered initialize (its answer, not the request:
+// a trace interleaves the client's lines by time, and lines the agent wrote before it read the
+// request may follow the request there). Checked on the agent's lines of every trace
 // that holds the client's lines too (the crash loop's hold the agent's alone, and checks it itself).
 const namedSessions = (msg) => {
   const u = msg.params?.update, ids = [];
@@ -64,7 +66,6 @@ for (const file of files) {
     total++;
     const problems = [];
     if (dir2 === ">>") {
-      if (msg.method === "initialize") children.clear();
       if (typeof msg.params?.sessionId === "string") roots.add(msg.params.sessionId);
     } else {
       if (typeof msg.result?.sessionId === "string") roots.add(msg.result.sessionId);
@@ -84,6 +85,7 @@ for (const file of files) {
     } else if ("id" in msg) {
       const other = dir2 === ">>" ? "<<" : ">>";
       const method = sent[other].get(JSON.stringify(msg.id));
+      if (dir2 === "<<" && method === "initialize") children.clear();
       if ("error" in msg) { const e = validate("Error", msg.error); if (e) problems.push(e); }
       else if (!("result" in msg)) problems.push("a response without result or error");
       else if (method && defs[method]?.result) { const e = validate(defs[method].result, msg.result); if (e) problems.push(e); }
