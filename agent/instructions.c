@@ -273,9 +273,12 @@ agent_instructions_nested(struct agent_instructions *in, const char *path)
 	    (abs[wn] != '/' && wn > 1))
 		return NULL;
 	char *confine = realpath(in->workspace, NULL);
+	size_t left = AGENT_INSTRUCTIONS_MAX;	/* one call's files together, as the prompt's */
+	int full = 0;
 	buf_init(&out);
-	/* each directory strictly between the workspace and the file, outer first */
-	for (char *p = strchr(abs + wn + 1, '/'); p; p = strchr(p + 1, '/')) {
+	/* each directory strictly between the workspace and the file, outer first; once the budget is
+	 * spent, the deeper ones are left for a later call (not looked at yet) */
+	for (char *p = strchr(abs + wn + 1, '/'); p && !full && left > 0; p = strchr(p + 1, '/')) {
 		*p = '\0';
 		if (!json_object_get(in->dirs, abs)) {
 			json_object_set_new(in->dirs, abs, json_true());
@@ -283,7 +286,7 @@ agent_instructions_nested(struct agent_instructions *in, const char *path)
 				instr_rel(in->workspace, abs, rel, sizeof(rel));
 				char shown[4200];
 				snprintf(shown, sizeof(shown), "%s/%s", rel, strrchr(found, '/') + 1);
-				instr_add(in, found, confine ? confine : in->workspace, shown, NULL, &out);
+				full = instr_add(in, found, confine ? confine : in->workspace, shown, &left, &out);
 			}
 		}
 		*p = '/';

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#define AGENT_INSTRUCTIONS_MAX ((size_t)32 * 1024)	/* the prompt's files together; a nested file alone */
+#define AGENT_INSTRUCTIONS_MAX ((size_t)32 * 1024)	/* the prompt's files together; one call's nested ones */
 #define AGENT_INSTRUCTIONS_CUT "[… instructions cut at 32 KiB]"
 
 struct agent_instructions {

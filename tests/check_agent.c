@@ -1253,6 +1253,34 @@ START_TEST(agent_instructions_from_the_repository_root_down)
 	ck_assert_ptr_null(agent_instructions_nested(&in, "/etc/passwd"));
 	ck_assert_uint_eq(json_array_size(in.files), 6);
 	agent_instructions_free(&in);
+	/* one call's nested files together at most 32 KiB: the second cut, the third left for later */
+	{
+		char *r2 = xasprintf("%s/deep", root), *dx = xasprintf("%s/x", r2), *dy = xasprintf("%s/x/y", r2),
+		    *dz = xasprintf("%s/x/y/z", r2), *twenty = xmalloc(20 * 1024 + 1);
+		memset(twenty, 'r', 20 * 1024);
+		twenty[20 * 1024] = '\0';
+		types_file(dx, "AGENTS.md", twenty);
+		types_file(dy, "CLAUDE.md", twenty);
+		types_file(dz, "AGENTS.md", "Z rules.\n");
+		free(twenty);
+		agent_instructions_read(&in, r2, NULL, NULL);
+		test_log_capture_start();
+		more = agent_instructions_nested(&in, "x/y/z/f.c");
+		free(test_log_capture_stop());
+		ck_assert_ptr_nonnull(strstr(more, "# Instructions from x/y/CLAUDE.md\n"));
+		ck_assert_ptr_nonnull(strstr(more, AGENT_INSTRUCTIONS_CUT));
+		ck_assert_ptr_null(strstr(more, "Z rules."));
+		ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(in.files, 1), "bytes")), 12 * 1024);
+		free(more);
+		more = agent_instructions_nested(&in, "x/y/z/g.c");
+		ck_assert_str_eq(more, "\n\n# Instructions from x/y/z/AGENTS.md\nZ rules.\n");
+		free(more);
+		agent_instructions_free(&in);
+		free(r2);
+		free(dx);
+		free(dy);
+		free(dz);
+	}
 	/* the workspace as a client may spell it, and a path's ./ and //: one directory each */
 	char *spelled = xasprintf("%s/repo/a/./ws//", root);
 	agent_instructions_read(&in, spelled, NULL, NULL);
