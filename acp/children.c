@@ -86,7 +86,7 @@ acp_child_announce(struct acp_server *srv, struct agent *a)
 
 	c->state = ACP_CHILD_RUNNING;
 	acp_child_update(c, xjson_pack("{s:o, s:s, s:{s:{}}, s:{s:s}}", "title", xjson_text(title, strlen(title)),
-	    "description", agent_type_description(a), "capabilities", "cancel", "state", "state", "running"));
+	    "description", agent_type_description(en), "capabilities", "cancel", "state", "state", "running"));
 	return c;
 }
 
@@ -343,7 +343,7 @@ acp_child_reannounce(struct acp_server *srv, const struct sess_entry *en)
 	else
 		state = acp_child_idle(acp_child_last_stop(srv, en->id));
 	acp_child_update(c, xjson_pack("{s:o, s:s, s:{s:{}}, s:o}", "title", xjson_text(title, strlen(title)),
-	    "description", agent_type_description(a), "capabilities", "cancel", "state", state));
+	    "description", agent_type_description(en), "capabilities", "cancel", "state", state));
 	if (a && c->observed == NULL && agent_sess(a)) {
 		c->observed = agent_sess(a);
 		sess_observe(c->observed, acp_child_event, c);
@@ -357,7 +357,7 @@ acp_child_replay_announce(struct acp_server *srv, const char *id)
 	const char *title = en && en->label && *en->label ? en->label : id;
 
 	return xjson_pack("{s:s, s:s, s:o, s:s, s:{s:s}}", "sessionUpdate", "subagent_update", "sessionId", id,
-	    "title", xjson_text(title, strlen(title)), "description", agent_type_description(NULL), "state",
+	    "title", xjson_text(title, strlen(title)), "description", agent_type_description(en), "state",
 	    "state", "running");
 }
 

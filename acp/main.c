@@ -607,33 +607,6 @@ main_serve(const struct acp_options *o, const sigset_t *ignored)
 	return rc;
 }
 
-/* The names of every tool of every profile: a type file's tools list is checked against them. */
-static char **
-main_tool_names(void)
-{
-	static const char *const profiles[] = { "default", "team" };
-	size_t n = 0;
-	char **names = xcalloc(1, sizeof(*names));
-
-	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
-		struct toolbox tb;
-		toolbox_init(&tb);
-		toolsets_build(&tb, toolsets_profile(profiles[p], 1));
-		for (size_t i = 0; i < tb.n; i++) {
-			size_t k = 0;
-			while (k < n && strcmp(names[k], tb.tools[i]->name) != 0)
-				k++;
-			if (k < n)
-				continue;
-			names = xrealloc(names, (n + 2) * sizeof(*names));
-			names[n++] = xstrdup(tb.tools[i]->name);
-			names[n] = NULL;
-		}
-		toolbox_free(&tb);
-	}
-	return names;
-}
-
 /* s on stdout with its control characters (C0, DEL, C1) shown as escapes: a file's name and what
  * it says are anybody's, and a terminal must not take them for commands. */
 static void
@@ -677,7 +650,7 @@ main_agents(int argc, char **argv)
 		fprintf(stderr, "acp-agent agents: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	known = main_tool_names();
+	known = toolsets_names();
 	agent_types_load(&t, real, getenv("HOME"), getenv("XDG_CONFIG_HOME"), (const char *const *)known);
 	for (size_t i = 0; i < t.n; i++) {
 		main_put_text(t.v[i].name);
@@ -697,9 +670,7 @@ main_agents(int argc, char **argv)
 		putchar('\n');
 	}
 	agent_types_free(&t);
-	for (size_t k = 0; known[k]; k++)
-		free(known[k]);
-	free(known);
+	toolsets_names_free(known);
 	free(real);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -389,6 +389,12 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	/* the user's instructions file (docs/contract.md §25): the process's environment, read once */
 	srv->rt.home = getenv("HOME");
 	srv->rt.config_home = getenv("XDG_CONFIG_HOME");
+	srv->tool_names = toolsets_names();
+	srv->rt.tool_names = (const char *const *)srv->tool_names;
+	/* a subagent call's model is checked against ACP_AGENT_MODELS, not under replay or builtin,
+	 * whose model answers any name (docs/contract.md §23.2) */
+	if (strcmp(model_id(srv->model), "replay") != 0 && strcmp(model_id(srv->model), "builtin") != 0)
+		srv->rt.models = opts->models;
 	if (srv->rec) {
 		srv->rt.rank_this_run = 1;
 		srv->rt.touch = record_touch;
@@ -450,6 +456,7 @@ acp_server_free(struct acp_server *srv)
 	acp_children_free(srv);
 	buf_free(&srv->prefix);
 	toolbox_free(&srv->tools);
+	toolsets_names_free(srv->tool_names);
 	sess_store_free(&srv->store);
 	sess_corpus_free(&srv->corpus);
 	sess_env_free(&srv->env);

@@ -111,6 +111,7 @@ struct acp_server {
 	struct model *model;
 	struct record *rec;		/* --record, or NULL */
 	struct toolbox tools;
+	char **tool_names;		/* owned: every tool name of every profile (agent types' check) */
 	struct acp_replay live;		/* renders the live updates of events (acp_update_live) */
 	struct buf prefix;		/* scratch: a live update's envelope (acp_send_update_raw) */
 	struct map sessions;		/* id -> struct acp_session * */

@@ -20,6 +20,7 @@
 #include "base/xmalloc.h"
 
 static void agent_step_begin(struct agent *a);
+static void agent_types_refresh(struct agent *a);
 static void agent_end_turn(struct agent *a, const char *kind, const char *cause, const char *msg,
     const char *code);
 
@@ -165,6 +166,11 @@ agent_destroy(struct agent *a)
 	json_decref(a->calls);
 	agent_instructions_free(&a->instr);
 	json_decref(a->instr_logged);
+	agent_comp_free(&a->comp);
+	if (a->types) {
+		agent_types_free(a->types);
+		free(a->types);
+	}
 	for (size_t i = 0; i < a->nslots; i++)
 		if (a->slots[i].free_fn)
 			a->slots[i].free_fn(a->slots[i].state);
@@ -246,6 +252,23 @@ agent_corpus_observer(void *arg, struct sess *s, const json_t *ev)
 	sess_corpus_note_live(a->rt->corpus, s);
 }
 
+/* A child's composition from its descriptor event ev (borrowed; NULL: unreadable). */
+static void
+agent_compose_from(struct agent *a, const json_t *ev)
+{
+	struct sess_descriptor d;
+	const char *why;
+
+	agent_comp_free(&a->comp);
+	if (ev && sess_descriptor_read(json_object_get(ev, "data"), &d, &why) == 0) {
+		agent_comp_from_descriptor(&a->comp, &d);
+		return;
+	}
+	log_warn("agent %s: its descriptor does not pass its check (%s): it runs with no tools, read-only",
+	    sess_id(a->sess), ev ? why : "unreadable");
+	agent_comp_unreadable(&a->comp);
+}
+
 /* conv: the conversation rebuilt from s's events already (moved in), or NULL: rebuilt here. */
 static struct agent *
 agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const struct toolbox *tools,
@@ -261,6 +284,7 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 	if (hooks)
 		a->hooks = *hooks;
 	a->ordinal = -1;
+	a->comp.ceiling = -1;
 	buf_init(&a->text);
 	buf_init(&a->reasoning);
 	buf_init(&a->summary);
@@ -273,9 +297,15 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 	}
 	/* By the type codes: the log is read back only for the one event that tells (docs/decisions.md, "Sessions off the heap"). */
 	int turn_start = SESS_EV_TURN_START, step_start = SESS_EV_STEP_START, instr = SESS_EV_CONTEXT_INSTRUCTIONS;
-	int found = 0;
+	int descriptor = SESS_EV_SUBAGENT_DESCRIPTOR;
+	int found = 0, composed = 0;
 	for (i = sess_nev(s); i-- > 0;) {
 		int t = sess_type_at(s, i);
+		if (t == descriptor && !composed) {
+			composed = 1;	/* the last one tells: the composition a cold resume rebuilds */
+			agent_compose_from(a, (ev = sess_event_get(s, i)));
+			json_decref(ev);
+		}
 		if (t == instr && a->instr_logged == NULL) {
 			/* what the model was last told: a turn logs the set again only when it differs */
 			if ((ev = sess_event_get(s, i)) != NULL)
@@ -304,6 +334,8 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 	    rt->config_home);
 	if (a->instr_logged)
 		agent_instructions_seed(&a->instr, a->instr_logged);
+	if (sess_header_str(s, "parentSession") == NULL)
+		agent_types_of(a);	/* a root's types: read when it starts (docs/contract.md §23.1) */
 	return a;
 }
 
@@ -610,6 +642,7 @@ agent_kick(void *arg)
 	a->steps_this_turn = 0;
 	m = agent_inbox_pop(a);
 	snprintf(a->first_msg, sizeof(a->first_msg), "%s", m->id);
+	agent_types_refresh(a);
 	if (agent_log_instructions(a) < 0 || agent_log(a, "turn/start", xjson_pack("{s:i}", "turn", a->turn)) < 0) {
 		json_decref(m->content);
 		json_decref(m->source);
@@ -956,7 +989,7 @@ agent_commit_result(struct agent *a, size_t i)
 static void
 agent_tools_finished(struct agent *a)
 {
-	int last = a->steps_this_turn >= a->rt->max_steps;
+	int last = a->steps_this_turn >= agent_max_steps(a);
 
 	sess_checkpoint(a->sess);
 	if (agent_log_step_end(a) < 0) {
@@ -1072,7 +1105,7 @@ agent_sink_finish(void *arg, const char *finish, const json_t *usage)
 		agent_end_turn(a, "max-tokens", NULL, NULL, NULL);
 	} else if (strcmp(finish, "refusal") == 0) {
 		agent_end_turn(a, "refusal", NULL, NULL, NULL);
-	} else if (a->inbox && agent_msg_steerable(a->inbox) && a->steps_this_turn < a->rt->max_steps) {
+	} else if (a->inbox && agent_msg_steerable(a->inbox) && a->steps_this_turn < agent_max_steps(a)) {
 		/* A message steered in while the model answered: one more step for it. */
 		agent_step_begin(a);
 	} else {
@@ -1222,7 +1255,8 @@ agent_find_tool(struct agent *a, const char *name)
 	for (size_t i = 0; t == NULL && name && i < a->nadvertised; i++)
 		if (strcmp(a->advertised[i]->name, name) == 0)
 			t = a->advertised[i];
-	return t;
+	/* outside its composition: as unknown as a tool that does not exist (docs/contract.md §23.2) */
+	return t && agent_comp_allows(&a->comp, t->name) ? t : NULL;
 }
 
 /* Remembers the extension tools a request advertises (agent_find_tool's last resort). */
@@ -1235,23 +1269,51 @@ agent_note_advertised(struct agent *a)
 		if (tb == NULL || tb->n == 0)
 			continue;
 		a->advertised = xrealloc(a->advertised, (a->nadvertised + tb->n) * sizeof(*a->advertised));
-		memcpy(a->advertised + a->nadvertised, tb->tools, tb->n * sizeof(*tb->tools));
-		a->nadvertised += tb->n;
+		for (size_t i = 0; i < tb->n; i++)
+			if (agent_comp_allows(&a->comp, tb->tools[i]->name))
+				a->advertised[a->nadvertised++] = tb->tools[i];
+	}
+}
+
+/* The types a's workspace has, as a tool's description ends (docs/contract.md §23.2): owned. */
+static char *
+agent_types_suffix(struct agent *a, const char *description)
+{
+	const struct agent_types *types = agent_types_of(a);
+	struct buf b;
+
+	buf_init(&b);
+	buf_printf(&b, "%s\n\nAvailable agent types:", description);
+	for (size_t i = 0; i < types->n; i++)
+		buf_printf(&b, "\n- %s: %s", types->v[i].name, types->v[i].description);
+	return buf_steal(&b);
+}
+
+/* The tools of tb a may have, appended to out as [{name, description, parameters}]. */
+static void
+agent_describe_box(struct agent *a, const struct toolbox *tb, json_t *out)
+{
+	for (size_t i = 0; i < tb->n; i++) {
+		const struct tool *t = tb->tools[i];
+		if (!agent_comp_allows(&a->comp, t->name))
+			continue;
+		char *desc = t->lists_types ? agent_types_suffix(a, t->description) : NULL;
+		json_array_append_new(out, xjson_pack("{s:s, s:s, s:O}", "name", t->name, "description",
+		    desc ? desc : t->description, "parameters", json_object_get(tb->schemas, t->name)));
+		free(desc);
 	}
 }
 
 json_t *
 agent_describe_tools(struct agent *a)
 {
-	json_t *all = toolbox_describe(a->tools);
+	json_t *all = json_array();
 
+	agent_describe_box(a, a->tools, all);
 	for (const struct agent_ext *const *x = a->rt->exts; x && *x; x++) {
 		const struct toolbox *tb = (*x)->toolbox ? (*x)->toolbox(a) : NULL;
-		if (tb) {
-			json_t *more = toolbox_describe(tb);
-			json_array_extend(all, more);
-			json_decref(more);
-		}
+		if (tb)
+			agent_describe_box(a, tb, all);
 	}
 	return all;
 }
@@ -1378,7 +1440,7 @@ agent_compact_finished(struct agent *a, enum agent_compact_why why, int ok, cons
 		free(msg);
 		return;
 	}
-	if (a->steps_this_turn >= a->rt->max_steps) {
+	if (a->steps_this_turn >= agent_max_steps(a)) {
 		agent_end_turn(a, "max-steps", NULL, NULL, NULL);
 		return;
 	}
@@ -1560,10 +1622,47 @@ agent_cancel_tree(struct agent *a, const char *cause)
 }
 
 const char *
-agent_type_description(const struct agent *a)
+agent_type_description(const struct sess_entry *en)
 {
-	(void)a;	/* every child is of the general type until types come (docs/contract.md §23) */
-	return AGENT_TYPE_GENERAL_DESCRIPTION;
+	return en && en->type_description ? en->type_description : AGENT_TYPE_GENERAL_DESCRIPTION;
+}
+
+const struct agent_types *
+agent_types_of(struct agent *a)
+{
+	struct agent *root = agent_root(a);
+	struct agent *owner = root && root->types ? root : a;
+
+	if (owner->types == NULL) {
+		const char *cwd = sess_header_str(owner->sess, "cwd");
+		owner->types = xcalloc(1, sizeof(*owner->types));
+		agent_types_load(owner->types, cwd ? cwd : "/", a->rt->home, a->rt->config_home, a->rt->tool_names);
+	}
+	return owner->types;
+}
+
+/* At a root's turn: its types again when a source directory changed (a stat each). */
+static void
+agent_types_refresh(struct agent *a)
+{
+	if (agent_parent(a) || a->types == NULL || !agent_types_stale(a->types))
+		return;
+	agent_types_free(a->types);
+	free(a->types);
+	a->types = NULL;
+	agent_types_of(a);
+}
+
+const char *
+agent_type_name(const struct agent *a)
+{
+	return a->comp.type ? a->comp.type : "general";
+}
+
+int
+agent_max_steps(const struct agent *a)
+{
+	return a->comp.max_steps > 0 ? a->comp.max_steps : a->rt->max_steps;
 }
 
 void

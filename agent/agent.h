@@ -22,6 +22,7 @@
 #include "session/store.h"
 
 struct agent;
+struct agent_types;
 
 /* The owner's callbacks (the ACP server for roots). */
 struct agent_hooks {
@@ -96,6 +97,12 @@ struct agent_rt {
 	/* The user's home and config directories (borrowed; NULL: none): the user's instructions
 	 * file (docs/contract.md §25). */
 	const char *home, *config_home;
+	/* Every tool name this build has (NULL-terminated, borrowed; NULL: none): a type file naming
+	 * another is warned about (docs/contract.md §23.1). */
+	const char *const *tool_names;
+	/* ACP_AGENT_MODELS, the models a subagent call may name (a comma list, borrowed), or NULL:
+	 * any (docs/contract.md §23.2). */
+	const char *models;
 	enum permit_mode start_mode;		/* --permission-mode: a new root's mode */
 	int child_approvals_never;		/* --child-approvals never */
 	/* A workspace tool is about to touch abs, a path under root (the recorder's fixture,
@@ -196,8 +203,15 @@ int agent_withdraw(struct agent *a, const char *msg_id);
 void agent_cancel(struct agent *a, const char *cause);
 /* Cancels the turns of a and of every live descendant of a (cause as above). */
 void agent_cancel_tree(struct agent *a, const char *cause);
-/* The description of a child's agent type, as a client is shown it (docs/contract.md §22.1). */
-const char *agent_type_description(const struct agent *a);
+/* The description of a child's agent type as a client is shown it (docs/contract.md §22.1), from
+ * its corpus entry (NULL: the general type's). */
+const char *agent_type_description(const struct sess_entry *en);
+/* The agent types a's workspace has (its root's; read for a itself when its root is not live). */
+const struct agent_types *agent_types_of(struct agent *a);
+/* The name of a's agent type: "general" for a root. */
+const char *agent_type_name(const struct agent *a);
+/* a's model requests per turn (its type's limit, else --max-steps). */
+int agent_max_steps(const struct agent *a);
 /*
  * Disposes: cancels (disposed), syncs and releases the session. The struct is freed later, by a
  * reap task on the run queue that runs once no queued work points at it any more.

@@ -6,6 +6,8 @@
 #define AGENT_AGENT_DEF_H
 
 #include "agent/agent.h"
+#include "agent/agent_types.h"
+#include "agent/compose.h"
 #include "agent/instructions.h"
 #include "agent/conv.h"
 #include "base/buf.h"
@@ -32,6 +34,10 @@ struct agent {
 	char first_msg[SESS_ID_LEN + 1];
 	struct agent_instructions instr;	/* its project instructions (docs/contract.md §25) */
 	json_t *instr_logged;		/* owned: the files its last context/instructions named, or NULL */
+	struct agent_comp comp;		/* a child's composition (docs/contract.md §23.2); a root's is none */
+	/* The agent types its workspace has (docs/contract.md §23.1): a root's, read when it starts and
+	 * again at a turn when a directory changed; a child's only while its root is not live. Owned. */
+	struct agent_types *types;
 	/* the step in flight */
 	struct model_req *req;
 	char msg_id[SESS_ID_LEN + 1];

@@ -81,8 +81,13 @@ enum permit_mode
 agent_mode(struct agent *a)
 {
 	struct agent *root = agent_root(a);
+	enum permit_mode m = root && root->sess ? ask_policy(root)->mode : a->rt->start_mode;
 
-	return root && root->sess ? ask_policy(root)->mode : a->rt->start_mode;
+	/* the strictest of the root's mode and the lineage's ceilings (docs/contract.md §23.2):
+	 * a child's ceiling is already the strictest of its type's and its parent's */
+	if (a->comp.ceiling >= 0 && (enum permit_mode)a->comp.ceiling < m)
+		m = (enum permit_mode)a->comp.ceiling;
+	return m;
 }
 
 int
@@ -102,6 +107,8 @@ agent_model(struct agent *a)
 {
 	struct agent *root = agent_root(a);
 
+	if (a->comp.model)
+		return a->comp.model;	/* its call's or its type's, fixed when it started */
 	return root && root->sess ? ask_policy(root)->model : NULL;
 }
 

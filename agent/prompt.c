@@ -8,6 +8,19 @@
 #include "base/buf.h"
 #include "base/clock.h"
 
+/* An extension's section presents its tools: a child whose type left it none of them is not
+ * told about them. An extension without tools of its own always speaks. */
+static int
+agent_ext_shown(const struct agent *a, const struct agent_ext *x)
+{
+	if (x->tools == NULL || x->tools[0] == NULL)
+		return 1;
+	for (const struct tool *const *t = x->tools; *t; t++)
+		if (agent_comp_allows(&a->comp, (*t)->name))
+			return 1;
+	return 0;
+}
+
 char *
 agent_system_prompt(const struct agent *a)
 {
@@ -23,9 +36,11 @@ agent_system_prompt(const struct agent *a)
 	    "You are acp-agent, a coding agent working for a person through their editor. "
 	    "Your working directory is %s. Today's date is %s.", cwd ? cwd : "/", date);
 	for (const struct agent_ext *const *x = a->rt->exts; x && *x; x++)
-		if ((*x)->prompt)
+		if ((*x)->prompt && agent_ext_shown(a, *x))
 			(*x)->prompt(a, &b);
-	/* the project's instructions last (docs/contract.md §25) */
+	/* then its type's instructions (docs/contract.md §23.2), the project's last (§25) */
+	if (a->comp.instructions)
+		buf_printf(&b, "\n\n%s", a->comp.instructions);
 	if (a->instr.block)
 		buf_puts(&b, a->instr.block);
 	return buf_steal(&b);

@@ -452,15 +452,95 @@ sub_settle_cut_off(struct agent *child)
 
 /* ---- start ---- */
 
-/* A new child of parent with its descriptor written, or NULL with e (depth, capacity, log). */
+/* The type a call names (NULL: general) among the caller's workspace's, or NULL with e. */
+static const struct agent_type *
+sub_type(struct agent *parent, const char *name, struct err *e)
+{
+	const struct agent_types *types = agent_types_of(parent);
+	const struct agent_type *t = agent_types_get(types, name ? name : "general");
+	struct buf names;
+
+	if (t)
+		return t;
+	buf_init(&names);
+	for (size_t i = 0; i < types->n; i++)
+		buf_printf(&names, "%s%s", i ? ", " : "", types->v[i].name);
+	err_set(e, ERR_INVALID_ARGUMENT, "unknown agent_type \"%s\"; available: %s", name, names.data ? names.data : "");
+	buf_free(&names);
+	return NULL;
+}
+
+static int
+sub_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A model a call names: an id a descriptor can hold, and one of ACP_AGENT_MODELS when that is
+ * set (not under replay or builtin: the server leaves rt->models NULL then). 0, or -1 with e. */
+static int
+sub_model_check(struct agent_rt *rt, const char *model, struct err *e)
+{
+	size_t n = strlen(model), count = 0;
+	char **v = NULL;
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)model[i] < 0x20 || model[i] == 0x7f)
+			n = 0;
+	if (n == 0 || n > SESS_DESCRIPTOR_MODEL_MAX)
+		return err_set(e, ERR_INVALID_ARGUMENT, "invalid arguments: \"model\" must be a model id: 1-%d "
+		    "characters, no control characters", SESS_DESCRIPTOR_MODEL_MAX);
+	if (rt->models == NULL || *rt->models == '\0')
+		return 0;
+	for (const char *p = rt->models; *p;) {
+		size_t k = strcspn(p, ",");
+		if (k) {
+			v = xrealloc(v, (count + 1) * sizeof(*v));
+			v[count++] = xstrndup(p, k);
+			found |= strcmp(v[count - 1], model) == 0;
+		}
+		p += k + (p[k] == ',');
+	}
+	if (!found) {
+		struct buf b;
+		buf_init(&b);
+		qsort(v, count, sizeof(*v), sub_cmp_str);
+		for (size_t i = 0; i < count; i++)
+			buf_printf(&b, "%s%s", i ? ", " : "", v[i]);
+		err_set(e, ERR_INVALID_ARGUMENT, "unknown model \"%s\"; available: %s", model, b.data ? b.data : "");
+		buf_free(&b);
+	}
+	for (size_t i = 0; i < count; i++)
+		free(v[i]);
+	free(v);
+	return found ? 0 : -1;
+}
+
+int
+subagent_kind_check(struct agent *parent, const struct subagent_kind *kind, struct err *e)
+{
+	if (kind == NULL)
+		return 0;
+	if (sub_type(parent, kind->type, e) == NULL || (kind->model && sub_model_check(parent->rt, kind->model, e) < 0))
+		return -1;
+	return 0;
+}
+
+/* A new child of parent composed as type (NULL: general) with model (NULL: none), its descriptor
+ * written; or NULL with e (type, model, depth, capacity, log). */
 static struct agent *
-sub_new_child(struct agent *parent, const char *label, int background, const struct tool_inv *inv,
-    struct err *e)
+sub_new_child(struct agent *parent, const char *label, int background, const char *type, const char *model,
+    const struct tool_inv *inv, struct err *e)
 {
 	struct agent_rt *rt = parent->rt;
 	int depth = (int)json_integer_value(json_object_get(sess_header(parent->sess), "delegationDepth")) + 1;
+	const struct agent_type *t;
 	struct agent *child;
+	json_t *desc;
 
+	if ((t = sub_type(parent, type, e)) == NULL || (model && sub_model_check(rt, model, e) < 0))
+		return NULL;
 	if (depth > rt->max_depth) {
 		err_set(e, ERR_DEPTH_EXCEEDED, "subagent depth %d exceeds maxDepth %d", depth, rt->max_depth);
 		return NULL;
@@ -468,10 +548,14 @@ sub_new_child(struct agent *parent, const char *label, int background, const str
 	if (background && sub_capacity(rt, agent_id(parent), e) < 0)
 		return NULL;
 	child = agent_new_child(rt, parent, parent->tools);
+	/* composed once, here; the descriptor keeps it (docs/contract.md §23.3) */
+	agent_comp_free(&child->comp);
+	agent_comp_make(&child->comp, &parent->comp, parent->tools, t, model, background);
 	sub_adopt(child, background ? SUBAGENT_CONTINUABLE : SUBAGENT_ONESHOT);
-	if (sess_append(child->sess, "subagent/descriptor", xjson_pack("{s:i, s:s, s:s, s:s}", "version", 2,
-		"mode", background ? "continuable" : "one-shot", "provider", "in-process", "label", label ? label : ""),
-		e) == NULL) {
+	desc = xjson_pack("{s:i, s:s, s:s, s:s}", "version", SESS_DESCRIPTOR_VERSION, "mode",
+	    background ? "continuable" : "one-shot", "provider", "in-process", "label", label ? label : "");
+	agent_comp_describe(&child->comp, desc);
+	if (sess_append(child->sess, "subagent/descriptor", desc, e) == NULL) {
 		char msg[sizeof(e->msg)];
 		snprintf(msg, sizeof(msg), "%s", e->msg);
 		err_clear(e);
@@ -488,9 +572,9 @@ sub_new_child(struct agent *parent, const char *label, int background, const str
 
 struct agent *
 subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source,
-    const struct tool_inv *inv, struct err *e)
+    const struct subagent_kind *kind, const struct tool_inv *inv, struct err *e)
 {
-	struct agent *child = sub_new_child(parent, label, 1, inv, e);
+	struct agent *child = sub_new_child(parent, label, 1, kind ? kind->type : NULL, kind ? kind->model : NULL, inv, e);
 
 	if (child == NULL) {
 		json_decref(content);
@@ -517,12 +601,13 @@ sub_fg_cancel(struct tool_inv *inv)
 
 int
 subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
-    subagent_finish_fn *finish, char *child_id, struct err *e)
+    const struct subagent_kind *kind, subagent_finish_fn *finish, char *child_id, struct err *e)
 {
 	struct agent *parent = inv->agent, *child;
 	json_t *content = sub_text_blocks(prompt);
 
-	child = sub_new_child(parent, description, background, inv, e);
+	child = sub_new_child(parent, description, background, kind ? kind->type : NULL, kind ? kind->model : NULL,
+	    inv, e);
 	if (child == NULL) {
 		json_decref(content);
 		return -1;

@@ -23,6 +23,17 @@ enum subagent_mode subagent_mode(const struct agent *a);
 /* A delivery to a was accepted (its settlement will notify its parent). */
 void subagent_note_delivered(struct agent *a);
 
+/* What a call asks a child to be (docs/contract.md §23.2): its agent type (NULL: general) and
+ * model (NULL: its type's, else its parent's). Borrowed. */
+struct subagent_kind {
+	const char *type;
+	const char *model;
+};
+
+/* Whether parent may start a child of kind (NULL: general): its type exists, its model is one it
+ * may name. 0, or -1 with e (the errors of docs/contract.md §23.2). */
+int subagent_kind_check(struct agent *parent, const struct subagent_kind *kind, struct err *e);
+
 /* A one-shot child's run ended with reason (borrowed, agent_hooks.turn_end's): render, complete inv. */
 typedef void subagent_finish_fn(struct tool_inv *inv, struct agent *child, const json_t *reason);
 /*
@@ -31,12 +42,13 @@ typedef void subagent_finish_fn(struct tool_inv *inv, struct agent *child, const
  * call (which is pending), unless the call is cancelled first. -1 with e.
  */
 int subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
-    subagent_finish_fn *finish, char *child_id, struct err *e);
+    const struct subagent_kind *kind, subagent_finish_fn *finish, char *child_id, struct err *e);
 
-/* A continuable child with label, its first message posted; steals content and source. inv: the
- * call that starts it (shown linked to it, docs/contract.md §22.1), or NULL. NULL with e. */
+/* A continuable child with label, of kind (NULL: general), its first message posted; steals content
+ * and source. inv: the call that starts it (shown linked to it, docs/contract.md §22.1), or NULL.
+ * NULL with e. */
 struct agent *subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source,
-    const struct tool_inv *inv, struct err *e);
+    const struct subagent_kind *kind, const struct tool_inv *inv, struct err *e);
 /* Cold-resumes a stored continuable child of parent (§6.6 checks). NULL with e. */
 struct agent *subagent_resume(struct agent *parent, const char *child_id, struct err *e);
 

@@ -169,6 +169,21 @@ sub_model_reuse(struct sub_lister *ls, const struct sess_entry *en, int running,
 	return json_incref(it->v);
 }
 
+/* A child's agentType, and its model when it is not its parent's (docs/contract.md §23.3). */
+static void
+sub_type_fields(struct sub_lister *ls, const struct sess_entry *en, const char *parent, json_t *v)
+{
+	const struct sess_entry *up;
+
+	/* checked when the descriptor was read (session/descriptor.c): no re-validation here */
+	json_object_set_new_nocheck(v, "agentType", json_string_nocheck(en->agent_type ? en->agent_type : "general"));
+	if (en->model == NULL)
+		return;
+	up = parent ? map_get(&ls->rt->corpus->by_id, parent) : NULL;
+	if (!(up && up->model && strcmp(up->model, en->model) == 0))
+		json_object_set_new_nocheck(v, "model", json_string_nocheck(en->model));
+}
+
 /* The model's object for a continuable child (a new reference), built and kept in the memo. */
 static json_t *
 sub_model_entry(struct sub_lister *ls, const struct sess_entry *en, int running, const char *parent, int depth)
@@ -188,6 +203,7 @@ sub_model_entry(struct sub_lister *ls, const struct sess_entry *en, int running,
 	json_object_set_new_nocheck(it->v, "id", json_string_nocheck(en->id));
 	json_object_set_new_nocheck(it->v, "label", json_string_nocheck(en->label ? en->label : ""));
 	json_object_set_nocheck(it->v, "status", running ? ls->memo->running : ls->memo->inactive);
+	sub_type_fields(ls, en, parent, it->v);
 	if (ls->descendants) {
 		json_object_set_new(it->v, "parent", json_string(parent));
 		json_object_set_new(it->v, "depth", json_integer(depth));
@@ -230,6 +246,7 @@ sub_emit(struct sub_lister *ls, const struct sess_entry *en, const char *parent,
 		v = xjson_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "kind", "child", "id", en->id, "mode",
 		    en->mode, "label", en->label ? en->label : "", "activity", live ? "running" : "inactive",
 		    "has_children", map_get(&ls->parents, en->id) != NULL);
+		sub_type_fields(ls, en, parent, v);
 	}
 	if (ls->descendants) {
 		json_object_set_new(v, "parent", json_string(parent));

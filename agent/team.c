@@ -435,7 +435,7 @@ team_reminder(const char *name)
 
 json_t *
 team_spawn(const struct tool_inv *inv, const char *name, const char *description, const char *prompt,
-    struct err *e)
+    const struct subagent_kind *kind, struct err *e)
 {
 	struct agent *caller = inv->agent;
 	struct team *t;
@@ -447,7 +447,8 @@ team_spawn(const struct tool_inv *inv, const char *name, const char *description
 		return NULL;
 	}
 	t = team_of(caller);
-	if (team_name_check(t, name, e) < 0)
+	/* a type or model it cannot have spends no name */
+	if (team_name_check(t, name, e) < 0 || subagent_kind_check(caller, kind, e) < 0)
 		return NULL;
 	t->members = xrealloc(t->members, (t->nmembers + 1) * sizeof(*t->members));
 	m = &t->members[t->nmembers++];
@@ -463,7 +464,7 @@ team_spawn(const struct tool_inv *inv, const char *name, const char *description
 	struct err se;
 	err_clear(&se);
 	child = subagent_spawn(caller, name, content, xjson_pack("{s:s, s:s}", "kind", "team-message",
-	    "senderName", "lead"), inv, &se);
+	    "senderName", "lead"), kind, inv, &se);
 	if (child == NULL) {
 		/* The name is spent all the same: names are never reused. */
 		size_t n;

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "agent/agent.h"
+#include "agent/subagent.h"
 #include "agent/toolbox.h"
 #include "base/err.h"
 
@@ -75,9 +76,10 @@ void team_on_status(struct agent *a);
 /* After a Lead is loaded: reconcile provisioning members and resume mail delivery. */
 void team_recover(struct agent *lead);
 
-/* spawn_teammate; inv: the call (borrowed), linked to the teammate it starts. */
+/* spawn_teammate; inv: the call (borrowed), linked to the teammate it starts; kind: its type and
+ * model (NULL: general). */
 json_t *team_spawn(const struct tool_inv *inv, const char *name, const char *description, const char *prompt,
-    struct err *e);
+    const struct subagent_kind *kind, struct err *e);
 /* The session of the teammate called name in caller's team (borrowed), or NULL. */
 const char *team_member_session(struct agent *caller, const char *name);
 json_t *team_send(struct agent *caller, const char *target, const char *message, struct err *e);

@@ -62,6 +62,9 @@ struct tool {
 	/* The argument naming the workspace file it reads or writes, or NULL: a success gives the
 	 * agent the instructions of the directories above that file (docs/contract.md §25). */
 	const char *file_arg;
+	/* It starts agents of a type: its description is followed by the types the caller's
+	 * workspace has (docs/contract.md §23.2). */
+	int lists_types;
 	int concurrency_safe;
 	/* Returns an owned human-readable title for the call; args may be NULL. */
 	char *(*title)(const struct tool *t, const json_t *args);

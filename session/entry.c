@@ -12,10 +12,14 @@
 #include "base/err.h"
 #include "base/utf8.h"
 #include "base/xmalloc.h"
+#include "session/descriptor.h"
 #include "session/event.h"
 
 #define ENTRY_HEAD_BYTES 65536
 #define ENTRY_TAIL_BYTES 8192
+/* A version 3 descriptor carries its type's instructions (up to 64 KiB, escaped): the line after
+ * the header may be longer than the head; it is read whole up to this. */
+#define ENTRY_DESCRIPTOR_BYTES ((size_t)512 * 1024)
 /* How far back sess_last_turn_end looks: a last turn longer than this has no end it can see. */
 #define ENTRY_LAST_END_BYTES (64 << 10)
 
@@ -28,7 +32,11 @@ sess_entry_clear(struct sess_entry *en)
 	free(en->title);
 	free(en->label);
 	free(en->mode);
+	free(en->agent_type);
+	free(en->type_description);
+	free(en->model);
 	en->cwd = en->parent = en->origin = en->title = en->label = en->mode = NULL;
+	en->agent_type = en->type_description = en->model = NULL;
 }
 
 char *
@@ -97,18 +105,20 @@ sess_entry_note_event(struct sess_entry *en, const json_t *ev)
 		if (kind && strcmp(kind, "user") == 0 && text)
 			en->title = sess_title_from_text(text);
 	} else if (et == SESS_EV_SUBAGENT_DESCRIPTOR) {
-		/* Identity fold: last wins; a malformed or unknown version is no identity. */
-		free(en->label);
-		free(en->mode);
-		en->label = en->mode = NULL;
-		const char *mode = json_string_value(json_object_get(data, "mode"));
-		const json_t *label = json_object_get(data, "label");
-		if (json_integer_value(json_object_get(data, "version")) == 2 && mode &&
-		    (strcmp(mode, "one-shot") == 0 ||
-			(strcmp(mode, "continuable") == 0 && json_is_string(label))) &&
-		    (label == NULL || json_is_string(label))) {
-			en->mode = sess_entry_dup_opt(json_object_get(data, "mode"));
-			en->label = sess_entry_dup_opt(json_object_get(data, "label"));
+		/* Identity fold: last wins; a descriptor that does not pass its check is no identity. */
+		struct sess_descriptor d;
+		const char *why;
+		char **facts[] = { &en->label, &en->mode, &en->agent_type, &en->type_description, &en->model };
+		for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+			free(*facts[i]);
+			*facts[i] = NULL;
+		}
+		if (sess_descriptor_read(data, &d, &why) == 0) {
+			en->mode = xstrdup(d.mode);
+			en->label = d.label ? xstrdup(d.label) : NULL;
+			en->agent_type = d.agent_type ? xstrdup(d.agent_type) : NULL;
+			en->type_description = d.type_description ? xstrdup(d.type_description) : NULL;
+			en->model = d.model ? xstrdup(d.model) : NULL;
 		}
 	}
 }
@@ -155,6 +165,23 @@ sess_entry_read_tail(struct sess_entry *en, int fd, off_t size)
 	else if (json_is_integer(json_object_get(j, "createdAt")))
 		en->updated_at = json_integer_value(json_object_get(j, "createdAt"));
 	json_decref(j);
+}
+
+/* The descriptor line at off that the head cut short, read whole (when it ends within the bound). */
+static void
+sess_entry_read_descriptor(struct sess_entry *en, int fd, off_t off)
+{
+	char *line = xmalloc(ENTRY_DESCRIPTOR_BYTES);
+	ssize_t n = sess_pread_all(fd, line, ENTRY_DESCRIPTOR_BYTES, off);
+	char *nl = n > 0 ? memchr(line, '\n', (size_t)n) : NULL;
+
+	if (nl) {
+		json_t *j = sess_json_parse_line(line, (size_t)(nl - line));
+		if (j)
+			sess_entry_note_event(en, j);
+		json_decref(j);
+	}
+	free(line);
 }
 
 void
@@ -208,6 +235,8 @@ sess_entry_read(const char *dir, struct sess_entry *en)
 	}
 	if (line == 0)
 		goto out;
+	if (line == 1 && p < head + n && memmem(p, (size_t)(head + n - p), "\"subagent/descriptor\"", 21))
+		sess_entry_read_descriptor(en, fd, (off_t)(p - head));
 	if (st.st_size > n || line > 1)
 		sess_entry_read_tail(en, fd, st.st_size);
 out:

@@ -48,6 +48,8 @@ struct sess_entry {
 	int64_t updated_at;
 	int depth;
 	char *cwd, *parent, *origin, *title, *label, *mode;
+	/* a child's type (docs/contract.md §23.3): NULL for a root or a version 2 descriptor (general) */
+	char *agent_type, *type_description, *model;
 	off_t size;		/* -1: re-read before trusting */
 	struct timespec mtime;
 };

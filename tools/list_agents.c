@@ -36,8 +36,11 @@ list_agents_render(const json_t *entries, int descendants)
 			buf_printf(&b, " parent=%s depth=%lld", json_string_value(json_object_get(en, "parent")),
 			    (long long)json_integer_value(json_object_get(en, "depth")));
 		if (child) {
+			const char *type = json_string_value(json_object_get(en, "agentType"));
 			buf_puts(&b, " \xe2\x80\x94 ");
 			buf_puts(&b, json_string_value(json_object_get(en, "label")));
+			if (type && strcmp(type, "general") != 0)
+				buf_printf(&b, " (%s)", type);
 		}
 	}
 	return buf_steal(&b);

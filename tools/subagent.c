@@ -24,8 +24,11 @@ static char *
 subagent_title(const struct tool *t, const json_t *args)
 {
 	const char *d = json_string_value(json_object_get(args, "description"));
+	const char *type = json_string_value(json_object_get(args, "agent_type"));
 
 	(void)t;
+	if (type && strcmp(type, "general") != 0)
+		return xasprintf("Delegate (%s): %s", type, d ? d : "");
 	return xasprintf("Delegate: %s", d ? d : "");
 }
 
@@ -68,11 +71,13 @@ subagent_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 	const json_t *bg = json_object_get(args, "run_in_background");
 	int background = bg == NULL || json_is_true(bg);
 	char id[SESS_ID_LEN + 1], text[80];
+	struct subagent_kind kind = { json_string_value(json_object_get(args, "agent_type")),
+		json_string_value(json_object_get(args, "model")) };
 	struct err e;
 
 	err_clear(&e);
 	if (subagent_start(inv, json_string_value(json_object_get(args, "description")),
-		json_string_value(json_object_get(args, "prompt")), background, subagent_finish, id, &e) < 0) {
+		json_string_value(json_object_get(args, "prompt")), background, &kind, subagent_finish, id, &e) < 0) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return TOOL_DONE;
 	}
@@ -101,9 +106,12 @@ const struct tool tool_subagent = {
 	    "\"prompt\":{\"type\":\"string\",\"description\":\"The complete, self-contained task for the "
 	    "subagent. It does not share this conversation's context, so include everything it needs.\"},"
 	    "\"run_in_background\":{\"type\":\"boolean\",\"description\":\"Run in the background and return a "
-	    "durable subagent id at once (default true). Set false to wait for the result.\"}}}",
+	    "durable subagent id at once (default true). Set false to wait for the result.\"},"
+	    "\"agent_type\":{\"type\":\"string\",\"description\":\"" TOOL_AGENT_TYPE_DOC "\"},"
+	    "\"model\":{\"type\":\"string\",\"description\":\"" TOOL_MODEL_DOC "\"}}}",
 	.kind = "other",
 	.links_agent = 1,
+	.lists_types = 1,
 	.concurrency_safe = 1,
 	.title = subagent_title,
 	.run = subagent_run,

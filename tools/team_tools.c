@@ -99,7 +99,9 @@ static int
 call_spawn(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
 	(void)t;
-	*result = team_spawn(inv, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), e);
+	struct subagent_kind kind = { arg(args, "agent_type"), arg(args, "model") };
+
+	*result = team_spawn(inv, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), &kind, e);
 	return TOOL_DONE;
 }
 
@@ -194,8 +196,10 @@ static const struct team_tool team_tools[] = { {
 		       ",\"description\":" STR("What this teammate is for, as the roster shows it.")
 		       ",\"prompt\":" STR("The teammate's complete first task.")
 		       ",\"context\":{\"type\":\"string\",\"enum\":[\"fresh\"],\"description\":\"fresh (the default): "
-		       "the teammate starts with an empty context.\"}}}",
+		       "the teammate starts with an empty context.\"},"
+		       "\"agent_type\":" STR(TOOL_AGENT_TYPE_DOC) ",\"model\":" STR(TOOL_MODEL_DOC) "}}",
 	.tool.kind = "other",
+	.tool.lists_types = 1,
 	.tool.concurrency_safe = 0,
 	TEAM_TOOL_FNS,
 	.tool.links_agent = 1,

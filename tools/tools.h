@@ -5,6 +5,11 @@
 #include "agent/ext.h"
 #include "agent/toolbox.h"
 
+/* The two parameters that choose what a child is, on subagent and spawn_teammate (docs/contract.md §23.2). */
+#define TOOL_AGENT_TYPE_DOC                                                                        \
+	"The type of agent to start (default general); the available types are listed in this tool's description."
+#define TOOL_MODEL_DOC "Model for this agent, instead of its type's model or yours."
+
 extern const struct tool tool_subagent;
 extern const struct tool tool_list_agents;
 extern const struct tool tool_send_message;

@@ -1,10 +1,12 @@
 /* The profiles: default (delegation's four tools) and team (the nine Team tools). */
 #include "tools/toolsets.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/subagent.h"
 #include "base/buf.h"
+#include "base/xmalloc.h"
 #include "tools/tools.h"
 
 static const struct tool *const delegation_tools[] = {
@@ -52,6 +54,41 @@ toolsets_build(struct toolbox *tb, const struct toolset_profile *p)
 	for (const struct agent_ext *const *x = p->exts; *x; x++)
 		for (const struct tool *const *t = (*x)->tools; t && *t; t++)
 			toolbox_add(tb, *t);
+}
+
+char **
+toolsets_names(void)
+{
+	size_t n = 0;
+	char **names = xcalloc(1, sizeof(*names));
+
+	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
+		struct toolbox tb;
+		if (!profiles[p].workspace)
+			continue;	/* the same tools and fewer */
+		toolbox_init(&tb);
+		toolsets_build(&tb, &profiles[p].p);
+		for (size_t i = 0; i < tb.n; i++) {
+			size_t k = 0;
+			while (k < n && strcmp(names[k], tb.tools[i]->name) != 0)
+				k++;
+			if (k < n)
+				continue;
+			names = xrealloc(names, (n + 2) * sizeof(*names));
+			names[n++] = xstrdup(tb.tools[i]->name);
+			names[n] = NULL;
+		}
+		toolbox_free(&tb);
+	}
+	return names;
+}
+
+void
+toolsets_names_free(char **names)
+{
+	for (size_t k = 0; names && names[k]; k++)
+		free(names[k]);
+	free(names);
 }
 
 char *

@@ -22,6 +22,10 @@ const struct toolset_profile *toolsets_profile(const char *name, int workspace);
 /* Fills tb (initialised by the caller) with the tools of p's extensions, in order. */
 void toolsets_build(struct toolbox *tb, const struct toolset_profile *p);
 /* docs/tools.md: name, description, parameters of each tool; returns owned. */
+/* Every tool name the profiles have (with the workspace tools), each once: an owned NULL-terminated
+ * array, freed with toolsets_names_free. */
+char **toolsets_names(void);
+void toolsets_names_free(char **names);
 char *toolsets_markdown(const struct toolbox *tb, const char *profile_name);
 
 #endif
