@@ -33,6 +33,7 @@ main(void)
 	srunner_add_suite(sr, agent_suite());
 	srunner_add_suite(sr, conv_suite());
 	srunner_add_suite(sr, subagent_suite());
+	srunner_add_suite(sr, compose_suite());
 	srunner_add_suite(sr, sse_suite());
 	srunner_add_suite(sr, openai_suite());
 	srunner_add_suite(sr, team_suite());

@@ -7,10 +7,13 @@
 
 #include "agent/agent_def.h"
 #include "session/store_def.h"	/* looks inside */	/* looks inside */
+#include "agent/ask.h"
 #include "agent/subagent.h"
 #include "tests/helpers.h"
 #include "tools/tools.h"
+#include "base/buf.h"
 #include "base/xjson.h"
+#include "base/xmalloc.h"
 #include "tools/toolsets.h"
 
 static struct test_runtime T;
@@ -735,6 +738,214 @@ START_TEST(listing_memo_equals_a_fresh_build)
 }
 END_TEST
 
+/* Starts a child of parent as the subagent tool does with agent_type and model (NULL: absent). */
+static struct agent *
+spawn_kind(struct agent *parent, const char *label, int background, const char *type, const char *model,
+    struct tool_result *r)
+{
+	static struct tool_inv invs[8];
+	static int ninv;
+	struct tool_inv *inv = &invs[ninv++ % 8];
+	json_t *args = xjson_pack("{s:s, s:s, s:b}", "description", label, "prompt", "task", "run_in_background",
+	    background);
+	int rc;
+
+	if (type)
+		json_object_set_new(args, "agent_type", json_string(type));
+	if (model)
+		json_object_set_new(args, "model", json_string(model));
+	memset(inv, 0, sizeof(*inv));
+	inv->agent = parent;
+	inv->call_id = (char *)"c";
+	inv->tool = &tool_subagent;
+	memset(r, 0, sizeof(*r));
+	rc = tool_subagent.run(inv, args, r);
+	json_decref(args);
+	if (rc == TOOL_PENDING)
+		return inv->state;
+	if (r->error_code)
+		return NULL;
+	return agent_rt_get(&T.rt, json_string_value(json_object_get(r->output, "subagentId")));
+}
+
+/* The names of the tools a would be described, comma-separated (owned). */
+static char *
+tool_names(struct agent *a)
+{
+	json_t *d = agent_describe_tools(a), *t;
+	struct buf b;
+	size_t i;
+
+	buf_init(&b);
+	json_array_foreach(d, i, t)
+		buf_printf(&b, "%s%s", i ? "," : "", json_string_value(json_object_get(t, "name")));
+	json_decref(d);
+	return b.data ? buf_steal(&b) : xstrdup("");
+}
+
+static void
+type_put(const char *ws, const char *name, const char *text)
+{
+	char *p = xasprintf("%s/.acp-agent/agents/%s", ws, name);
+
+	test_write_file(p, text, strlen(text));
+	free(p);
+}
+
+/*
+ * docs/contract.md §23.2/§23.3 end to end through the subagent tool: the types' list in its
+ * description, the pinned errors, a typed child's tools, mode, model, steps and prompt, a
+ * grandchild that cannot escape, the list's type, and a cold load rebuilt from the descriptor
+ * after the type file is gone (a version 2 descriptor reads as general).
+ */
+START_TEST(typed_children_are_composed_from_their_type)
+{
+	char ws[64], *s;
+	struct tool_result r;
+	struct err e;
+
+	test_mkdtemp(ws, sizeof(ws));
+	s = xasprintf("mkdir -p %s/.acp-agent/agents", ws);
+	ck_assert_int_eq(system(s), 0);
+	free(s);
+	type_put(ws, "narrow.md", "---\ndescription: Narrow helper\ntools: Task, Read, mcp__gh__*\n"
+	    "disallowedTools: mcp__gh__delete*\npermissionMode: acceptEdits\nmaxTurns: 3\nmodel: m-typed\n---\nBe narrow.\n");
+	test_runtime_start(&T, hang_all);
+	toolbox_init(&tb);
+	toolsets_build(&tb, toolsets_profile("default", 1));
+	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
+	T.rt.start_mode = PERMIT_FULL_ACCESS;
+	struct agent *root = agent_new_root(&T.rt, ws, &tb, NULL);
+
+	/* the description lists the workspace's types in name order */
+	json_t *d = agent_describe_tools(root);
+	const char *desc = json_string_value(json_object_get(json_array_get(d, 0), "description"));
+	ck_assert_ptr_nonnull(strstr(desc, "returns the result.\n\nAvailable agent types:\n- explore: Read-only agent "
+	    "for finding"));
+	ck_assert_ptr_nonnull(strstr(desc, "It cannot edit files, run commands or start agents.\n- general: "
+	    "General-purpose agent for multi-step tasks: research, edits and commands. It has the same tools as "
+	    "you.\n- narrow: Narrow helper"));
+	json_decref(d);
+
+	/* the pinned errors: no child is made */
+	ck_assert_ptr_null(spawn_kind(root, "a", 1, "nope", NULL, &r));
+	ck_assert_int_eq(r.error_code, ERR_INVALID_ARGUMENT);
+	ck_assert_str_eq(r.text, "Error: unknown agent_type \"nope\"; available: explore, general, narrow");
+	tool_result_clear(&r);
+	T.rt.models = "b-model,a-model";
+	ck_assert_ptr_null(spawn_kind(root, "a", 1, NULL, "zzz", &r));
+	ck_assert_str_eq(r.text, "Error: unknown model \"zzz\"; available: a-model, b-model");
+	tool_result_clear(&r);
+	ck_assert_ptr_null(spawn_kind(root, "a", 1, NULL, "a\x1b[2Jb", &r));
+	ck_assert_int_eq(r.error_code, ERR_INVALID_ARGUMENT);
+	tool_result_clear(&r);
+	T.rt.models = NULL;
+	ck_assert_uint_eq(T.rt.nall, 1);
+
+	/* a typed child: its type's tools (Claude Code's names mapped), ceiling, steps, model, prompt */
+	struct agent *a = spawn_kind(root, "a", 1, "narrow", NULL, &r);
+	ck_assert_msg(a != NULL, "%s", r.text);
+	tool_result_clear(&r);
+	s = tool_names(a);
+	ck_assert_str_eq(s, "subagent,send_message,read");
+	free(s);
+	ck_assert_ptr_null(agent_find_tool(a, "bash"));
+	ck_assert_ptr_nonnull(agent_find_tool(a, "read"));
+	ck_assert_int_eq(agent_mode(a), PERMIT_ACCEPT_EDITS);
+	ck_assert_int_eq(agent_mode(root), PERMIT_FULL_ACCESS);
+	ck_assert_int_eq(agent_max_steps(a), 3);
+	ck_assert_str_eq(agent_model(a), "m-typed");
+	s = agent_system_prompt(a);
+	ck_assert_ptr_nonnull(strstr(s, "\n\nDelegation: use the subagent tool"));
+	ck_assert_ptr_nonnull(strstr(s, "Finish your task and report back.\n\nBe narrow."));
+	free(s);
+	/* its grandchild asks for every tool and gets no more than its parent has, nor a laxer mode */
+	struct agent *g = spawn_kind(a, "g", 1, "general", "m-call", &r);
+	ck_assert_msg(g != NULL, "%s", r.text);
+	tool_result_clear(&r);
+	s = tool_names(g);
+	ck_assert_str_eq(s, "subagent,send_message,read");
+	free(s);
+	ck_assert_int_eq(agent_mode(g), PERMIT_ACCEPT_EDITS);
+	ck_assert_int_eq(agent_max_steps(g), T.rt.max_steps);
+	ck_assert_str_eq(agent_model(g), "m-call");
+	/* explore: read-only, no delegation section; one-shot: no send_message */
+	struct agent *x = spawn_kind(root, "x", 0, "explore", NULL, &r);
+	ck_assert_ptr_nonnull(x);
+	s = tool_names(x);
+	ck_assert_str_eq(s, "read,glob,grep");
+	free(s);
+	ck_assert_int_eq(agent_mode(x), PERMIT_READ_ONLY);
+	s = agent_system_prompt(x);
+	ck_assert_ptr_null(strstr(s, "Delegation:"));
+	ck_assert_ptr_nonnull(strstr(s, "You explore a codebase"));
+	free(s);
+	/* the title names a type that is not general */
+	json_t *args = json_pack("{s:s, s:s}", "description", "find it", "agent_type", "explore");
+	s = tool_subagent.title(&tool_subagent, args);
+	ck_assert_str_eq(s, "Delegate (explore): find it");
+	free(s);
+	json_object_set_new(args, "agent_type", json_string("general"));
+	s = tool_subagent.title(&tool_subagent, args);
+	ck_assert_str_eq(s, "Delegate: find it");
+	free(s);
+	json_decref(args);
+
+	/* the listing: the type, and the model when it is not the parent's */
+	json_t *l = subagent_list(root, 0, &e);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 0), "agentType")), "narrow");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 0), "model")), "m-typed");
+	s = list_agents_render(l, 0);
+	ck_assert_msg(strstr(s, " \xe2\x80\x94 a (narrow)") != NULL, "%s", s);
+	free(s);
+	json_decref(l);
+
+	/* the file goes; a cold load of the child rebuilds what the descriptor says */
+	char id[SESS_ID_LEN + 1];
+	snprintf(id, sizeof(id), "%s", agent_id(g));
+	s = xasprintf("%s/.acp-agent/agents/narrow.md", ws);
+	ck_assert_int_eq(unlink(s), 0);
+	free(s);
+	agent_release(g);
+	runq_drain(&T.q);
+	err_clear(&e);
+	struct agent *back = agent_load(&T.rt, id, &tb, NULL, &e);
+	ck_assert_msg(back != NULL, "%s", e.msg);
+	s = tool_names(back);
+	ck_assert_str_eq(s, "subagent,send_message,read");
+	free(s);
+	ck_assert_int_eq(agent_mode(back), PERMIT_ACCEPT_EDITS);
+	ck_assert_str_eq(agent_model(back), "m-call");
+	ck_assert_str_eq(agent_type_name(back), "general");
+
+	/* a version 2 child: general, every tool; a descriptor that does not pass: nothing, read-only */
+#define V2 "00000000-0000-4000-8000-00000000d2d2"
+#define BAD "00000000-0000-4000-8000-00000000d3d3"
+	put(V2, HDR(V2, "00000000-0000-4000-8000-00000000d1d1", 5, ",\"origin\":\"subagent\"") DESC("continuable", "old"));
+	put(BAD, HDR(BAD, "00000000-0000-4000-8000-00000000d1d1", 6, ",\"origin\":\"subagent\"")
+	    "{\"seq\":0,\"time\":1,\"type\":\"subagent/descriptor\",\"data\":{\"version\":3,\"mode\":\"continuable\","
+	    "\"label\":\"bad\",\"agentType\":\"general\",\"tools\":[\"bash\"],\"ceiling\":\"root\"}}\n");
+	struct agent *old = agent_load(&T.rt, V2, &tb, NULL, &e);
+	ck_assert_ptr_nonnull(old);
+	ck_assert_str_eq(agent_type_name(old), "general");
+	ck_assert_ptr_nonnull(agent_find_tool(old, "bash"));
+	ck_assert_int_eq(agent_max_steps(old), T.rt.max_steps);
+	test_log_capture_start();
+	struct agent *bad = agent_load(&T.rt, BAD, &tb, NULL, &e);
+	s = test_log_capture_stop();
+	ck_assert_ptr_nonnull(bad);
+	ck_assert_ptr_nonnull(strstr(s, "its descriptor does not pass its check (a bad ceiling): it runs with no tools, "
+	    "read-only"));
+	free(s);
+	s = tool_names(bad);
+	ck_assert_str_eq(s, "");
+	free(s);
+	ck_assert_int_eq(agent_mode(bad), PERMIT_READ_ONLY);
+	finish();
+	test_rmtree(ws);
+}
+END_TEST
+
 Suite *
 subagent_suite(void)
 {
@@ -755,6 +966,7 @@ subagent_suite(void)
 	tcase_add_test(tc, interrupt_authority_follows_any_depth_and_survives_a_cycle);
 	tcase_add_test(tc, capacity_counts_resident_continuable_children_only);
 	tcase_add_test(tc, depth_limit);
+	tcase_add_test(tc, typed_children_are_composed_from_their_type);
 	suite_add_tcase(s, tc);
 	return s;
 }

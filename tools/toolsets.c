@@ -108,6 +108,10 @@ toolsets_markdown(const struct toolbox *tb, const char *profile_name)
 		const char *k;
 		json_t *v;
 		buf_printf(&b, "\n## `%s`\n\n%s\n\n", t->name, t->description);
+		if (t->lists_types)
+			buf_puts(&b, "Its description ends with the agent types the caller's workspace has (docs/contract.md "
+			    "§23.2): `\\n\\nAvailable agent types:`, then a line `- <name>: <description>` for each, in "
+			    "name order.\n\n");
 		if (t->result_doc)
 			buf_printf(&b, "Result: %s\n\n", t->result_doc);
 		if (json_object_size(props) == 0) {
