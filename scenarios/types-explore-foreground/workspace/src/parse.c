@@ -1,0 +1,2 @@
+#include "parse.h"
+int parse(const char *s) { return s != 0; }

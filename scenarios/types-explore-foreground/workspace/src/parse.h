@@ -1,0 +1,1 @@
+int parse(const char *s);
