@@ -460,6 +460,12 @@ sub_type(struct agent *parent, const char *name, struct err *e)
 	const struct agent_type *t = agent_types_get(types, name ? name : "general");
 	struct buf names;
 
+	if (t && t->worktree) {
+		/* never run unisolated what asks to be isolated (docs/contract.md §23) */
+		err_set(e, ERR_ISOLATION_UNAVAILABLE, "agent type \"%s\" runs in its own worktree (isolation: "
+		    "worktree), which this build cannot do yet", t->name);
+		return NULL;
+	}
 	if (t)
 		return t;
 	buf_init(&names);

@@ -810,6 +810,7 @@ START_TEST(typed_children_are_composed_from_their_type)
 	free(s);
 	type_put(ws, "narrow.md", "---\ndescription: Narrow helper\ntools: Task, Read, mcp__gh__*\n"
 	    "disallowedTools: mcp__gh__delete*\npermissionMode: acceptEdits\nmaxTurns: 3\nmodel: m-typed\n---\nBe narrow.\n");
+	type_put(ws, "iso.md", "---\ndescription: Isolated writer\nisolation: worktree\n---\n");
 	test_runtime_start(&T, hang_all);
 	toolbox_init(&tb);
 	toolsets_build(&tb, toolsets_profile("default", 1));
@@ -824,13 +825,17 @@ START_TEST(typed_children_are_composed_from_their_type)
 	    "for finding"));
 	ck_assert_ptr_nonnull(strstr(desc, "It cannot edit files, run commands or start agents.\n- general: "
 	    "General-purpose agent for multi-step tasks: research, edits and commands. It has the same tools as "
-	    "you.\n- narrow: Narrow helper"));
+	    "you.\n- iso: Isolated writer\n- narrow: Narrow helper"));
 	json_decref(d);
 
 	/* the pinned errors: no child is made */
 	ck_assert_ptr_null(spawn_kind(root, "a", 1, "nope", NULL, &r));
 	ck_assert_int_eq(r.error_code, ERR_INVALID_ARGUMENT);
-	ck_assert_str_eq(r.text, "Error: unknown agent_type \"nope\"; available: explore, general, narrow");
+	ck_assert_str_eq(r.text, "Error: unknown agent_type \"nope\"; available: explore, general, iso, narrow");
+	tool_result_clear(&r);
+	/* a type that asks for a worktree is never run unisolated */
+	ck_assert_ptr_null(spawn_kind(root, "a", 1, "iso", NULL, &r));
+	ck_assert_int_eq(r.error_code, ERR_ISOLATION_UNAVAILABLE);
 	tool_result_clear(&r);
 	T.rt.models = "b-model,a-model";
 	ck_assert_ptr_null(spawn_kind(root, "a", 1, NULL, "zzz", &r));
