@@ -651,7 +651,7 @@ main_agents(int argc, char **argv)
 		return 1;
 	}
 	known = toolsets_names();
-	agent_types_load(&t, real, getenv("HOME"), getenv("XDG_CONFIG_HOME"), (const char *const *)known);
+	agent_types_load(&t, real, getenv("HOME"), getenv("XDG_CONFIG_HOME"), (const char *const *)known, NULL);
 	for (size_t i = 0; i < t.n; i++) {
 		main_put_text(t.v[i].name);
 		putchar('\t');

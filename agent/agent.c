@@ -42,6 +42,7 @@ agent_rt_init(struct agent_rt *rt, struct runq *q, struct sess_env *env, struct 
 	rt->max_depth = AGENT_DEFAULT_MAX_DEPTH;
 	rt->max_active = AGENT_DEFAULT_MAX_ACTIVE;
 	rt->start_mode = PERMIT_DEFAULT;
+	rt->types_memo = agent_types_memo_new(AGENT_TYPES_RACY_S);
 	map_init(&rt->agents);
 }
 
@@ -167,10 +168,7 @@ agent_destroy(struct agent *a)
 	agent_instructions_free(&a->instr);
 	json_decref(a->instr_logged);
 	agent_comp_free(&a->comp);
-	if (a->types) {
-		agent_types_free(a->types);
-		free(a->types);
-	}
+	agent_types_unref(a->types);
 	for (size_t i = 0; i < a->nslots; i++)
 		if (a->slots[i].free_fn)
 			a->slots[i].free_fn(a->slots[i].state);
@@ -238,6 +236,7 @@ agent_rt_free(struct agent_rt *rt)
 		agent_destroy(rt->all[i]);
 	free(rt->all);
 	map_free(&rt->agents);
+	agent_types_memo_free(rt->types_memo);
 	memset(rt, 0, sizeof(*rt));
 }
 
@@ -1635,8 +1634,8 @@ agent_types_of(struct agent *a)
 
 	if (owner->types == NULL) {
 		const char *cwd = sess_header_str(owner->sess, "cwd");
-		owner->types = xcalloc(1, sizeof(*owner->types));
-		agent_types_load(owner->types, cwd ? cwd : "/", a->rt->home, a->rt->config_home, a->rt->tool_names);
+		owner->types = agent_types_shared(a->rt->types_memo, cwd ? cwd : "/", a->rt->home, a->rt->config_home,
+		    a->rt->tool_names);
 	}
 	return owner->types;
 }
@@ -1647,8 +1646,7 @@ agent_types_refresh(struct agent *a)
 {
 	if (agent_parent(a) || a->types == NULL || !agent_types_stale(a->types))
 		return;
-	agent_types_free(a->types);
-	free(a->types);
+	agent_types_unref(a->types);
 	a->types = NULL;
 	agent_types_of(a);
 }

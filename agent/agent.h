@@ -100,6 +100,8 @@ struct agent_rt {
 	/* Every tool name this build has (NULL-terminated, borrowed; NULL: none): a type file naming
 	 * another is warned about (docs/contract.md §23.1). */
 	const char *const *tool_names;
+	/* What the agent type files said when last read (owned; docs/contract.md §23.1). */
+	struct agent_types_memo *types_memo;
 	/* ACP_AGENT_MODELS, the models a subagent call may name (a comma list, borrowed), or NULL:
 	 * any (docs/contract.md §23.2). */
 	const char *models;

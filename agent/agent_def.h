@@ -36,7 +36,8 @@ struct agent {
 	json_t *instr_logged;		/* owned: the files its last context/instructions named, or NULL */
 	struct agent_comp comp;		/* a child's composition (docs/contract.md §23.2); a root's is none */
 	/* The agent types its workspace has (docs/contract.md §23.1): a root's, read when it starts and
-	 * again at a turn when a directory changed; a child's only while its root is not live. Owned. */
+	 * again at a turn when a directory changed; a child's only while its root is not live. A
+	 * reference to the runtime memo's shared set (agent_types_shared). */
 	struct agent_types *types;
 	/* the step in flight */
 	struct model_req *req;

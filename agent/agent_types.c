@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/permit.h"
@@ -204,15 +205,16 @@ type_tools(struct type_file *f, const json_t *v, const char *const *known)
 	return out;
 }
 
-/* Reads a type file into *ty: 0, or -1 with f->why. */
+/* Reads a type file (name in the directory dfd) into *ty: 0, or -1 with f->why. */
 static int
-type_read(struct type_file *f, const char *file_name, const char *const *known, struct agent_type *ty)
+type_read(struct type_file *f, int dfd, const char *file_name, const char *const *known, struct agent_type *ty,
+    struct stat *read_st)
 {
-	int fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dfd, file_name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	char *data;
 	ssize_t got;
-	size_t len = 0, body;
+	size_t len = 0, cap, body;
 	json_t *fields;
 	char why[200];
 	const json_t *v;
@@ -225,12 +227,16 @@ type_read(struct type_file *f, const char *file_name, const char *const *known, 
 		close(fd);
 		return type_skip(f, "not a regular file");
 	}
+	*read_st = st;
 	if (st.st_size > (off_t)AGENT_TYPE_FILE_MAX) {
 		close(fd);
 		return type_skip(f, "larger than %zu KiB", AGENT_TYPE_FILE_MAX / 1024);
 	}
-	data = xmalloc(AGENT_TYPE_FILE_MAX + 2);
-	while (len <= AGENT_TYPE_FILE_MAX && (got = read(fd, data + len, AGENT_TYPE_FILE_MAX + 1 - len)) != 0) {
+	/* Sized by the stat (one byte more shows a file that grew meanwhile): a session start reads
+	 * hundreds of these, and a short read of a regular file is its end, so one read does. */
+	cap = (size_t)st.st_size + 1;
+	data = xmalloc(AGENT_TYPE_FILE_MAX + 2 < cap + 1 ? AGENT_TYPE_FILE_MAX + 2 : cap + 1);
+	while (len < cap && (got = read(fd, data + len, cap - len)) != 0) {
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
@@ -240,11 +246,13 @@ type_read(struct type_file *f, const char *file_name, const char *const *known, 
 			return type_skip(f, "cannot be read: %s", strerror(err));
 		}
 		len += (size_t)got;
+		if (len < cap)
+			break;
 	}
 	close(fd);
-	if (len > AGENT_TYPE_FILE_MAX) {
+	if (len > (size_t)st.st_size) {
 		free(data);
-		return type_skip(f, "larger than %zu KiB", AGENT_TYPE_FILE_MAX / 1024);	/* it grew */
+		return type_skip(f, "changed while it was read");
 	}
 	data[len] = '\0';
 	if (memchr(data, '\0', len) || !utf8_valid(data, len)) {
@@ -405,31 +413,218 @@ type_str_cmp(const void *a, const void *b)
 static struct agent_type *
 type_find(struct agent_types *t, const char *name)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (strcmp(t->v[i].name, name) == 0)
-			return &t->v[i];
-	return NULL;
+	size_t k = (size_t)map_get(&t->names, name);
+
+	return k ? &t->v[k - 1] : NULL;
 }
 
 static void
 type_add(struct agent_types *t, struct agent_type *ty)
 {
-	t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 16;
+		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+	}
 	t->v[t->n++] = *ty;
+	map_put(&t->names, ty->name, (void *)t->n);
 }
 
 static void
-type_skipped(struct agent_types *t, const char *path, const char *why)
+type_skipped(struct agent_types *t, const char *path, const char *why, int warn)
 {
-	log_warn("agent type %s: %s", path, why);
+	if (warn)
+		log_warn("agent type %s: %s", path, why);
 	/* a file's name and what it said are any bytes: kept as repaired text */
 	json_array_append_new(t->skipped, xjson_pack("{s:o, s:o}", "path", xjson_text(path, strlen(path)), "reason",
 	    xjson_text(why, strlen(why))));
 }
 
-/* The *.md files of source dir i, in name order. */
+static char *
+type_dup_str(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
 static void
-type_read_dir(struct agent_types *t, int i, const char *const *known)
+type_dup(struct agent_type *dst, const struct agent_type *src)
+{
+	*dst = *src;
+	dst->name = type_dup_str(src->name);
+	dst->description = type_dup_str(src->description);
+	dst->path = type_dup_str(src->path);
+	dst->instructions = type_dup_str(src->instructions);
+	dst->model = type_dup_str(src->model);
+	/* the lists are never changed once read: shared */
+	dst->tools = json_incref(src->tools);
+	dst->denied = json_incref(src->denied);
+}
+
+/* ---- the memo ---- */
+
+struct memo_file {
+	char *name;			/* owned: the file's name in its directory */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	int ok;
+	int moved;			/* its strings belong to a newer reading's entry now */
+	struct agent_type ty;		/* owned, when ok */
+	char *why;			/* owned, when not */
+};
+
+struct memo_dir {
+	struct memo_file *v;		/* owned, in name order (the order read) */
+	size_t n, cap;
+};
+
+struct agent_types_memo {
+	struct map dirs;		/* directory path -> struct memo_dir * (owned) */
+	struct map sets;		/* "<workspace>\n<home>\n<config>" -> struct agent_types * (a reference) */
+	int racy_s;
+};
+
+/* A file of a source directory as it was when its set was read. */
+struct agent_types_seen {
+	char *name;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+static void
+memo_dir_free(struct memo_dir *d)
+{
+	if (d == NULL)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->v[i].moved)
+			continue;
+		free(d->v[i].name);
+		if (d->v[i].ok)
+			type_clear(&d->v[i].ty);
+		free(d->v[i].why);
+	}
+	free(d->v);
+	free(d);
+}
+
+struct agent_types_memo *
+agent_types_memo_new(int racy_s)
+{
+	struct agent_types_memo *m = xcalloc(1, sizeof(*m));
+
+	map_init(&m->dirs);
+	map_init(&m->sets);
+	m->racy_s = racy_s;
+	return m;
+}
+
+void
+agent_types_memo_free(struct agent_types_memo *m)
+{
+	size_t pos = 0;
+	void *v;
+
+	if (m == NULL)
+		return;
+	while (map_next(&m->dirs, &pos, NULL, &v))
+		memo_dir_free(v);
+	map_free(&m->dirs);
+	pos = 0;
+	while (map_next(&m->sets, &pos, NULL, &v))
+		agent_types_unref(v);
+	map_free(&m->sets);
+	free(m);
+}
+
+static int
+memo_name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct memo_file *)elem)->name);
+}
+
+/* The entry of d for name whose stat is still st, or NULL. */
+static struct memo_file *
+memo_hit(struct memo_dir *d, const char *name, const struct stat *st)
+{
+	struct memo_file *f = d ? bsearch(name, d->v, d->n, sizeof(*d->v), memo_name_cmp) : NULL;
+
+	if (f == NULL || f->dev != st->st_dev || f->ino != st->st_ino || f->size != st->st_size ||
+	    f->mtime.tv_sec != st->st_mtim.tv_sec || f->mtime.tv_nsec != st->st_mtim.tv_nsec ||
+	    f->ctime.tv_sec != st->st_ctim.tv_sec || f->ctime.tv_nsec != st->st_ctim.tv_nsec)
+		return NULL;
+	return f;
+}
+
+static struct memo_file *
+memo_slot(struct memo_dir *d)
+{
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 16;
+		d->v = xrealloc(d->v, d->cap * sizeof(*d->v));
+	}
+	return &d->v[d->n++];
+}
+
+/* A hit kept for the next reading: moved, not copied (the old slot still names it, for the
+ * search, until the old reading is freed). */
+static void
+memo_move(struct memo_dir *d, struct memo_file *hit)
+{
+	*memo_slot(d) = *hit;
+	hit->moved = 1;
+}
+
+static int
+memo_note(const struct agent_types_memo *m, struct memo_dir *d, const char *name, const struct stat *st,
+    const struct agent_type *ty, const char *why)
+{
+	struct memo_file *f;
+	struct timespec now;
+
+	/* A file changed in the last seconds may change again within its time stamp's granularity
+	 * (the kernel's clock tick) without its stat showing it: not kept, read again (git's "racily
+	 * clean" entries). A later change sets a newer mtime, so an older one is safe. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (st->st_mtim.tv_sec >= now.tv_sec - m->racy_s)
+		return 0;
+	f = memo_slot(d);
+	memset(f, 0, sizeof(*f));
+	f->name = xstrdup(name);
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
+	f->ok = ty != NULL;
+	if (ty)
+		type_dup(&f->ty, ty);
+	else
+		f->why = xstrdup(why);
+	return 1;
+}
+
+/* Notes in t's directory d the file name as st shows it: what validates a shared set. */
+static void
+type_seen(struct agent_types_dir *d, const char *name, const struct stat *st)
+{
+	struct agent_types_seen *f;
+
+	d->seen = xrealloc(d->seen, (d->nseen + 1) * sizeof(*d->seen));
+	f = &d->seen[d->nseen++];
+	f->name = xstrdup(name);
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
+}
+
+/* The *.md files of source dir i, in name order; a file whose stat is what memo saw is not read. */
+static void
+type_read_dir(struct agent_types *t, int i, const char *const *known, struct agent_types_memo *memo)
 {
 	struct agent_types_dir *d = &t->dirs[i];
 	struct stat st;
@@ -437,9 +632,11 @@ type_read_dir(struct agent_types *t, int i, const char *const *known)
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0, cap = 0;
+	struct memo_dir *old, *now = NULL;
 
 	if (d->path == NULL || stat(d->path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
+	old = memo ? map_get(&memo->dirs, d->path) : NULL;
 	d->exists = 1;
 	d->mtime = st.st_mtim;
 	if ((dir = opendir(d->path)) == NULL) {
@@ -456,18 +653,48 @@ type_read_dir(struct agent_types *t, int i, const char *const *known)
 		}
 		names[n++] = xstrdup(de->d_name);
 	}
-	closedir(dir);
 	if (n > 1)
 		qsort(names, n, sizeof(*names), type_str_cmp);
+	if (memo) {
+		now = xcalloc(1, sizeof(*now));
+		now->cap = n ? n : 1;
+		now->v = xmalloc(now->cap * sizeof(*now->v));
+	}
 	for (size_t k = 0; k < n; k++) {
 		char *path = xasprintf("%s/%s", d->path, names[k]);
 		struct type_file f = { path, "" };
 		struct agent_type ty;
-		if (type_read(&f, names[k], known, &ty) < 0) {
-			type_skipped(t, path, f.why);
+		struct stat fst;
+		struct memo_file *hit = NULL;
+		int rc, read_now = 1;
+		if (memo && fstatat(dirfd(dir), names[k], &fst, 0) == 0 && S_ISREG(fst.st_mode) &&
+		    (hit = memo_hit(old, names[k], &fst)) != NULL) {
+			read_now = 0;
+			if (hit->ok)
+				type_dup(&ty, &hit->ty);
+			else
+				snprintf(f.why, sizeof(f.why), "%s", hit->why);
+			rc = hit->ok ? 0 : -1;
+		} else {
+			struct stat read_st;
+			read_st.st_mode = 0;
+			rc = type_read(&f, dirfd(dir), names[k], known, &ty, &read_st);
+			/* what was read, under the stat it was read with (a regular file's only) */
+			if (now && S_ISREG(read_st.st_mode) &&
+			    memo_note(memo, now, names[k], &read_st, rc == 0 ? &ty : NULL, f.why))
+				type_seen(d, names[k], &read_st);
+			else
+				t->unpinned = 1;
+		}
+		if (hit) {
+			memo_move(now, hit);
+			type_seen(d, names[k], &fst);
+		}
+		if (rc < 0) {
+			type_skipped(t, path, f.why, read_now);
 		} else if (type_find(t, ty.name)) {
 			char *why = xasprintf("the name %s is already defined by %s", ty.name, type_find(t, ty.name)->path);
-			type_skipped(t, path, why);
+			type_skipped(t, path, why, 1);
 			free(why);
 			type_clear(&ty);
 		} else {
@@ -476,7 +703,13 @@ type_read_dir(struct agent_types *t, int i, const char *const *known)
 		free(path);
 		free(names[k]);
 	}
+	closedir(dir);
 	free(names);
+	if (memo) {
+		/* the directory as it is now: files gone since are forgotten */
+		map_put(&memo->dirs, d->path, now);
+		memo_dir_free(old);
+	}
 }
 
 static void
@@ -499,9 +732,10 @@ type_builtin(struct agent_types *t, const char *name, const char *description, c
 
 void
 agent_types_load(struct agent_types *t, const char *workspace, const char *home, const char *config_home,
-    const char *const *known)
+    const char *const *known, struct agent_types_memo *memo)
 {
 	memset(t, 0, sizeof(*t));
+	map_init(&t->names);
 	t->skipped = json_array();
 	t->dirs[0].path = xasprintf("%s/.acp-agent/agents", workspace);
 	t->dirs[1].path = xasprintf("%s/.claude/agents", workspace);
@@ -512,12 +746,14 @@ agent_types_load(struct agent_types *t, const char *workspace, const char *home,
 	if (home && *home)
 		t->dirs[3].path = xasprintf("%s/.claude/agents", home);
 	for (int i = 0; i < AGENT_TYPE_SOURCES; i++)
-		type_read_dir(t, i, known);
+		type_read_dir(t, i, known, memo);
 	type_builtin(t, "general", AGENT_TYPE_GENERAL_DESCRIPTION, "", NULL, -1);
 	type_builtin(t, "explore", AGENT_TYPE_EXPLORE_DESCRIPTION, TYPE_EXPLORE_INSTRUCTIONS,
 	    xjson_pack("[s, s, s, s]", "read", "glob", "grep", "todo_write"), PERMIT_READ_ONLY);
 	if (t->n > 1)
 		qsort(t->v, t->n, sizeof(*t->v), type_cmp);
+	for (size_t i = 0; i < t->n; i++)	/* the indexes after the sort */
+		map_put(&t->names, t->v[i].name, (void *)(i + 1));
 }
 
 int
@@ -549,8 +785,73 @@ agent_types_free(struct agent_types *t)
 	for (size_t i = 0; i < t->n; i++)
 		type_clear(&t->v[i]);
 	free(t->v);
+	map_free(&t->names);
 	json_decref(t->skipped);
-	for (int i = 0; i < AGENT_TYPE_SOURCES; i++)
+	for (int i = 0; i < AGENT_TYPE_SOURCES; i++) {
 		free(t->dirs[i].path);
+		for (size_t k = 0; k < t->dirs[i].nseen; k++)
+			free(t->dirs[i].seen[k].name);
+		free(t->dirs[i].seen);
+	}
 	memset(t, 0, sizeof(*t));
+}
+
+/* Whether every source directory and every file of t still has the stat t was read with. */
+static int
+types_still(const struct agent_types *t)
+{
+	if (t->unpinned || agent_types_stale(t))
+		return 0;
+	for (int i = 0; i < AGENT_TYPE_SOURCES; i++) {
+		const struct agent_types_dir *d = &t->dirs[i];
+		int dfd;
+		if (d->nseen == 0)
+			continue;
+		if ((dfd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return 0;
+		for (size_t k = 0; k < d->nseen; k++) {
+			const struct agent_types_seen *f = &d->seen[k];
+			struct stat st;
+			if (fstatat(dfd, f->name, &st, 0) < 0 || f->dev != st.st_dev || f->ino != st.st_ino ||
+			    f->size != st.st_size || f->mtime.tv_sec != st.st_mtim.tv_sec ||
+			    f->mtime.tv_nsec != st.st_mtim.tv_nsec || f->ctime.tv_sec != st.st_ctim.tv_sec ||
+			    f->ctime.tv_nsec != st.st_ctim.tv_nsec) {
+				close(dfd);
+				return 0;
+			}
+		}
+		close(dfd);
+	}
+	return 1;
+}
+
+struct agent_types *
+agent_types_shared(struct agent_types_memo *memo, const char *workspace, const char *home, const char *config_home,
+    const char *const *known)
+{
+	char *key = xasprintf("%s\n%s\n%s", workspace, home ? home : "", config_home ? config_home : "");
+	struct agent_types *t = map_get(&memo->sets, key), *fresh;
+
+	if (t && types_still(t)) {
+		t->refs++;
+		free(key);
+		return t;
+	}
+	fresh = xcalloc(1, sizeof(*fresh));
+	agent_types_load(fresh, workspace, home, config_home, known, memo);
+	fresh->refs = 2;	/* the memo's and the caller's */
+	if (t)
+		agent_types_unref(t);
+	map_put(&memo->sets, key, fresh);
+	free(key);
+	return fresh;
+}
+
+void
+agent_types_unref(struct agent_types *t)
+{
+	if (t == NULL || --t->refs > 0)
+		return;
+	agent_types_free(t);
+	free(t);
 }

@@ -41,4 +41,5 @@ $b/bench_agent bin/acp-agent $b/mock-openai
 $b/bench_bash
 $b/bench_ask bin/acp-agent
 $b/bench_step bin/acp-agent
+$b/bench_types bin/acp-agent
 $b/bench_mcp bin/acp-agent $b/mock-mcp

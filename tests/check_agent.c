@@ -1124,7 +1124,7 @@ START_TEST(agent_types_read_from_files_in_precedence_order)
 	types_file(d, "helper.md", "---\ndescription: \"A helper, \\\"quoted\\\"\"\nisolation: worktree\n---\n");
 
 	test_log_capture_start();
-	agent_types_load(&t, ws, home, cfg, known);
+	agent_types_load(&t, ws, home, cfg, known, NULL);
 	char *log = test_log_capture_stop();
 	/* by name: the built-in general after the files; explore from the user's file */
 	ck_assert_uint_eq(t.n, 5);
@@ -1196,13 +1196,80 @@ START_TEST(agent_types_read_from_files_in_precedence_order)
 	ck_assert_int_eq(agent_types_stale(&t), 1);
 	agent_types_free(&t);
 	/* no home, an empty workspace: the built-ins alone */
-	agent_types_load(&t, root, NULL, NULL, known);
+	agent_types_load(&t, root, NULL, NULL, known, NULL);
 	ck_assert_uint_eq(t.n, 2);
 	ck_assert_str_eq(agent_types_get(&t, "explore")->description, "Read-only agent for finding and understanding "
 	    "code: it searches, reads and reports what it found with paths and line numbers. It cannot edit files, run "
 	    "commands or start agents.");
 	ck_assert_int_eq(agent_types_get(&t, "explore")->ceiling, PERMIT_READ_ONLY);
 	agent_types_free(&t);
+	test_rmtree(root);
+}
+END_TEST
+
+/* Sets the *.md files below dir whose name matches glob to 2020 (files that have not just
+ * changed; all the same mtime, the change time of each is now). */
+static void
+types_age(const char *dir, const char *glob)
+{
+	char *cmd = xasprintf("find '%s' -name '%s' -exec touch -h -d '2020-01-01 00:00:00' {} +", dir, glob);
+
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+}
+
+/*
+ * The runtime's memo (agent_types.h): a set is shared while every file has the stat it was read
+ * with; an edit in place is seen even when its mtime is set back (the change time); a file that
+ * did not change is not read again, so its warning is not repeated; a file changed a moment ago is
+ * never trusted to its stat; every reference given back frees everything (valgrind and asan).
+ */
+START_TEST(agent_types_memo_shares_what_did_not_change)
+{
+	static const char *const known[] = { "read", "grep", NULL };
+	char root[64], ws[128], home[128], d[256], *log;
+	struct agent_types *a, *b, *c;
+	struct agent_types_memo *memo = agent_types_memo_new(AGENT_TYPES_RACY_S);
+
+	test_mkdtemp(root, sizeof(root));
+	snprintf(ws, sizeof(ws), "%s/ws", root);
+	snprintf(home, sizeof(home), "%s/home", root);
+	snprintf(d, sizeof(d), "%s/.acp-agent/agents", ws);
+	types_file(d, "one.md", "---\ndescription: First\n---\nBody one.\n");
+	types_file(d, "bad.md", "---\nname: nodesc\n---\n");
+	types_age(root, "*.md");
+	test_log_capture_start();
+	a = agent_types_shared(memo, ws, home, NULL, known);
+	log = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(log, "bad.md: no description"));
+	free(log);
+	ck_assert_str_eq(agent_types_get(a, "one")->description, "First");
+	b = agent_types_shared(memo, ws, home, NULL, known);
+	ck_assert_ptr_eq(a, b);		/* nothing changed: the same set */
+	agent_types_unref(b);
+	/* an edit in place, its mtime set back: the change time shows it */
+	types_file(d, "one.md", "---\ndescription: Other\n---\nBody one.\n");
+	types_age(root, "one.md");
+	test_log_capture_start();
+	c = agent_types_shared(memo, ws, home, NULL, known);
+	log = test_log_capture_stop();
+	ck_assert_ptr_ne(a, c);
+	ck_assert_str_eq(agent_types_get(c, "one")->description, "Other");
+	ck_assert_str_eq(agent_types_get(a, "one")->description, "First");	/* a holder's set stays whole */
+	ck_assert_ptr_null(strstr(log, "bad.md"));	/* not read again: not warned again */
+	ck_assert_uint_eq(json_array_size(c->skipped), 1);
+	free(log);
+	agent_types_unref(a);
+	agent_types_unref(c);
+	/* a file written a moment ago is read every time: an edit within its time stamp's tick shows */
+	types_file(d, "two.md", "---\ndescription: Fresh A\n---\n");
+	a = agent_types_shared(memo, ws, home, NULL, known);
+	types_file(d, "two.md", "---\ndescription: Fresh B\n---\n");
+	b = agent_types_shared(memo, ws, home, NULL, known);
+	ck_assert_str_eq(agent_types_get(b, "two")->description, "Fresh B");
+	agent_types_unref(a);
+	agent_types_unref(b);
+	agent_types_memo_free(memo);
 	test_rmtree(root);
 }
 END_TEST
@@ -1409,6 +1476,7 @@ agent_suite(void)
 	tcase_add_test(tc, agent_cancel_during_a_compaction);
 	tcase_add_test(tc, agent_summary_request_drops_the_oldest_messages_to_fit);
 	tcase_add_test(tc, agent_types_read_from_files_in_precedence_order);
+	tcase_add_test(tc, agent_types_memo_shares_what_did_not_change);
 	tcase_add_test(tc, agent_instructions_from_the_repository_root_down);
 	suite_add_tcase(s, tc);
 	return s;
