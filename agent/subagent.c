@@ -508,10 +508,13 @@ sub_model_check(struct agent_rt *rt, const char *model, struct err *e)
 		}
 		p += k + (p[k] == ',');
 	}
+	if (count == 0)
+		found = 1;	/* a list of no names is no list (as the model option's values take it) */
 	if (!found) {
 		struct buf b;
 		buf_init(&b);
-		qsort(v, count, sizeof(*v), sub_cmp_str);
+		if (count > 1)
+			qsort(v, count, sizeof(*v), sub_cmp_str);
 		for (size_t i = 0; i < count; i++)
 			buf_printf(&b, "%s%s", i ? ", " : "", v[i]);
 		err_set(e, ERR_INVALID_ARGUMENT, "unknown model \"%s\"; available: %s", model, b.data ? b.data : "");
