@@ -335,6 +335,8 @@ agent_attach(struct agent_rt *rt, struct sess *s, struct agent_conv *conv, const
 		agent_instructions_seed(&a->instr, a->instr_logged);
 	if (sess_header_str(s, "parentSession") == NULL)
 		agent_types_of(a);	/* a root's types: read when it starts (docs/contract.md §23.1) */
+	else if (!composed)
+		agent_comp_unreadable(&a->comp);	/* no descriptor (yet): nothing, until one says */
 	return a;
 }
 

@@ -20,6 +20,7 @@
 #include "base/utf8.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
+#include "session/descriptor.h"
 
 /* The built-in types' texts (docs/prompts.md pins them; the descriptions are in agent_types.h). */
 #define TYPE_EXPLORE_INSTRUCTIONS \
@@ -181,9 +182,11 @@ type_tools(struct type_file *f, const json_t *v, const char *const *known)
 		for (size_t k = 0; known && known[k] && !ours; k++)
 			if (strcmp(name, known[k]) == 0)
 				ours = known[k];
-		if (ours == NULL && strncmp(name, "mcp__", 5) == 0 && !type_has_control(name))
+		/* an MCP name or a prefix is kept as it is when a descriptor can hold it (tool names are
+		 * letters, digits, _ - .) */
+		if (ours == NULL && strncmp(name, "mcp__", 5) == 0 && sess_descriptor_tool_ok(name))
 			ours = name;
-		if (ours == NULL && n > 1 && name[n - 1] == '*' && !type_has_control(name))
+		if (ours == NULL && n > 1 && name[n - 1] == '*' && sess_descriptor_tool_ok(name))
 			ours = name;	/* a prefix: matched when the child's tools are composed */
 		if (ours == NULL) {
 			char shown[160];
@@ -232,8 +235,8 @@ type_read(struct type_file *f, int dfd, const char *file_name, const char *const
 		close(fd);
 		return type_skip(f, "larger than %zu KiB", AGENT_TYPE_FILE_MAX / 1024);
 	}
-	/* Sized by the stat (one byte more shows a file that grew meanwhile): a session start reads
-	 * hundreds of these, and a short read of a regular file is its end, so one read does. */
+	/* Sized by the stat (one byte more shows a file that grew meanwhile; a file read short, cut
+	 * meanwhile or on a file system that reads short, is not taken for whole). */
 	cap = (size_t)st.st_size + 1;
 	data = xmalloc(AGENT_TYPE_FILE_MAX + 2 < cap + 1 ? AGENT_TYPE_FILE_MAX + 2 : cap + 1);
 	while (len < cap && (got = read(fd, data + len, cap - len)) != 0) {
@@ -246,11 +249,9 @@ type_read(struct type_file *f, int dfd, const char *file_name, const char *const
 			return type_skip(f, "cannot be read: %s", strerror(err));
 		}
 		len += (size_t)got;
-		if (len < cap)
-			break;
 	}
 	close(fd);
-	if (len > (size_t)st.st_size) {
+	if (len != (size_t)st.st_size) {
 		free(data);
 		return type_skip(f, "changed while it was read");
 	}
@@ -439,12 +440,14 @@ type_skipped(struct agent_types *t, const char *path, const char *why, int warn)
 	    xjson_text(why, strlen(why))));
 }
 
+/* s copied, NULL kept. */
 static char *
 type_dup_str(const char *s)
 {
 	return s ? xstrdup(s) : NULL;
 }
 
+/* A copy of src that owns its strings (the lists are shared: never changed once read). */
 static void
 type_dup(struct agent_type *dst, const struct agent_type *src)
 {
@@ -493,6 +496,7 @@ struct agent_types_seen {
 	struct timespec mtime, ctime;
 };
 
+/* Frees a directory's reading (entries moved to a newer one are not its own any more). */
 static void
 memo_dir_free(struct memo_dir *d)
 {
@@ -539,6 +543,7 @@ agent_types_memo_free(struct agent_types_memo *m)
 	free(m);
 }
 
+/* bsearch's order of a directory's entries: by name. */
 static int
 memo_name_cmp(const void *key, const void *elem)
 {
@@ -558,6 +563,7 @@ memo_hit(struct memo_dir *d, const char *name, const struct stat *st)
 	return f;
 }
 
+/* A new entry at the end of d, uninitialised. */
 static struct memo_file *
 memo_slot(struct memo_dir *d)
 {
@@ -577,18 +583,26 @@ memo_move(struct memo_dir *d, struct memo_file *hit)
 	hit->moved = 1;
 }
 
+/* A file changed in the last seconds may change again within its time stamp's granularity (the
+ * kernel's clock tick) without its stat showing it: not to be trusted to its stat (git's "racily
+ * clean" entries). A later change sets a newer mtime, so an older one is safe. */
+static int
+type_racy(const struct agent_types_memo *m, const struct stat *st)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return st->st_mtim.tv_sec >= now.tv_sec - m->racy_s;
+}
+
+/* Keeps what name said under st in d, unless st is too recent to vouch for it: 1 when kept. */
 static int
 memo_note(const struct agent_types_memo *m, struct memo_dir *d, const char *name, const struct stat *st,
     const struct agent_type *ty, const char *why)
 {
 	struct memo_file *f;
-	struct timespec now;
 
-	/* A file changed in the last seconds may change again within its time stamp's granularity
-	 * (the kernel's clock tick) without its stat showing it: not kept, read again (git's "racily
-	 * clean" entries). A later change sets a newer mtime, so an older one is safe. */
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (st->st_mtim.tv_sec >= now.tv_sec - m->racy_s)
+	if (type_racy(m, st))
 		return 0;
 	f = memo_slot(d);
 	memset(f, 0, sizeof(*f));
@@ -637,6 +651,8 @@ type_read_dir(struct agent_types *t, int i, const char *const *known, struct age
 	if (d->path == NULL || stat(d->path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
 	old = memo ? map_get(&memo->dirs, d->path) : NULL;
+	if (memo && type_racy(memo, &st))
+		t->unpinned = 1;	/* a file added within its mtime's tick would not show */
 	d->exists = 1;
 	d->mtime = st.st_mtim;
 	if ((dir = opendir(d->path)) == NULL) {
@@ -679,12 +695,17 @@ type_read_dir(struct agent_types *t, int i, const char *const *known, struct age
 			struct stat read_st;
 			read_st.st_mode = 0;
 			rc = type_read(&f, dirfd(dir), names[k], known, &ty, &read_st);
-			/* what was read, under the stat it was read with (a regular file's only) */
-			if (now && S_ISREG(read_st.st_mode) &&
-			    memo_note(memo, now, names[k], &read_st, rc == 0 ? &ty : NULL, f.why))
-				type_seen(d, names[k], &read_st);
-			else
-				t->unpinned = 1;
+			/* what was read, under the stat it was read with (a regular file's only); another
+			 * entry (x.md a directory) under its own stat; one that cannot be stat'ed (a
+			 * dangling link) is seen again only when the directory changes */
+			if (now && S_ISREG(read_st.st_mode)) {
+				if (memo_note(memo, now, names[k], &read_st, rc == 0 ? &ty : NULL, f.why))
+					type_seen(d, names[k], &read_st);
+				else
+					t->unpinned = 1;
+			} else if (now && fstatat(dirfd(dir), names[k], &fst, 0) == 0) {
+				type_seen(d, names[k], &fst);
+			}
 		}
 		if (hit) {
 			memo_move(now, hit);
@@ -745,6 +766,13 @@ agent_types_load(struct agent_types *t, const char *workspace, const char *home,
 		t->dirs[2].path = xasprintf("%s/.config/acp-agent/agents", home);
 	if (home && *home)
 		t->dirs[3].path = xasprintf("%s/.claude/agents", home);
+	/* a workspace that is the home: its .claude/agents is read once, as the workspace's */
+	for (int i = 1; i < AGENT_TYPE_SOURCES; i++)
+		for (int j = 0; j < i && t->dirs[i].path; j++)
+			if (t->dirs[j].path && strcmp(t->dirs[i].path, t->dirs[j].path) == 0) {
+				free(t->dirs[i].path);
+				t->dirs[i].path = NULL;
+			}
 	for (int i = 0; i < AGENT_TYPE_SOURCES; i++)
 		type_read_dir(t, i, known, memo);
 	type_builtin(t, "general", AGENT_TYPE_GENERAL_DESCRIPTION, "", NULL, -1);
@@ -825,13 +853,47 @@ types_still(const struct agent_types *t)
 	return 1;
 }
 
+/* Keeps the memo bounded: sets nobody else holds go past MEMO_SETS; past MEMO_DIRS directories,
+ * every file's parse is forgotten (read again when next met). */
+#define MEMO_SETS 16
+#define MEMO_DIRS 64
+static void
+memo_trim(struct agent_types_memo *m)
+{
+	size_t pos = 0;
+	const char *k;
+	void *v;
+
+	if (m->sets.len >= MEMO_SETS) {
+		struct map kept;
+		map_init(&kept);
+		while (map_next(&m->sets, &pos, &k, &v)) {
+			if (((struct agent_types *)v)->refs > 1)
+				map_put(&kept, k, v);
+			else
+				agent_types_unref(v);
+		}
+		map_free(&m->sets);
+		m->sets = kept;
+	}
+	if (m->dirs.len >= MEMO_DIRS) {
+		pos = 0;
+		while (map_next(&m->dirs, &pos, NULL, &v))
+			memo_dir_free(v);
+		map_free(&m->dirs);
+		map_init(&m->dirs);
+	}
+}
+
 struct agent_types *
 agent_types_shared(struct agent_types_memo *memo, const char *workspace, const char *home, const char *config_home,
     const char *const *known)
 {
 	char *key = xasprintf("%s\n%s\n%s", workspace, home ? home : "", config_home ? config_home : "");
-	struct agent_types *t = map_get(&memo->sets, key), *fresh;
+	struct agent_types *t, *fresh;
 
+	memo_trim(memo);
+	t = map_get(&memo->sets, key);
 	if (t && types_still(t)) {
 		t->refs++;
 		free(key);

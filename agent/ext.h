@@ -22,6 +22,9 @@ struct agent_ext {
 	const struct tool *const *tools;	/* NULL-terminated, borrowed; added in order */
 	/* Appends its sections to the system prompt (each begins with "\n\n"). */
 	void (*prompt)(const struct agent *a, struct buf *b);
+	/* The tool its section presents: an agent whose composition lacks it is not given the
+	 * section (NULL: shown while the agent has any of its tools, or always when it has none). */
+	const char *prompt_for;
 	void (*turn_start)(struct agent *a);	/* status is AGENT_RUNNING */
 	void (*turn_end)(struct agent *a);	/* status is AGENT_IDLE, before the owner hears */
 	void (*release)(struct agent *a);	/* released; its session is still there */

@@ -8,11 +8,13 @@
 #include "base/buf.h"
 #include "base/clock.h"
 
-/* An extension's section presents its tools: a child whose type left it none of them is not
+/* An extension's section presents its tools: a child whose type left it without them is not
  * told about them. An extension without tools of its own always speaks. */
 static int
 agent_ext_shown(const struct agent *a, const struct agent_ext *x)
 {
+	if (x->prompt_for)
+		return agent_comp_allows(&a->comp, x->prompt_for);
 	if (x->tools == NULL || x->tools[0] == NULL)
 		return 1;
 	for (const struct tool *const *t = x->tools; *t; t++)

@@ -476,6 +476,7 @@ sub_type(struct agent *parent, const char *name, struct err *e)
 	return NULL;
 }
 
+/* qsort's order of strings. */
 static int
 sub_cmp_str(const void *a, const void *b)
 {
@@ -516,7 +517,8 @@ sub_model_check(struct agent_rt *rt, const char *model, struct err *e)
 		if (count > 1)
 			qsort(v, count, sizeof(*v), sub_cmp_str);
 		for (size_t i = 0; i < count; i++)
-			buf_printf(&b, "%s%s", i ? ", " : "", v[i]);
+			if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
+				buf_printf(&b, "%s%s", i ? ", " : "", v[i]);
 		err_set(e, ERR_INVALID_ARGUMENT, "unknown model \"%s\"; available: %s", model, b.data ? b.data : "");
 		buf_free(&b);
 	}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/ask.h"
 #include "agent/subagent_int.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -180,7 +181,13 @@ sub_type_fields(struct sub_lister *ls, const struct sess_entry *en, const char *
 	if (en->model == NULL)
 		return;
 	up = parent ? map_get(&ls->rt->corpus->by_id, parent) : NULL;
-	if (!(up && up->model && strcmp(up->model, en->model) == 0))
+	const char *theirs = up ? up->model : NULL;
+	if (up && up->parent == NULL) {
+		/* a root's model is its session's current one */
+		struct agent *root = agent_rt_get(ls->rt, parent);
+		theirs = root ? agent_model(root) : NULL;
+	}
+	if (!(theirs && strcmp(theirs, en->model) == 0))
 		json_object_set_new_nocheck(v, "model", json_string_nocheck(en->model));
 }
 

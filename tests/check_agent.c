@@ -1207,12 +1207,13 @@ START_TEST(agent_types_read_from_files_in_precedence_order)
 }
 END_TEST
 
-/* Sets the *.md files below dir whose name matches glob to 2020 (files that have not just
- * changed; all the same mtime, the change time of each is now). */
+/* Sets the files below dir whose name matches glob, and the directories, to 2020 (what has not
+ * just changed; all the same mtime, the change time of each is now). */
 static void
 types_age(const char *dir, const char *glob)
 {
-	char *cmd = xasprintf("find '%s' -name '%s' -exec touch -h -d '2020-01-01 00:00:00' {} +", dir, glob);
+	char *cmd = xasprintf("find '%s' \\( -name '%s' -o -type d \\) -exec touch -h -d '2020-01-01 00:00:00' {} +",
+	    dir, glob);
 
 	ck_assert_int_eq(system(cmd), 0);
 	free(cmd);
@@ -1270,6 +1271,21 @@ START_TEST(agent_types_memo_shares_what_did_not_change)
 	agent_types_unref(a);
 	agent_types_unref(b);
 	agent_types_memo_free(memo);
+	/* an MCP name a descriptor could not hold is not a tool here; a workspace that is the home
+	 * reads its .claude/agents once */
+	snprintf(d, sizeof(d), "%s/.claude/agents", home);
+	types_file(d, "three.md", "---\ndescription: Third\ntools: mcp__my server__x, mcp__ok__y, mcp__caf\xc3\xa9*\n---\n");
+	struct agent_types t;
+	test_log_capture_start();
+	agent_types_load(&t, home, home, NULL, known, NULL);
+	log = test_log_capture_stop();
+	char *tools = json_dumps(agent_types_get(&t, "three")->tools, JSON_COMPACT);
+	ck_assert_str_eq(tools, "[\"mcp__ok__y\"]");
+	free(tools);
+	ck_assert_ptr_nonnull(strstr(log, "tool \"mcp__my server__x\" is not a tool here: ignored"));
+	ck_assert_uint_eq(json_array_size(t.skipped), 0);
+	free(log);
+	agent_types_free(&t);
 	test_rmtree(root);
 }
 END_TEST

@@ -885,6 +885,21 @@ START_TEST(typed_children_are_composed_from_their_type)
 	ck_assert_ptr_null(strstr(s, "Delegation:"));
 	ck_assert_ptr_nonnull(strstr(s, "You explore a codebase"));
 	free(s);
+	/* a background explore child keeps send_message, and is still not told to delegate */
+	struct agent *xb = spawn_kind(root, "b", 1, "explore", NULL, &r);
+	ck_assert_ptr_nonnull(xb);
+	tool_result_clear(&r);
+	s = tool_names(xb);
+	ck_assert_str_eq(s, "send_message,read,glob,grep");
+	free(s);
+	s = agent_system_prompt(xb);
+	ck_assert_ptr_null(strstr(s, "Delegation:"));
+	free(s);
+	/* a NUL in a string argument is refused with the arguments (never read cut short) */
+	err_clear(&e);
+	ck_assert_ptr_null(toolbox_check_args(&tb, &tool_subagent, "{\"description\":\"a\",\"prompt\":\"b\","
+	    "\"agent_type\":\"explore\\u0000x\"}", &e));
+	ck_assert_ptr_nonnull(strstr(e.msg, "invalid arguments: not valid JSON (\\u0000 is not allowed"));
 	/* the title names a type that is not general */
 	json_t *args = json_pack("{s:s, s:s}", "description", "find it", "agent_type", "explore");
 	s = tool_subagent.title(&tool_subagent, args);
@@ -924,6 +939,14 @@ START_TEST(typed_children_are_composed_from_their_type)
 	ck_assert_str_eq(agent_type_name(back), "general");
 
 	/* a version 2 child: general, every tool; a descriptor that does not pass: nothing, read-only */
+#define NONE "00000000-0000-4000-8000-00000000d4d4"
+	put(NONE, HDR(NONE, "00000000-0000-4000-8000-00000000d1d1", 4, ",\"origin\":\"subagent\""));
+	struct agent *none = agent_load(&T.rt, NONE, &tb, NULL, &e);
+	ck_assert_ptr_nonnull(none);
+	s = tool_names(none);
+	ck_assert_str_eq(s, "");	/* a child with no descriptor is nothing until one says */
+	free(s);
+	ck_assert_int_eq(agent_mode(none), PERMIT_READ_ONLY);
 #define V2 "00000000-0000-4000-8000-00000000d2d2"
 #define BAD "00000000-0000-4000-8000-00000000d3d3"
 	put(V2, HDR(V2, "00000000-0000-4000-8000-00000000d1d1", 5, ",\"origin\":\"subagent\"") DESC("continuable", "old"));

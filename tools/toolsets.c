@@ -18,6 +18,7 @@ static const struct agent_ext delegation_ext = {
 	.name = "delegation",
 	.tools = delegation_tools,
 	.prompt = delegation_prompt,
+	.prompt_for = "subagent",
 };
 
 static const struct agent_ext *const default_exts[] = { &delegation_ext, &subagent_ext, &mcp_ext, NULL };
