@@ -58,7 +58,7 @@ CHECKS := $(BUILD)/bin/check_all
 # The scenario runner is the agent itself: `acp-agent scenario run` (docs/contract.md §21).
 RUNNER := $(AGENT) scenario run
 
-FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path mcp frontmatter
+FUZZ_TARGETS := line inspect replay toolargs delta scan consumers path mcp frontmatter compose
 FUZZ_SRC := $(filter-out acp/main.c,$(wildcard base/*.c session/*.c model/*.c workspace/*.c mcp/*.c record/*.c agent/*.c tools/*.c acp/*.c))
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(PKG_CFLAGS)

@@ -30,13 +30,14 @@ seed delta tests/fuzz/seeds/delta/*
 # MCP server scripts (fuzz_mcp.c's line encoding): the handshake, pages, calls, restarts.
 seed mcp tests/fuzz/seeds/mcp/*
 seed frontmatter tests/fixtures/claude-agents/*.md
+seed compose tests/fuzz/seeds/compose/*
 # One event line per file: every line of the committed logs.
 mkdir -p "$out/corpus-scan"
 cat scenarios/*/expected/sessions/*.jsonl 2>/dev/null | head -400 | split -l 1 - "$out/corpus-scan/line-"
 # And pairs of consecutive lines: the second is matched against the shape of the first.
 cat scenarios/*/expected/sessions/*.jsonl 2>/dev/null | head -400 | awk 'NR > 1 { print prev > ("'"$out"'/corpus-scan/pair-" NR); print $0 >> ("'"$out"'/corpus-scan/pair-" NR); close("'"$out"'/corpus-scan/pair-" NR) } { prev = $0 }'
 mkdir -p "$out/corpus-path"
-for t in line inspect replay toolargs delta scan consumers path mcp frontmatter; do
+for t in line inspect replay toolargs delta scan consumers path mcp frontmatter compose; do
 	echo "fuzz: $t for ${secs}s"
 	dict=; [ -f "tests/fuzz/$t.dict" ] && dict="-dict=$(pwd)/tests/fuzz/$t.dict"
 	if ! (cd "$out" && ASAN_OPTIONS=detect_leaks=1 ./fuzz_$t -max_total_time="$secs" -print_final_stats=1 \
