@@ -464,12 +464,39 @@ type_dup(struct agent_type *dst, const struct agent_type *src)
 
 /* ---- the memo ---- */
 
-struct memo_file {
-	char *name;			/* owned: the file's name in its directory */
+/* A file of a source directory as a stat showed it when it was read. */
+struct agent_types_seen {
+	char *name;			/* owned: its name in the directory */
 	dev_t dev;
 	ino_t ino;
 	off_t size;
 	struct timespec mtime, ctime;
+};
+
+/* f as name and st say. */
+static void
+seen_set(struct agent_types_seen *f, const char *name, const struct stat *st)
+{
+	f->name = xstrdup(name);
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
+}
+
+/* Whether st shows the file as it was (an edit changes the change time even when the
+ * modification time is set back). */
+static int
+seen_same(const struct agent_types_seen *f, const struct stat *st)
+{
+	return f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+	    f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	    f->ctime.tv_sec == st->st_ctim.tv_sec && f->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+struct memo_file {
+	struct agent_types_seen id;	/* its name and stat */
 	int ok;
 	int moved;			/* its strings belong to a newer reading's entry now */
 	struct agent_type ty;		/* owned, when ok */
@@ -487,15 +514,6 @@ struct agent_types_memo {
 	int racy_s;
 };
 
-/* A file of a source directory as it was when its set was read. */
-struct agent_types_seen {
-	char *name;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
-};
-
 /* Frees a directory's reading (entries moved to a newer one are not its own any more). */
 static void
 memo_dir_free(struct memo_dir *d)
@@ -505,7 +523,7 @@ memo_dir_free(struct memo_dir *d)
 	for (size_t i = 0; i < d->n; i++) {
 		if (d->v[i].moved)
 			continue;
-		free(d->v[i].name);
+		free(d->v[i].id.name);
 		if (d->v[i].ok)
 			type_clear(&d->v[i].ty);
 		free(d->v[i].why);
@@ -547,7 +565,7 @@ agent_types_memo_free(struct agent_types_memo *m)
 static int
 memo_name_cmp(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct memo_file *)elem)->name);
+	return strcmp(key, ((const struct memo_file *)elem)->id.name);
 }
 
 /* The entry of d for name whose stat is still st, or NULL. */
@@ -556,11 +574,7 @@ memo_hit(struct memo_dir *d, const char *name, const struct stat *st)
 {
 	struct memo_file *f = d ? bsearch(name, d->v, d->n, sizeof(*d->v), memo_name_cmp) : NULL;
 
-	if (f == NULL || f->dev != st->st_dev || f->ino != st->st_ino || f->size != st->st_size ||
-	    f->mtime.tv_sec != st->st_mtim.tv_sec || f->mtime.tv_nsec != st->st_mtim.tv_nsec ||
-	    f->ctime.tv_sec != st->st_ctim.tv_sec || f->ctime.tv_nsec != st->st_ctim.tv_nsec)
-		return NULL;
-	return f;
+	return f && seen_same(&f->id, st) ? f : NULL;
 }
 
 /* A new entry at the end of d, uninitialised. */
@@ -606,12 +620,7 @@ memo_note(const struct agent_types_memo *m, struct memo_dir *d, const char *name
 		return 0;
 	f = memo_slot(d);
 	memset(f, 0, sizeof(*f));
-	f->name = xstrdup(name);
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->size = st->st_size;
-	f->mtime = st->st_mtim;
-	f->ctime = st->st_ctim;
+	seen_set(&f->id, name, st);
 	f->ok = ty != NULL;
 	if (ty)
 		type_dup(&f->ty, ty);
@@ -624,16 +633,9 @@ memo_note(const struct agent_types_memo *m, struct memo_dir *d, const char *name
 static void
 type_seen(struct agent_types_dir *d, const char *name, const struct stat *st)
 {
-	struct agent_types_seen *f;
-
-	d->seen = xrealloc(d->seen, (d->nseen + 1) * sizeof(*d->seen));
-	f = &d->seen[d->nseen++];
-	f->name = xstrdup(name);
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->size = st->st_size;
-	f->mtime = st->st_mtim;
-	f->ctime = st->st_ctim;
+	if ((d->nseen & (d->nseen - 1)) == 0)	/* at 0, 1, 2, 4, ...: doubles */
+		d->seen = xrealloc(d->seen, (d->nseen ? d->nseen * 2 : 1) * sizeof(*d->seen));
+	seen_set(&d->seen[d->nseen++], name, st);
 }
 
 /* The *.md files of source dir i, in name order; a file whose stat is what memo saw is not read. */
@@ -840,10 +842,7 @@ types_still(const struct agent_types *t)
 		for (size_t k = 0; k < d->nseen; k++) {
 			const struct agent_types_seen *f = &d->seen[k];
 			struct stat st;
-			if (fstatat(dfd, f->name, &st, 0) < 0 || f->dev != st.st_dev || f->ino != st.st_ino ||
-			    f->size != st.st_size || f->mtime.tv_sec != st.st_mtim.tv_sec ||
-			    f->mtime.tv_nsec != st.st_mtim.tv_nsec || f->ctime.tv_sec != st.st_ctim.tv_sec ||
-			    f->ctime.tv_nsec != st.st_ctim.tv_nsec) {
+			if (fstatat(dfd, f->name, &st, 0) < 0 || !seen_same(f, &st)) {
 				close(dfd);
 				return 0;
 			}
