@@ -34,6 +34,7 @@ main(void)
 	srunner_add_suite(sr, conv_suite());
 	srunner_add_suite(sr, subagent_suite());
 	srunner_add_suite(sr, compose_suite());
+	srunner_add_suite(sr, git_suite());
 	srunner_add_suite(sr, sse_suite());
 	srunner_add_suite(sr, openai_suite());
 	srunner_add_suite(sr, team_suite());

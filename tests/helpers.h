@@ -58,6 +58,7 @@ Suite *conv_suite(void);
 Suite *base_suite(void);
 Suite *subagent_suite(void);
 Suite *compose_suite(void);
+Suite *git_suite(void);
 Suite *sse_suite(void);
 Suite *openai_suite(void);
 Suite *team_suite(void);

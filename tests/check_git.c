@@ -1,0 +1,224 @@
+/*
+ * A child's worktree (workspace/git.h, docs/contract.md §24) against real repositories made here:
+ * the preconditions and their reasons, the base (the user's tracked edits, else HEAD), the branch
+ * name and its fallback, nothing left after a refused creation, the commit and its numbers, the
+ * removal (the branch kept with work, deleted without), the worktree added back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/xmalloc.h"
+#include "tests/helpers.h"
+#include "workspace/git.h"
+
+#define ID1 "1a2b3c4d-0000-4000-8000-000000000001"
+#define ID2 "1a2b3c4d-0000-4000-8000-000000000002"
+#define ID3 "5e6f7a8b-0000-4000-8000-000000000003"
+
+/* The commands below name their directory up to four times: fmt takes dir for each %s. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void
+sh(const char *fmt, const char *dir)
+{
+	char *cmd = xasprintf(fmt, dir, dir, dir, dir);
+
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+	free(cmd);
+}
+
+/* What a command prints, its first line (owned). */
+static char *
+sh_out(const char *fmt, const char *dir)
+{
+	char *cmd = xasprintf(fmt, dir, dir), line[512] = "";
+	FILE *p = popen(cmd, "r");
+
+	ck_assert_ptr_nonnull(p);
+	if (fgets(line, sizeof(line), p) == NULL)
+		line[0] = '\0';
+	pclose(p);
+	free(cmd);
+	line[strcspn(line, "\n")] = '\0';
+	return xstrdup(line);
+}
+#pragma GCC diagnostic pop
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* A repository at <root>/repo with one commit: README and src/main.c. */
+static void
+make_repo(const char *root)
+{
+	sh("mkdir -p %s/repo/src && cd %s/repo && git init -q && printf 'hello\\n' > README && "
+	    "printf 'int main(void) { return 0; }\\n' > src/main.c && git add -A && "
+	    "git -c user.name=t -c user.email=t@t commit -q -m first", root);
+}
+
+START_TEST(git_probe_refuses_with_its_reason)
+{
+	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *p;
+
+	test_mkdtemp(root, sizeof(root));
+	ck_assert_int_eq(git_wt_probe(root, NULL, NULL, &repo, &subdir, why), -1);
+	ck_assert_msg(strstr(why, "fatal: not a git repository") == why, "%s", why);
+	sh("mkdir -p %s/empty && cd %s/empty && git init -q", root);
+	p = xasprintf("%s/empty", root);
+	ck_assert_int_eq(git_wt_probe(p, NULL, NULL, &repo, &subdir, why), -1);
+	ck_assert_str_eq(why, "the repository has no commit yet");
+	free(p);
+	make_repo(root);
+	p = xasprintf("%s/repo/src", root);
+	ck_assert_int_eq(git_wt_probe(p, "/nonexistent", NULL, &repo, &subdir, why), -1);
+	ck_assert_str_eq(why, "git is not on PATH");
+	ck_assert_int_eq(git_wt_probe(p, NULL, NULL, &repo, &subdir, why), 0);
+	ck_assert_ptr_nonnull(strstr(repo, "/repo"));
+	ck_assert_str_eq(subdir, "src");
+	free(repo);
+	free(subdir);
+	free(p);
+	test_rmtree(root);
+}
+END_TEST
+
+START_TEST(git_worktree_from_the_users_edits_committed_and_removed)
+{
+	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *ws, *dir, *p, *s;
+	struct git_wt wt, wt2;
+	struct git_commit c;
+	int deleted;
+
+	test_mkdtemp(root, sizeof(root));
+	make_repo(root);
+	ws = xasprintf("%s/repo/src", root);
+	dir = xasprintf("%s/worktrees", root);
+	ck_assert_int_eq(git_wt_probe(ws, NULL, NULL, &repo, &subdir, why), 0);
+	/* a tracked edit and an untracked file: the child sees the first only */
+	sh("cd %s/repo && printf 'int main(void) { return 1; }\\n' > src/main.c && printf 'x\\n' > src/new.c", root);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, NULL, &wt, why) == 0, "%s", why);
+	ck_assert_str_eq(wt.branch, "acp-agent/1a2b3c4d");
+	ck_assert_uint_eq(strlen(wt.base), 40);
+	s = sh_out("cd %s/repo && git rev-parse HEAD", root);
+	ck_assert_str_ne(wt.base, s);		/* git stash create's commit, not HEAD */
+	free(s);
+	p = xasprintf("%s/src/main.c", wt.path);
+	char *text = test_read_file(p, NULL);
+	ck_assert_str_eq(text, "int main(void) { return 1; }\n");
+	free(text);
+	free(p);
+	p = xasprintf("%s/src/new.c", wt.path);
+	ck_assert(!exists(p));
+	free(p);
+	/* the user's tree is untouched: the edit is still there, uncommitted */
+	s = sh_out("cd %s/repo && git status --porcelain src/main.c", root);
+	ck_assert_str_eq(s, " M src/main.c");
+	free(s);
+	/* the branch name is taken for the next child with the same first 8 digits: the whole id */
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID2, dir, NULL, NULL, &wt2, why) == 0, "%s", why);
+	ck_assert_str_eq(wt2.branch, "acp-agent/" ID2);
+	/* the child's work: an edit and a new file, committed; the numbers are the branch's */
+	sh("cd %s && printf 'one\\ntwo\\n' > src/lib.c && printf 'hello\\nworld\\n' > README", wt.path);
+	ck_assert_msg(git_wt_commit(&wt, "add lib", NULL, NULL, &c, why) == 0, "%s", why);
+	ck_assert_uint_eq(strlen(c.commit), 40);
+	ck_assert_int_eq(c.files, 2);
+	ck_assert_int_eq(c.insertions, 3);
+	ck_assert_int_eq(c.deletions, 0);
+	s = sh_out("cd %s && git log -1 --format='%%an <%%ae> %%cn <%%ce> %%s'", wt.path);
+	ck_assert_str_eq(s, "acp-agent <acp-agent@localhost> acp-agent <acp-agent@localhost> add lib");
+	free(s);
+	ck_assert_int_eq(git_wt_remove(&wt, NULL, NULL, &deleted, why), 0);
+	ck_assert_int_eq(deleted, 0);
+	ck_assert(!exists(wt.path));
+	s = sh_out("cd %s/repo && git branch --list 'acp-agent/1a2b3c4d'", root);
+	ck_assert_str_eq(s, "  acp-agent/1a2b3c4d");
+	free(s);
+	/* added back on its branch, with its work */
+	ck_assert_msg(git_wt_readd(&wt, NULL, NULL, why) == 0, "%s", why);
+	p = xasprintf("%s/src/lib.c", wt.path);
+	ck_assert(exists(p));
+	free(p);
+	ck_assert_int_eq(git_wt_readd(&wt, NULL, NULL, why), 0);	/* there already: ours */
+	/* nothing changed in the second: no commit, and its branch goes with it */
+	ck_assert_int_eq(git_wt_commit(&wt2, "nothing", NULL, NULL, &c, why), 0);
+	ck_assert_str_eq(c.commit, "");
+	ck_assert_int_eq(c.files, 0);
+	ck_assert_int_eq(git_wt_remove(&wt2, NULL, NULL, &deleted, why), 0);
+	ck_assert_int_eq(deleted, 1);
+	s = sh_out("cd %s/repo && git branch --list 'acp-agent/1a2b*' | wc -l", root);
+	ck_assert_str_eq(s, "1");
+	free(s);
+	git_wt_free(&wt);
+	git_wt_free(&wt2);
+	free(repo);
+	free(subdir);
+	free(ws);
+	free(dir);
+	test_rmtree(root);
+}
+END_TEST
+
+/* A path that is there and not ours, a branch git refuses, a locked index: clear reasons, and
+ * nothing of ours left (no branch, no directory). */
+START_TEST(git_worktree_refused_leaves_nothing)
+{
+	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *ws, *dir, *p, *s;
+	struct git_wt wt;
+
+	test_mkdtemp(root, sizeof(root));
+	make_repo(root);
+	ws = xasprintf("%s/repo", root);
+	dir = xasprintf("%s/worktrees", root);
+	ck_assert_int_eq(git_wt_probe(ws, NULL, NULL, &repo, &subdir, why), 0);
+	ck_assert_str_eq(subdir, "");
+	p = xasprintf("%s/%s", dir, ID3);
+	sh("mkdir -p %s/worktrees/" ID3 " && touch %s/worktrees/" ID3 "/mine", root);
+	ck_assert_int_eq(git_wt_create(ws, repo, subdir, ID3, dir, NULL, NULL, &wt, why), -1);
+	ck_assert_msg(strstr(why, "exists already") != NULL, "%s", why);
+	s = xasprintf("%s/mine", p);
+	ck_assert(exists(s));			/* not ours: left alone */
+	free(s);
+	sh("rm -rf %s/worktrees/" ID3, root);
+	/* a locked index: git refuses, and nothing is left */
+	sh("cd %s/repo && printf 'x\\n' >> README && touch .git/index.lock", root);
+	if (git_wt_create(ws, repo, subdir, ID3, dir, NULL, NULL, &wt, why) < 0) {
+		/* git's own line, or ours naming the command (git stash create says nothing here) */
+		ck_assert_msg(strncmp(why, "fatal: ", 7) == 0 || strncmp(why, "error: ", 7) == 0 ||
+		    strcmp(why, "git stash create exited with status 1") == 0, "%s", why);
+		ck_assert(!exists(p));
+		s = sh_out("cd %s/repo && git branch --list 'acp-agent/*' | wc -l", root);
+		ck_assert_str_eq(s, "0");
+		free(s);
+	} else {
+		git_wt_free(&wt);	/* this git needs no lock for it: then it must have worked */
+	}
+	sh("rm -f %s/repo/.git/index.lock", root);
+	free(p);
+	free(repo);
+	free(subdir);
+	free(ws);
+	free(dir);
+	test_rmtree(root);
+}
+END_TEST
+
+Suite *
+git_suite(void)
+{
+	Suite *s = suite_create("git");
+	TCase *tc = tcase_create("git");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, git_probe_refuses_with_its_reason);
+	tcase_add_test(tc, git_worktree_from_the_users_edits_committed_and_removed);
+	tcase_add_test(tc, git_worktree_refused_leaves_nothing);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,441 @@
+/* git for isolated children (workspace/git.h). */
+#include "workspace/git.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/spawn.h"
+#include "base/xmalloc.h"
+
+#define GIT_ARGS_MAX 16
+#define GIT_OUT_MAX ((size_t)1 << 20)	/* more stdout than any call here prints */
+
+/* One git run: its exit status (128 + the signal when killed), stdout, and its reason. */
+struct git_res {
+	int status;
+	struct buf out;
+	char why[GIT_WHY_MAX];
+};
+
+/* The reason a git run gives: its first "fatal: " or "error: " line, else its last line. */
+static void
+git_reason(const char *err, size_t n, char *why)
+{
+	const char *p = err, *end = err + n, *last = NULL;
+	size_t last_n = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if ((len > 7 && strncmp(p, "fatal: ", 7) == 0) || (len > 7 && strncmp(p, "error: ", 7) == 0)) {
+			snprintf(why, GIT_WHY_MAX, "%.*s", (int)len, p);
+			return;
+		}
+		if (len) {
+			last = p;
+			last_n = len;
+		}
+		p += len + 1;
+	}
+	if (last)
+		snprintf(why, GIT_WHY_MAX, "%.*s", (int)last_n, last);
+}
+
+/* Reads what is ready on fd into b (up to max); 0 at its end. */
+static int
+git_drain(int fd, struct buf *b, size_t max)
+{
+	char chunk[4096];
+	ssize_t n = read(fd, chunk, sizeof(chunk));
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 1 : 0;
+	if (n > 0 && b->len < max)
+		buf_append(b, chunk, b->len + (size_t)n > max ? max - b->len : (size_t)n);
+	return n > 0;
+}
+
+/*
+ * Runs git with args (after "git", NULL-terminated) in cwd and waits for it. 0 when it ran
+ * (r->status, r->out, r->why from its stderr), -1 when it could not be started (r->why).
+ */
+static int
+git_runv(const char *cwd, const char *path, const atomic_int *cancel, struct git_res *r, const char *const *args)
+{
+	static const char *const extra[] = { "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=acp-agent",
+		"GIT_AUTHOR_EMAIL=acp-agent@localhost", "GIT_COMMITTER_NAME=acp-agent",
+		"GIT_COMMITTER_EMAIL=acp-agent@localhost" };
+	char *git = spawn_find("git", path), *argv[GIT_ARGS_MAX + 2];
+	int out[2], err[2], saved, open_fds = 2, st;
+	enum spawn_stage stage;
+	struct spawn_opts so = { 0 };
+	struct buf errb;
+	char **envp;
+	pid_t pid;
+	size_t n = 0;
+
+	r->status = -1;
+	r->why[0] = '\0';
+	buf_init(&r->out);
+	if (git == NULL) {
+		snprintf(r->why, GIT_WHY_MAX, "git is not on PATH");
+		return -1;
+	}
+	argv[n++] = (char *)"git";
+	for (; args[n - 1] && n <= GIT_ARGS_MAX; n++)
+		argv[n] = (char *)args[n - 1];
+	argv[n] = NULL;
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		snprintf(r->why, GIT_WHY_MAX, "cannot run git: %s", strerror(errno));
+		free(git);
+		return -1;
+	}
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		snprintf(r->why, GIT_WHY_MAX, "cannot run git: %s", strerror(errno));
+		close(out[0]);
+		close(out[1]);
+		free(git);
+		return -1;
+	}
+	envp = spawn_env((char *const *)extra, sizeof(extra) / sizeof(extra[0]));
+	so.path = git;
+	so.argv = argv;
+	so.envp = envp;
+	so.workdir = cwd;
+	so.fd[0] = -1;
+	so.fd[1] = out[1];
+	so.fd[2] = err[1];
+	pid = spawn_start(&so, &stage, &saved);
+	close(out[1]);
+	close(err[1]);
+	free(envp);
+	free(git);
+	if (pid < 0) {
+		close(out[0]);
+		close(err[0]);
+		snprintf(r->why, GIT_WHY_MAX, stage == SPAWN_CHDIR ? "cannot enter %s: %s" : "cannot run git%.0s: %s",
+		    cwd ? cwd : "", strerror(saved));
+		return -1;
+	}
+	buf_init(&errb);
+	struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+	while (open_fds > 0) {
+		if (cancel && atomic_load(cancel))
+			kill(-pid, SIGKILL);	/* its group: a hook or a pager it started too */
+		if (poll(pf, 2, 100) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (!git_drain(pf[i].fd, i ? &errb : &r->out, i ? (size_t)65536 : GIT_OUT_MAX)) {
+				close(pf[i].fd);
+				pf[i].fd = -1;
+				open_fds--;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (pf[i].fd >= 0)
+			close(pf[i].fd);
+	pid_t w;
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
+		st = 255 << 8;	/* reaped by someone else (SIGCHLD ignored): taken as a failure */
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	if (errb.len)
+		git_reason(errb.data, errb.len, r->why);
+	buf_free(&errb);
+	if (r->status != 0 && r->why[0] == '\0') {
+		const char *sub = args[0] ? args[1] : NULL;
+		snprintf(r->why, GIT_WHY_MAX, "git %s%s%s exited with status %d", args[0] ? args[0] : "", sub ? " " : "",
+		    sub ? sub : "", r->status);
+	}
+	return 0;
+}
+
+/* git_runv with the arguments listed, NULL last. */
+static int
+git_run(const char *cwd, const char *path, const atomic_int *cancel, struct git_res *r, ...)
+{
+	const char *args[GIT_ARGS_MAX + 1];
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, r);
+	while (n < GIT_ARGS_MAX && (args[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	args[n] = NULL;
+	return git_runv(cwd, path, cancel, r, args);
+}
+
+/* The first line of r's stdout (owned; "" for none). */
+static char *
+git_line(const struct git_res *r)
+{
+	size_t n = r->out.len;
+
+	if (n == 0)
+		return xstrdup("");
+	const char *nl = memchr(r->out.data, '\n', n);
+	return xstrndup(r->out.data, nl ? (size_t)(nl - r->out.data) : n);
+}
+
+/* Runs a git that must succeed: 0, or -1 with why (its reason). */
+#define GIT_MUST(cwd, path, cancel, r, why, ...)                                                    \
+	((git_run(cwd, path, cancel, r, __VA_ARGS__, (const char *)NULL) < 0 || (r)->status != 0) ?     \
+	    (snprintf(why, GIT_WHY_MAX, "%s", (r)->why), buf_free(&(r)->out), -1) : 0)
+
+int
+git_wt_probe(const char *workspace, const char *path, const atomic_int *cancel, char **repo, char **subdir,
+    char *why)
+{
+	struct git_res r;
+
+	*repo = *subdir = NULL;
+	if (GIT_MUST(workspace, path, cancel, &r, why, "rev-parse", "--show-toplevel") < 0)
+		return -1;
+	*repo = git_line(&r);
+	buf_free(&r.out);
+	if (GIT_MUST(workspace, path, cancel, &r, why, "rev-parse", "--show-prefix") < 0)
+		goto fail;
+	*subdir = git_line(&r);
+	buf_free(&r.out);
+	size_t n = strlen(*subdir);
+	if (n && (*subdir)[n - 1] == '/')
+		(*subdir)[n - 1] = '\0';
+	if (git_run(workspace, path, cancel, &r, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", (const char *)NULL) < 0) {
+		snprintf(why, GIT_WHY_MAX, "%s", r.why);
+		goto fail;
+	}
+	buf_free(&r.out);
+	if (r.status != 0) {
+		snprintf(why, GIT_WHY_MAX, "the repository has no commit yet");
+		goto fail;
+	}
+	return 0;
+fail:
+	free(*repo);
+	free(*subdir);
+	*repo = *subdir = NULL;
+	return -1;
+}
+
+/* Whether refs/heads/<branch> exists. */
+static int
+git_has_branch(const char *repo, const char *path, const atomic_int *cancel, const char *branch)
+{
+	struct git_res r;
+	char *ref = xasprintf("refs/heads/%s", branch);
+	int has = git_run(repo, path, cancel, &r, "rev-parse", "--verify", "--quiet", ref, (const char *)NULL) == 0 &&
+	    r.status == 0;
+
+	buf_free(&r.out);
+	free(ref);
+	return has;
+}
+
+int
+git_wt_create(const char *workspace, const char *repo, const char *subdir, const char *child_id, const char *dir,
+    const char *path, const atomic_int *cancel, struct git_wt *wt, char *why)
+{
+	struct git_res r;
+	struct stat st;
+	char *base;
+
+	memset(wt, 0, sizeof(*wt));
+	/* the user's tracked edits, as a commit nobody references, else HEAD */
+	if (GIT_MUST(workspace, path, cancel, &r, why, "stash", "create") < 0)
+		return -1;
+	base = git_line(&r);
+	buf_free(&r.out);
+	if (*base == '\0') {
+		free(base);
+		if (GIT_MUST(workspace, path, cancel, &r, why, "rev-parse", "--verify", "HEAD^{commit}") < 0)
+			return -1;
+		base = git_line(&r);
+		buf_free(&r.out);
+	}
+	wt->base = base;
+	wt->repo = xstrdup(repo);
+	wt->subdir = xstrdup(subdir);
+	wt->branch = xasprintf("acp-agent/%.8s", child_id);
+	if (git_has_branch(repo, path, cancel, wt->branch)) {
+		free(wt->branch);
+		wt->branch = xasprintf("acp-agent/%s", child_id);
+	}
+	wt->path = xasprintf("%s/%s", dir, child_id);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(why, GIT_WHY_MAX, "cannot make %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (lstat(wt->path, &st) == 0) {
+		/* not ours to remove: nothing of this call made it */
+		snprintf(why, GIT_WHY_MAX, "%s exists already", wt->path);
+		goto fail;
+	}
+	if (git_has_branch(repo, path, cancel, wt->branch)) {
+		snprintf(why, GIT_WHY_MAX, "the branch %s exists already", wt->branch);
+		goto fail;
+	}
+	if (GIT_MUST(repo, path, cancel, &r, why, "worktree", "add", "--quiet", "-b", wt->branch, wt->path, wt->base) < 0) {
+		/* whatever the failed add left of ours: its directory, its branch, git's record */
+		char *rm = NULL;
+		struct git_res q;
+		if (lstat(wt->path, &st) == 0)
+			rm = wt->path;
+		if (rm && git_run(repo, path, NULL, &q, "worktree", "remove", "--force", rm, (const char *)NULL) == 0)
+			buf_free(&q.out);
+		if (git_run(repo, path, NULL, &q, "worktree", "prune", (const char *)NULL) == 0)
+			buf_free(&q.out);
+		if (git_has_branch(repo, path, NULL, wt->branch) &&
+		    git_run(repo, path, NULL, &q, "branch", "-D", wt->branch, (const char *)NULL) == 0)
+			buf_free(&q.out);
+		goto fail;
+	}
+	buf_free(&r.out);
+	return 0;
+fail:
+	git_wt_free(wt);
+	return -1;
+}
+
+int
+git_wt_readd(const struct git_wt *wt, const char *path, const atomic_int *cancel, char *why)
+{
+	struct git_res r;
+	struct stat st;
+
+	if (lstat(wt->path, &st) == 0) {
+		/* left by a crash: ours if git lists it on the branch */
+		if (git_run(wt->path, path, cancel, &r, "rev-parse", "--abbrev-ref", "HEAD", (const char *)NULL) == 0 &&
+		    r.status == 0) {
+			char *head = git_line(&r);
+			int ours = strcmp(head, wt->branch) == 0;
+			free(head);
+			buf_free(&r.out);
+			if (ours)
+				return 0;
+		} else {
+			buf_free(&r.out);
+		}
+		snprintf(why, GIT_WHY_MAX, "%s exists and is not the worktree of %s", wt->path, wt->branch);
+		return -1;
+	}
+	if (git_run(wt->repo, path, cancel, &r, "worktree", "prune", (const char *)NULL) == 0)
+		buf_free(&r.out);
+	if (GIT_MUST(wt->repo, path, cancel, &r, why, "worktree", "add", "--quiet", wt->path, wt->branch) < 0)
+		return -1;
+	buf_free(&r.out);
+	return 0;
+}
+
+int
+git_wt_commit(const struct git_wt *wt, const char *message, const char *path, const atomic_int *cancel,
+    struct git_commit *c, char *why)
+{
+	struct git_res r;
+	char *head, *range;
+
+	memset(c, 0, sizeof(*c));
+	if (GIT_MUST(wt->path, path, cancel, &r, why, "add", "-A") < 0)
+		return -1;
+	buf_free(&r.out);
+	if (git_run(wt->path, path, cancel, &r, "diff", "--cached", "--quiet", (const char *)NULL) < 0) {
+		snprintf(why, GIT_WHY_MAX, "%s", r.why);
+		return -1;
+	}
+	buf_free(&r.out);
+	if (r.status == 1) {
+		if (GIT_MUST(wt->path, path, cancel, &r, why, "commit", "--no-verify", "--quiet", "-m",
+			*message ? message : "acp-agent") < 0)
+			return -1;
+		buf_free(&r.out);
+	} else if (r.status != 0) {
+		snprintf(why, GIT_WHY_MAX, "%s", r.why);
+		return -1;
+	}
+	if (GIT_MUST(wt->path, path, cancel, &r, why, "rev-parse", "HEAD") < 0)
+		return -1;
+	head = git_line(&r);
+	buf_free(&r.out);
+	if (strcmp(head, wt->base) != 0)
+		snprintf(c->commit, sizeof(c->commit), "%s", head);
+	free(head);
+	/* the whole branch against its base: what a merge would bring */
+	range = xasprintf("%s..%s", wt->base, wt->branch);
+	if (GIT_MUST(wt->repo, path, cancel, &r, why, "diff", "--numstat", range) < 0) {
+		free(range);
+		return -1;
+	}
+	free(range);
+	for (const char *p = r.out.data, *end = r.out.data + r.out.len; p && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		long a = 0, d = 0;
+		if (p[0] != '-')	/* binary: "-\t-\t<path>" */
+			sscanf(p, "%ld\t%ld", &a, &d);
+		c->files++;
+		c->insertions += (int)a;
+		c->deletions += (int)d;
+		p = nl ? nl + 1 : end;
+	}
+	buf_free(&r.out);
+	return 0;
+}
+
+int
+git_wt_remove(const struct git_wt *wt, const char *path, const atomic_int *cancel, int *branch_deleted, char *why)
+{
+	struct git_res r;
+	struct stat st;
+	char *range, *count;
+
+	*branch_deleted = 0;
+	if (lstat(wt->path, &st) == 0) {
+		if (GIT_MUST(wt->repo, path, cancel, &r, why, "worktree", "remove", "--force", wt->path) < 0)
+			return -1;
+		buf_free(&r.out);
+	}
+	if (git_run(wt->repo, path, cancel, &r, "worktree", "prune", (const char *)NULL) == 0)
+		buf_free(&r.out);
+	range = xasprintf("%s..%s", wt->base, wt->branch);
+	if (GIT_MUST(wt->repo, path, cancel, &r, why, "rev-list", "--count", range) < 0) {
+		free(range);
+		return -1;
+	}
+	free(range);
+	count = git_line(&r);
+	buf_free(&r.out);
+	if (strcmp(count, "0") == 0) {
+		free(count);
+		if (GIT_MUST(wt->repo, path, cancel, &r, why, "branch", "-D", wt->branch) < 0)
+			return -1;
+		buf_free(&r.out);
+		*branch_deleted = 1;
+		return 0;
+	}
+	free(count);
+	return 0;
+}
+
+void
+git_wt_free(struct git_wt *wt)
+{
+	free(wt->repo);
+	free(wt->subdir);
+	free(wt->branch);
+	free(wt->base);
+	free(wt->path);
+	memset(wt, 0, sizeof(*wt));
+}

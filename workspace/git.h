@@ -1,0 +1,57 @@
+/*
+ * git for isolated children (docs/contract.md §24): a child's worktree made, committed, removed and
+ * added back. Each call runs git and waits for it, so it belongs on an offload thread, never on
+ * the loop. Every git process is started as our other processes are (base/spawn.c: its own
+ * group, killed if we die) and reaped here; a cancel flag set meanwhile kills its group.
+ * Nothing here knows an agent: paths, ids and texts in, facts and reasons out.
+ */
+#ifndef WORKSPACE_GIT_H
+#define WORKSPACE_GIT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#define GIT_WHY_MAX 512
+
+/* A child's worktree: every string owned. */
+struct git_wt {
+	char *repo;		/* the repository's top level */
+	char *subdir;		/* the workspace's path inside it, "" at the top */
+	char *branch;		/* acp-agent/<8 hex> */
+	char *base;		/* the full commit id the branch starts from */
+	char *path;		/* the worktree directory */
+};
+
+/* What a commit brought: the branch against its base. */
+struct git_commit {
+	char commit[64];	/* the branch's head, "" when nothing was committed */
+	int files, insertions, deletions;
+};
+
+/*
+ * Whether workspace lies in a git work tree whose repository has a commit, and git is on path
+ * (NULL: our PATH): 0 with *repo and *subdir (owned), or -1 with why (the reason for
+ * "worktree isolation needs a git repository: <why>").
+ */
+int git_wt_probe(const char *workspace, const char *path, const atomic_int *cancel, char **repo, char **subdir,
+    char *why);
+/*
+ * Makes child_id's worktree under dir (dir/<child_id>) on a new branch, from workspace's tracked
+ * changes (git stash create) or HEAD. 0 with wt filled, or -1 with why (git's first "fatal: " or
+ * "error: " line, else its last, or ours); then no branch or directory of ours is left.
+ */
+int git_wt_create(const char *workspace, const char *repo, const char *subdir, const char *child_id, const char *dir,
+    const char *path, const atomic_int *cancel, struct git_wt *wt, char *why);
+/* Adds wt's worktree back at wt->path on its branch (a cold resume). 0, or -1 with why. */
+int git_wt_readd(const struct git_wt *wt, const char *path, const atomic_int *cancel, char *why);
+/* Commits everything in the worktree (author and committer acp-agent <acp-agent@localhost>,
+ * message as given, hooks skipped), nothing when nothing changed, and counts the branch against
+ * its base. 0 with c, or -1 with why. */
+int git_wt_commit(const struct git_wt *wt, const char *message, const char *path, const atomic_int *cancel,
+    struct git_commit *c, char *why);
+/* Removes the worktree directory, and the branch when it has no commit beyond its base
+ * (*branch_deleted). 0, or -1 with why. */
+int git_wt_remove(const struct git_wt *wt, const char *path, const atomic_int *cancel, int *branch_deleted, char *why);
+void git_wt_free(struct git_wt *wt);
+
+#endif
