@@ -251,6 +251,12 @@ agent_corpus_observer(void *arg, struct sess *s, const json_t *ev)
 	sess_corpus_note_live(a->rt->corpus, s);
 }
 
+char *
+agent_worktree_path(const struct agent_rt *rt, const char *id)
+{
+	return xasprintf("%s/worktrees/%s", rt->env->state_dir, id);
+}
+
 /* A child's composition from its descriptor event ev (borrowed; NULL: unreadable). */
 static void
 agent_compose_from(struct agent *a, const json_t *ev)
@@ -261,6 +267,8 @@ agent_compose_from(struct agent *a, const json_t *ev)
 	agent_comp_free(&a->comp);
 	if (ev && sess_descriptor_read(json_object_get(ev, "data"), &d, &why) == 0) {
 		agent_comp_from_descriptor(&a->comp, &d);
+		if (a->comp.wt)		/* where its worktree is, or is added back */
+			a->comp.wt->path = agent_worktree_path(a->rt, sess_id(a->sess));
 		return;
 	}
 	log_warn("agent %s: its descriptor does not pass its check (%s): it runs with no tools, read-only",
@@ -380,16 +388,20 @@ agent_publish_root(struct agent *a, const char *mode, const char *model, struct 
 }
 
 struct agent *
-agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools)
+agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools, const char *given_id,
+    const char *cwd)
 {
 	char id[SESS_ID_LEN + 1];
 	struct sess_header_info info = { 0 };
 	struct agent *a;
 
-	sess_ids_new(&rt->env->ids, id);
+	if (given_id)
+		snprintf(id, sizeof(id), "%s", given_id);
+	else
+		sess_ids_new(&rt->env->ids, id);
 	info.id = id;
 	info.created_at = agent_created_now(rt);
-	info.cwd = sess_header_str(parent->sess, "cwd");
+	info.cwd = cwd ? cwd : sess_header_str(parent->sess, "cwd");
 	info.depth = (int)json_integer_value(json_object_get(sess_header(parent->sess), "delegationDepth")) + 1;
 	info.parent = agent_id(parent);
 	info.origin = "subagent";
@@ -874,6 +886,10 @@ agent_tool_check(struct agent *a, struct tool_inv *inv, const char *name, const 
 	if (inv->tool->cls == PERMIT_READ && inv->tool->prepare == NULL)
 		return 0;
 	inv->plan.verdict = permit_decide(agent_mode(a), inv->tool->cls);
+	/* an edit in a worktree cannot touch the user's files: it asks for nothing but read-only's
+	 * refusal (docs/contract.md §24) */
+	if (inv->tool->cls == PERMIT_EDIT && inv->plan.verdict == PERMIT_ASK && agent_worktree_owner(a))
+		inv->plan.verdict = PERMIT_ALLOW;
 	if (inv->tool->prepare && inv->tool->prepare(inv, inv->args, &inv->plan, &inv->result) < 0)
 		return -1;
 	if (inv->plan.verdict == PERMIT_REFUSE) {
@@ -1657,6 +1673,23 @@ const char *
 agent_type_name(const struct agent *a)
 {
 	return a->comp.type ? a->comp.type : "general";
+}
+
+int
+agent_isolated(const struct agent *a)
+{
+	return a->comp.wt != NULL;
+}
+
+struct agent *
+agent_worktree_owner(struct agent *a)
+{
+	for (int hops = 0; a && hops < 4096; hops++) {
+		if (a->comp.wt)
+			return a;
+		a = agent_parent(a) ? agent_rt_get(a->rt, agent_parent(a)) : NULL;
+	}
+	return NULL;
 }
 
 int

@@ -212,6 +212,8 @@ const char *agent_type_description(const struct sess_entry *en);
 const struct agent_types *agent_types_of(struct agent *a);
 /* The name of a's agent type: "general" for a root. */
 const char *agent_type_name(const struct agent *a);
+/* Where an isolated child's worktree lives: <state-dir>/worktrees/<id> (owned; docs/contract.md §24). */
+char *agent_worktree_path(const struct agent_rt *rt, const char *id);
 /* a's model requests per turn (its type's limit, else --max-steps). */
 int agent_max_steps(const struct agent *a);
 /*
@@ -245,8 +247,14 @@ const struct tool_inv *agent_find_call(const struct agent *a, const char *call_i
 char *agent_final_text(const struct agent *a);
 /* The same over a log's events (borrowed, in order): the latest turn's last text. Owned or NULL. */
 char *agent_final_text_of(const json_t *events);
-/* A new child agent (unpublished session with parentSession/origin); the caller sets it up. */
-struct agent *agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools);
+/* A new child agent (unpublished session with parentSession/origin); the caller sets it up. id:
+ * the one chosen for it (NULL: a new one); cwd: its workspace (NULL: its parent's). */
+struct agent *agent_new_child(struct agent_rt *rt, const struct agent *parent, const struct toolbox *tools,
+    const char *id, const char *cwd);
+/* Whether a is an isolated child, its workspace its own worktree (docs/contract.md §24). */
+int agent_isolated(const struct agent *a);
+/* The isolated agent whose worktree a works in (a itself or a live ancestor), or NULL. */
+struct agent *agent_worktree_owner(struct agent *a);
 
 /* The tool named name: the profile's, else an extension's (agent_ext.toolbox); NULL when none. */
 const struct tool *agent_find_tool(struct agent *a, const char *name);

@@ -17,6 +17,10 @@ agent_comp_free(struct agent_comp *c)
 	json_decref(c->tools);
 	json_decref(c->denied);
 	free(c->instructions);
+	if (c->wt) {
+		git_wt_free(c->wt);
+		free(c->wt);
+	}
 	memset(c, 0, sizeof(*c));
 	c->ceiling = -1;
 }
@@ -206,6 +210,13 @@ agent_comp_from_descriptor(struct agent_comp *out, const struct sess_descriptor 
 		out->ceiling = (int)m;
 	out->max_steps = d->max_steps;
 	out->instructions = d->instructions && *d->instructions ? xstrdup(d->instructions) : NULL;
+	if (d->iso_repo) {
+		out->wt = xcalloc(1, sizeof(*out->wt));
+		out->wt->repo = xstrdup(d->iso_repo);
+		out->wt->branch = xstrdup(d->iso_branch);
+		out->wt->base = xstrdup(d->iso_base);
+		out->wt->subdir = xstrdup(d->iso_subdir);
+	}
 }
 
 void
@@ -231,5 +242,9 @@ agent_comp_describe(const struct agent_comp *c, json_t *data)
 	    json_null());
 	json_object_set_new(data, "maxSteps", c->max_steps > 0 ? json_integer(c->max_steps) : json_null());
 	json_object_set_new(data, "instructions", c->instructions ? json_string(c->instructions) : json_null());
-	json_object_set_new(data, "isolation", json_null());
+	if (c->wt)
+		json_object_set_new(data, "isolation", xjson_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", "worktree", "repo",
+		    c->wt->repo, "branch", c->wt->branch, "base", c->wt->base, "subdir", c->wt->subdir));
+	else
+		json_object_set_new(data, "isolation", json_null());
 }

@@ -17,6 +17,7 @@
 #include "agent/agent_types.h"
 #include "agent/toolbox.h"
 #include "session/descriptor.h"
+#include "workspace/git.h"
 
 struct agent_comp {
 	char *type;			/* owned; NULL: a root (nothing composed) */
@@ -27,9 +28,12 @@ struct agent_comp {
 	int ceiling;			/* enum permit_mode, or -1: none */
 	int max_steps;			/* 0: --max-steps */
 	char *instructions;		/* owned, or NULL */
+	/* an isolated child's worktree (docs/contract.md §24): NULL when not isolated; its
+	 * strings owned (path: <state-dir>/worktrees/<id>, set where the child is known) */
+	struct git_wt *wt;
 };
 
-#define AGENT_COMP_NONE { NULL, NULL, NULL, NULL, NULL, -1, 0, NULL }
+#define AGENT_COMP_NONE { NULL, NULL, NULL, NULL, NULL, -1, 0, NULL, NULL }
 
 void agent_comp_free(struct agent_comp *c);
 /* Whether an agent composed as c may have the tool called name. */

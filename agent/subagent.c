@@ -33,6 +33,8 @@ sub_state_free(void *p)
 	struct sub_state *st = p;
 
 	buf_free(&st->fg_progress);
+	free(st->iso_work);
+	json_decref(st->fg_reason);
 	free(st);
 }
 
@@ -149,7 +151,7 @@ sub_is_descendant(struct agent_rt *rt, const char *id, const char *ancestor)
 	return 0;
 }
 
-static const char *
+const char *
 sub_label(const struct agent *a)
 {
 	struct sess_entry *en = map_get(&a->rt->corpus->by_id, agent_id(a));
@@ -233,13 +235,15 @@ subagent_return_guidance(const char *parent_id)
 }
 
 char *
-subagent_notice_text(const char *child_id, const char *end_kind, const char *final)
+subagent_notice_text(const char *child_id, const char *end_kind, const char *final, const char *work)
 {
+	const char *sep = work ? "\n" : "", *w = work ? work : "";
+
 	if (final && *final)
-		return xasprintf("Background subagent %s %s\nIts closing message:\n%s", child_id,
-		    turn_end_of(end_kind)->notice, final);
-	return xasprintf("Background subagent %s %s\nIt left no closing message.", child_id,
-	    turn_end_of(end_kind)->notice);
+		return xasprintf("Background subagent %s %s\nIts closing message:\n%s%s%s", child_id,
+		    turn_end_of(end_kind)->notice, final, sep, w);
+	return xasprintf("Background subagent %s %s\nIt left no closing message.%s%s", child_id,
+	    turn_end_of(end_kind)->notice, sep, w);
 }
 
 /* ---- hooks of child agents ---- */
@@ -313,15 +317,44 @@ sub_child_turn_end(void *arg, struct agent *a, const char *first, const json_t *
 	if (a->rt->shutting_down)
 		return;
 	if (st->mode == SUBAGENT_ONESHOT) {
-		struct tool_inv *inv = st->fg_inv;
-		st->fg_inv = NULL;
-		if (inv)
-			st->fg_finish(inv, a, reason);
-		buf_free(&st->fg_progress);	/* its one run is over: nothing shows it any more */
-		agent_push(a, sub_release_task);
+		json_decref(st->fg_reason);
+		st->fg_reason = json_deep_copy(reason);
+		/* an isolated one's work is committed first: its result says where it is */
+		if (!sub_iso_settle(a))
+			sub_oneshot_finished(a);
 		return;
 	}
 	agent_push(a, sub_settle_check);
+}
+
+void
+sub_oneshot_finished(struct agent *a)
+{
+	struct sub_state *st = sub_state(a);
+	struct tool_inv *inv = st->fg_inv;
+	json_t *reason = st->fg_reason;
+
+	st->fg_inv = NULL;
+	st->fg_reason = NULL;
+	if (inv)
+		st->fg_finish(inv, a, reason);
+	json_decref(reason);
+	buf_free(&st->fg_progress);	/* its one run is over: nothing shows it any more */
+	agent_push(a, sub_release_task);
+}
+
+void
+sub_settle_again(struct agent *a)
+{
+	agent_push(a, sub_settle_check);
+}
+
+const char *
+subagent_work(const struct agent *child)
+{
+	const struct sub_state *st = agent_state(child, &subagent_ext);
+
+	return st ? st->iso_work : NULL;
 }
 
 void
@@ -345,9 +378,9 @@ sub_text_blocks(const char *text)
 
 void
 sub_post_notice(struct agent *parent, struct agent *child, const char *child_id, const char *child_view, long epoch,
-    const char *end, const char *final)
+    const char *end, const char *final, const char *work)
 {
-	char *text = subagent_notice_text(child_id, end, final);
+	char *text = subagent_notice_text(child_id, end, final, work);
 	char *summary = xasprintf("Background subagent %s %s", child_id, turn_end_of(end)->notice);
 	json_t *view = sub_text_blocks(text);
 
@@ -401,15 +434,22 @@ sub_settle_check(void *arg)
 	if (a->released || rt->shutting_down || a->status == AGENT_RUNNING || a->inbox || a->kick_queued ||
 	    st == NULL || st->mode != SUBAGENT_CONTINUABLE || sub_owns_resident_children(rt, agent_id(a)))
 		return;
+	/* an isolated child's work committed and its worktree removed first (docs/contract.md §24) */
+	if (sub_iso_settle(a))
+		return;
 	int delivered = st->delivered;
 	long epoch = st->epoch;
+	char *work = st->iso_work ? xstrdup(st->iso_work) : NULL;
 	snprintf(child_id, sizeof(child_id), "%s", agent_id(a));
 	snprintf(parent_id, sizeof(parent_id), "%s", agent_parent(a));
 	end = sub_last_end(a->sess, end_buf, sizeof(end_buf));
 	err_clear(&e);
-	if (sess_append(a->sess, "subagent/settled", xjson_pack("{s:i, s:s}", "epoch", (json_int_t)epoch,
-		"end", end), &e) == NULL || sess_sync(a->sess, &e) < 0) {
+	json_t *settled = xjson_pack("{s:i, s:s}", "epoch", (json_int_t)epoch, "end", end);
+	if (work)
+		json_object_set_new(settled, "work", json_string(work));
+	if (sess_append(a->sess, "subagent/settled", settled, &e) == NULL || sess_sync(a->sess, &e) < 0) {
 		log_error("subagent %s: settlement not recorded: %s", child_id, e.msg);
+		free(work);
 		agent_release(a);
 		return;
 	}
@@ -424,10 +464,10 @@ sub_settle_check(void *arg)
 		struct agent *parent = agent_rt_get(rt, parent_id);
 		/* the notice is posted while the child can still log its view of it, then it goes */
 		if (delivered && parent) {
-			sub_post_notice(parent, a, child_id, NULL, epoch, end_copy, final);
+			sub_post_notice(parent, a, child_id, NULL, epoch, end_copy, final, work);
 		} else if (delivered) {
 			/* its view of the notice now; the parent's, when it is loaded (subagent_redeliver) */
-			char *text = subagent_notice_text(child_id, end_copy, final);
+			char *text = subagent_notice_text(child_id, end_copy, final, work);
 			json_t *view = sub_text_blocks(text);
 			agent_view_out(a, parent_id, view, NULL);
 			json_decref(view);
@@ -440,6 +480,7 @@ sub_settle_check(void *arg)
 		if (parent && subagent_mode(parent) == SUBAGENT_CONTINUABLE)
 			agent_push(parent, sub_settle_check);
 	}
+	free(work);
 	free(final);
 }
 
@@ -460,12 +501,6 @@ sub_type(struct agent *parent, const char *name, struct err *e)
 	const struct agent_type *t = agent_types_get(types, name ? name : "general");
 	struct buf names;
 
-	if (t && t->worktree) {
-		/* never run unisolated what asks to be isolated (docs/contract.md §23) */
-		err_set(e, ERR_ISOLATION_UNAVAILABLE, "agent type \"%s\" runs in its own worktree (isolation: "
-		    "worktree), which this build cannot do yet", t->name);
-		return NULL;
-	}
 	if (t)
 		return t;
 	buf_init(&names);
@@ -528,45 +563,77 @@ sub_model_check(struct agent_rt *rt, const char *model, struct err *e)
 	return found ? 0 : -1;
 }
 
+/* Whether a call of kind (with its type t) asks for a worktree. */
+static int
+sub_wants_worktree(const struct subagent_kind *kind, const struct agent_type *t)
+{
+	if (kind && kind->isolation)
+		return strcmp(kind->isolation, "worktree") == 0;
+	return t && t->worktree;
+}
+
 int
 subagent_kind_check(struct agent *parent, const struct subagent_kind *kind, struct err *e)
 {
 	if (kind == NULL)
 		return 0;
-	if (sub_type(parent, kind->type, e) == NULL || (kind->model && sub_model_check(parent->rt, kind->model, e) < 0))
+	const struct agent_type *t = sub_type(parent, kind->type, e);
+	if (t == NULL || (kind->model && sub_model_check(parent->rt, kind->model, e) < 0))
+		return -1;
+	if (sub_wants_worktree(kind, t))	/* never run unisolated what asks to be isolated */
+		return err_set(e, ERR_ISOLATION_UNAVAILABLE, "isolated teammates are not built yet: agent type \"%s\" "
+		    "asks for a worktree", t->name);
+	return 0;
+}
+
+/* What must hold before a child of parent is made: its type (into *t), its model, the depth and,
+ * for a background child, the capacity. 0, or -1 with e. */
+static int
+sub_checks(struct agent *parent, int background, const char *type, const char *model, const struct agent_type **t,
+    struct err *e)
+{
+	struct agent_rt *rt = parent->rt;
+	int depth = (int)json_integer_value(json_object_get(sess_header(parent->sess), "delegationDepth")) + 1;
+
+	if ((*t = sub_type(parent, type, e)) == NULL || (model && sub_model_check(rt, model, e) < 0))
+		return -1;
+	if (depth > rt->max_depth)
+		return err_set(e, ERR_DEPTH_EXCEEDED, "subagent depth %d exceeds maxDepth %d", depth, rt->max_depth);
+	if (background && sub_capacity(rt, agent_id(parent), e) < 0)
 		return -1;
 	return 0;
 }
 
-/* A new child of parent composed as type (NULL: general) with model (NULL: none), its descriptor
- * written; or NULL with e (type, model, depth, capacity, log). */
-static struct agent *
+struct agent *
 sub_new_child(struct agent *parent, const char *label, int background, const char *type, const char *model,
-    const struct tool_inv *inv, struct err *e)
+    const struct tool_inv *inv, const char *id, struct git_wt *wt, struct err *e)
 {
 	struct agent_rt *rt = parent->rt;
-	int depth = (int)json_integer_value(json_object_get(sess_header(parent->sess), "delegationDepth")) + 1;
 	const struct agent_type *t;
 	struct agent *child;
 	json_t *desc;
+	char *cwd = NULL;
 
-	if ((t = sub_type(parent, type, e)) == NULL || (model && sub_model_check(rt, model, e) < 0))
+	if (sub_checks(parent, background, type, model, &t, e) < 0)
 		return NULL;
-	if (depth > rt->max_depth) {
-		err_set(e, ERR_DEPTH_EXCEEDED, "subagent depth %d exceeds maxDepth %d", depth, rt->max_depth);
-		return NULL;
-	}
-	if (background && sub_capacity(rt, agent_id(parent), e) < 0)
-		return NULL;
-	child = agent_new_child(rt, parent, parent->tools);
+	if (wt)		/* its workspace: the parent's place inside the repository, in its worktree */
+		cwd = *wt->subdir ? xasprintf("%s/%s", wt->path, wt->subdir) : xstrdup(wt->path);
+	child = agent_new_child(rt, parent, parent->tools, id, cwd);
+	free(cwd);
 	/* composed once, here; the descriptor keeps it (docs/contract.md §23.3) */
 	agent_comp_free(&child->comp);
 	agent_comp_make(&child->comp, &parent->comp, parent->tools, t, model, background);
+	if (wt) {
+		child->comp.wt = xcalloc(1, sizeof(*child->comp.wt));
+		*child->comp.wt = *wt;	/* moved in */
+		memset(wt, 0, sizeof(*wt));
+	}
 	sub_adopt(child, background ? SUBAGENT_CONTINUABLE : SUBAGENT_ONESHOT);
 	desc = xjson_pack("{s:i, s:s, s:s, s:s}", "version", SESS_DESCRIPTOR_VERSION, "mode",
 	    background ? "continuable" : "one-shot", "provider", "in-process", "label", label ? label : "");
 	agent_comp_describe(&child->comp, desc);
-	if (sess_append(child->sess, "subagent/descriptor", desc, e) == NULL) {
+	if (sess_append(child->sess, "subagent/descriptor", desc, e) == NULL ||
+	    (child->comp.wt && sub_iso_created(child, e) < 0)) {
 		char msg[sizeof(e->msg)];
 		snprintf(msg, sizeof(msg), "%s", e->msg);
 		err_clear(e);
@@ -585,7 +652,8 @@ struct agent *
 subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source,
     const struct subagent_kind *kind, const struct tool_inv *inv, struct err *e)
 {
-	struct agent *child = sub_new_child(parent, label, 1, kind ? kind->type : NULL, kind ? kind->model : NULL, inv, e);
+	struct agent *child = sub_new_child(parent, label, 1, kind ? kind->type : NULL, kind ? kind->model : NULL, inv,
+	    NULL, NULL, e);
 
 	if (child == NULL) {
 		json_decref(content);
@@ -598,7 +666,7 @@ subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t 
 }
 
 /* The parent's call is cancelled: stop the one-shot child (cause parent) and let it go. */
-static void
+void
 sub_fg_cancel(struct tool_inv *inv)
 {
 	struct agent *child = inv->state;
@@ -610,19 +678,14 @@ sub_fg_cancel(struct tool_inv *inv)
 	agent_cancel(child, "parent");
 }
 
-int
-subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
-    const struct subagent_kind *kind, subagent_finish_fn *finish, char *child_id, struct err *e)
+/* The child is made: its first prompt posted; a foreground call waits for its run. */
+void
+sub_start_child(struct tool_inv *inv, struct agent *child, const char *prompt, int background,
+    subagent_finish_fn *finish)
 {
-	struct agent *parent = inv->agent, *child;
+	struct agent *parent = inv->agent;
 	json_t *content = sub_text_blocks(prompt);
 
-	child = sub_new_child(parent, description, background, kind ? kind->type : NULL, kind ? kind->model : NULL,
-	    inv, e);
-	if (child == NULL) {
-		json_decref(content);
-		return -1;
-	}
 	if (background) {
 		char *guide = subagent_return_guidance(agent_id(parent));
 		json_array_append_new(content, xjson_pack("{s:s, s:s}", "type", "text", "text", guide));
@@ -631,13 +694,32 @@ subagent_start(struct tool_inv *inv, const char *description, const char *prompt
 	agent_view_in(child, agent_id(parent), NULL, content);	/* its first prompt, guidance included */
 	agent_post(child, content, xjson_pack("{s:s, s:s}", "kind", "agent-message", "senderSessionId",
 	    agent_id(parent)), NULL);
-	memcpy(child_id, agent_id(child), SESS_ID_LEN + 1);
 	if (background)
-		return 0;
+		return;
 	sub_state(child)->fg_inv = inv;
 	sub_state(child)->fg_finish = finish;
 	inv->state = child;
 	inv->cancel = sub_fg_cancel;
+}
+
+int
+subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
+    const struct subagent_kind *kind, subagent_finish_fn *finish, subagent_started_fn *started, char *child_id,
+    struct err *e)
+{
+	struct agent *parent = inv->agent, *child;
+	const struct agent_type *t;
+
+	if (sub_checks(parent, background, kind ? kind->type : NULL, kind ? kind->model : NULL, &t, e) < 0)
+		return -1;
+	if (sub_wants_worktree(kind, t))
+		return sub_iso_make(inv, description, prompt, background, kind, finish, started, e);
+	child = sub_new_child(parent, description, background, kind ? kind->type : NULL, kind ? kind->model : NULL,
+	    inv, NULL, NULL, e);
+	if (child == NULL)
+		return -1;
+	memcpy(child_id, agent_id(child), SESS_ID_LEN + 1);
+	sub_start_child(inv, child, prompt, background, finish);
 	return 0;
 }
 
@@ -668,4 +750,6 @@ const struct agent_ext subagent_ext = {
 	.name = "subagent",
 	.prompt = sub_prompt,
 	.recover = subagent_redeliver,
+	.hold_request = sub_iso_hold,
+	.release = sub_iso_release,
 };

@@ -28,6 +28,7 @@ void subagent_note_delivered(struct agent *a);
 struct subagent_kind {
 	const char *type;
 	const char *model;
+	const char *isolation;	/* "none", "worktree", or NULL: the type's */
 };
 
 /* Whether parent may start a child of kind (NULL: general): its type exists, its model is one it
@@ -36,13 +37,19 @@ int subagent_kind_check(struct agent *parent, const struct subagent_kind *kind, 
 
 /* A one-shot child's run ended with reason (borrowed, agent_hooks.turn_end's): render, complete inv. */
 typedef void subagent_finish_fn(struct tool_inv *inv, struct agent *child, const json_t *reason);
+/* An isolated child's call is pending while its worktree is made (docs/contract.md §24): started
+ * completes it, with the child's id or e (a background child's call; a foreground one's only when
+ * the worktree could not be made). */
+typedef void subagent_started_fn(struct tool_inv *inv, const char *child_id, const struct err *e);
 /*
- * Starts a child of inv->agent for description and prompt. Background: returns 0 with the child's
- * id in child_id (37 bytes). Foreground: returns 0, and when the child's run ends finish gets the
- * call (which is pending), unless the call is cancelled first. -1 with e.
+ * Starts a child of inv->agent for description and prompt. 0: started (background: child_id
+ * filled; foreground: finish gets the call when the child's run ends); 1: an isolated child's
+ * worktree is being made, the call stays pending (started, then finish for a foreground one);
+ * -1 with e.
  */
 int subagent_start(struct tool_inv *inv, const char *description, const char *prompt, int background,
-    const struct subagent_kind *kind, subagent_finish_fn *finish, char *child_id, struct err *e);
+    const struct subagent_kind *kind, subagent_finish_fn *finish, subagent_started_fn *started, char *child_id,
+    struct err *e);
 
 /* A continuable child with label, of kind (NULL: general), its first message posted; steals content
  * and source. inv: the call that starts it (shown linked to it, docs/contract.md §22.1), or NULL.
@@ -81,8 +88,11 @@ int subagent_interrupt(struct agent *caller, const char *target, struct err *e);
 
 /* A parent was loaded or resumed: deliver every settlement notice it has not received (§6.6). */
 void subagent_redeliver(struct agent *parent);
-/* The notice text for a child that settled with end kind; final may be NULL. Returns owned. */
-char *subagent_notice_text(const char *child_id, const char *end_kind, const char *final);
+/* The notice text for a child that settled with end kind; final and work (an isolated child's
+ * line about its work, docs/contract.md §24) may be NULL. Returns owned. */
+char *subagent_notice_text(const char *child_id, const char *end_kind, const char *final, const char *work);
+/* An isolated child's line about its work after its run (owned by it), or NULL. */
+const char *subagent_work(const struct agent *child);
 /* The continuable child's first-prompt guidance block (§6.3); returns owned. */
 char *subagent_return_guidance(const char *parent_id);
 

@@ -431,6 +431,7 @@ subagent_redeliver(struct agent *parent)
 			/* The end and closing text of that residency: what precedes its settled event. */
 			const char *end = "completed";
 			char end_buf[32], view[AGENT_VIEW_ID_LEN] = "";
+			char *work = NULL;	/* an isolated child's line about its work */
 			for (size_t k = json_array_size(img.kept); k-- > 0;) {
 				json_t *ev = json_array_get(img.kept, k);
 				if (sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_SUBAGENT_SETTLED &&
@@ -438,6 +439,8 @@ subagent_redeliver(struct agent *parent)
 					const char *e2 = json_string_value(json_object_get(json_object_get(ev, "data"), "end"));
 					snprintf(end_buf, sizeof(end_buf), "%s", e2 ? e2 : "completed");
 					end = end_buf;
+					const char *w = json_string_value(json_object_get(json_object_get(ev, "data"), "work"));
+					work = w ? xstrdup(w) : NULL;
 					/* the child's view of this notice, logged right after it settled */
 					json_t *next = json_array_get(img.kept, k + 1);
 					const json_t *nd = json_object_get(next, "data");
@@ -458,7 +461,8 @@ subagent_redeliver(struct agent *parent)
 			char end_copy[32];
 			snprintf(end_copy, sizeof(end_copy), "%s", end ? end : "completed");
 			log_info("subagent %s: redelivering the notice of epoch %ld", kids[i]->id, epoch);
-			sub_post_notice(parent, NULL, kids[i]->id, view[0] ? view : NULL, epoch, end_copy, final);
+			sub_post_notice(parent, NULL, kids[i]->id, view[0] ? view : NULL, epoch, end_copy, final, work);
+			free(work);
 			free(final);
 		}
 		sess_scan_free(&img);

@@ -70,6 +70,7 @@
 	X(ACTIVATION_LIMIT_REACHED, NULL, "ACTIVATION_LIMIT_REACHED", 0, "the active child limit is reached") \
 	X(DEPTH_EXCEEDED, NULL, "DEPTH_EXCEEDED", 0, "the delegation depth limit is reached")         \
 	X(ISOLATION_UNAVAILABLE, NULL, "ISOLATION_UNAVAILABLE", 0, "worktree isolation is not available") \
+	X(ISOLATION_FAILED, NULL, "ISOLATION_FAILED", 0, "the worktree could not be made")            \
 	X(SUBAGENT_FAILED, NULL, "SUBAGENT_FAILED", 0, "the subagent run failed")                     \
 	/* the Team (docs/contract.md §9) */                                                                      \
 	X(TEAM_INVALID_ARGUMENT, NULL, "TEAM_INVALID_ARGUMENT", 0, "invalid Team arguments")          \

@@ -83,6 +83,49 @@ desc_tool_list(const json_t *v, const json_t **out)
 	return 0;
 }
 
+/* A path git gave us: absolute (or relative for the subdirectory), one line, no "..". */
+static int
+desc_path_ok(const char *s, int absolute)
+{
+	if (strlen(s) > 4096 || desc_has_control(s) || (absolute ? s[0] != '/' : s[0] == '/'))
+		return 0;
+	for (const char *p = s; (p = strstr(p, "..")) != NULL; p += 2)
+		if ((p == s || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+			return 0;
+	return 1;
+}
+
+/* {"kind":"worktree","repo","branch","base","subdir"} (docs/contract.md §24). */
+static int
+desc_isolation(const json_t *v, struct sess_descriptor *d, const char **why)
+{
+	const char *kind = json_string_value(json_object_get(v, "kind"));
+	size_t n;
+
+	*why = "an isolation this build does not know";
+	if (!json_is_object(v) || kind == NULL || strcmp(kind, "worktree") != 0)
+		return -1;
+	*why = "a bad isolation";
+	d->iso_repo = json_string_value(json_object_get(v, "repo"));
+	d->iso_branch = json_string_value(json_object_get(v, "branch"));
+	d->iso_base = json_string_value(json_object_get(v, "base"));
+	d->iso_subdir = json_string_value(json_object_get(v, "subdir"));
+	if (!d->iso_repo || !d->iso_branch || !d->iso_base || !d->iso_subdir || !desc_path_ok(d->iso_repo, 1) ||
+	    !desc_path_ok(d->iso_subdir, 0) || strncmp(d->iso_branch, "acp-agent/", 10) != 0 ||
+	    strlen(d->iso_branch) > 64)
+		return -1;
+	for (const char *p = d->iso_branch + 10; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			return -1;
+	n = strlen(d->iso_base);
+	if (n != 40 && n != 64)
+		return -1;
+	for (const char *p = d->iso_base; *p; p++)
+		if (!((*p >= 'a' && *p <= 'f') || (*p >= '0' && *p <= '9')))
+			return -1;
+	return 0;
+}
+
 int
 sess_descriptor_read(const json_t *data, struct sess_descriptor *d, const char **why)
 {
@@ -139,9 +182,8 @@ sess_descriptor_read(const json_t *data, struct sess_descriptor *d, const char *
 			return -1;
 		d->max_steps = (int)json_integer_value(v);
 	}
-	*why = "an isolation this build does not know";
 	v = json_object_get(data, "isolation");
-	if (v && !json_is_null(v))
+	if (v && !json_is_null(v) && desc_isolation(v, d, why) < 0)
 		return -1;
 	*why = NULL;
 	return 0;

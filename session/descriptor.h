@@ -29,6 +29,11 @@ struct sess_descriptor {
 	const char *ceiling;		/* read-only, default, accept-edits, full-access; NULL: none */
 	int max_steps;			/* 0: --max-steps */
 	const char *instructions;	/* NULL: none */
+	/* isolation (docs/contract.md §24): all NULL, or all set */
+	const char *iso_repo;		/* the repository's top level: an absolute path */
+	const char *iso_branch;		/* acp-agent/... */
+	const char *iso_base;		/* the full commit id the branch starts from */
+	const char *iso_subdir;		/* the workspace inside the repository, "" at its top */
 };
 
 /* Checks data (borrowed) and fills d. 0, or -1 with why (a static string): not an identity. */

@@ -35,7 +35,10 @@
 	X(COMPACTED, "context/compacted")                                 \
 	X(COMPACTION_FAILED, "context/compaction_failed")                 \
 	X(MESSAGE_VIEW, "message/view")                                   \
-	X(CONTEXT_INSTRUCTIONS, "context/instructions")
+	X(CONTEXT_INSTRUCTIONS, "context/instructions")                   \
+	X(WORKTREE_CREATED, "worktree/created")                           \
+	X(WORKTREE_COMMITTED, "worktree/committed")                       \
+	X(WORKTREE_REMOVED, "worktree/removed")
 
 enum sess_ev {
 	SESS_EV_NONE,		/* not a known type */

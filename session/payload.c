@@ -98,7 +98,10 @@ SHAPE(e_tool_result, F("turn", PK_COUNT), F("step", PK_COUNT), F("callId", PK_ST
     FSO("error", PK_OBJ, &p_code), FO("agentId", PK_STR), FO("linkedSessionId", PK_STR));
 SHAPE(e_turn_end, F("turn", PK_COUNT), FS("reason", PK_OBJ, &p_reason));
 SHAPE(e_descriptor, F("version", PK_INT), FO("label", PK_STR), FO("mode", PK_STR), FO("provider", PK_STR));
-SHAPE(e_settled, F("epoch", PK_COUNT), F("end", PK_STR));
+SHAPE(e_settled, F("epoch", PK_COUNT), F("end", PK_STR), FO("work", PK_STR));
+SHAPE(e_wt_created, F("path", PK_STR), F("branch", PK_STR), F("base", PK_STR));
+SHAPE(e_wt_committed, F("commit", PK_STR), F("files", PK_COUNT), F("insertions", PK_COUNT), F("deletions", PK_COUNT));
+SHAPE(e_wt_removed, F("branchDeleted", PK_BOOL));
 SHAPE(e_team_member, F("version", PK_INT), FS("member", PK_OBJ, &p_member));
 SHAPE(e_team_task, F("version", PK_INT), FS("task", PK_OBJ, &p_task));
 SHAPE(e_team_queued, F("version", PK_INT), FS("message", PK_OBJ, &p_message));
@@ -120,6 +123,8 @@ static const struct pshape *const sess_payloads[SESS_EV_COUNT] = {
 	[SESS_EV_JOB_STARTED] = &e_job_started, [SESS_EV_JOB_ENDED] = &e_job_ended, [SESS_EV_MCP_SERVER] = &e_mcp_server,
 	[SESS_EV_COMPACTED] = &e_compacted, [SESS_EV_COMPACTION_FAILED] = &e_compaction_failed,
 	[SESS_EV_MESSAGE_VIEW] = &e_view, [SESS_EV_CONTEXT_INSTRUCTIONS] = &e_instructions,
+	[SESS_EV_WORKTREE_CREATED] = &e_wt_created, [SESS_EV_WORKTREE_COMMITTED] = &e_wt_committed,
+	[SESS_EV_WORKTREE_REMOVED] = &e_wt_removed,
 };
 
 static const struct {

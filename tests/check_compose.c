@@ -58,6 +58,10 @@ START_TEST(descriptor_versions_2_and_3_read)
 }
 END_TEST
 
+#define BASE "0123456789abcdef0123456789abcdef01234567"
+#define ISO(repo, branch, base, subdir) "{\"kind\":\"worktree\",\"repo\":\"" repo "\",\"branch\":\"" branch \
+	"\",\"base\":\"" base "\",\"subdir\":\"" subdir "\"}"
+
 /* Each field that does not pass makes the descriptor no identity, with its reason. */
 START_TEST(descriptor_refusals)
 {
@@ -82,7 +86,13 @@ START_TEST(descriptor_refusals)
 		{ "maxSteps", "0", "a bad maxSteps" },
 		{ "maxSteps", "2147483648", "a bad maxSteps" },
 		{ "instructions", "5", "a bad instructions text" },
-		{ "isolation", "{\"kind\":\"worktree\"}", "an isolation this build does not know" },
+		{ "isolation", "{\"kind\":\"branch\"}", "an isolation this build does not know" },
+		{ "isolation", "{\"kind\":\"worktree\"}", "a bad isolation" },
+		{ "isolation", ISO("/r", "acp-agent/1a2b", "0123", ""), "a bad isolation" },
+		{ "isolation", ISO("r", "acp-agent/1a2b", BASE, ""), "a bad isolation" },
+		{ "isolation", ISO("/r", "main", BASE, ""), "a bad isolation" },
+		{ "isolation", ISO("/r", "acp-agent/1a2b", BASE, "../x"), "a bad isolation" },
+		{ "isolation", ISO("/r", "acp-agent/../x", BASE, ""), "a bad isolation" },
 	};
 	struct sess_descriptor d;
 	const char *why;
@@ -105,6 +115,19 @@ START_TEST(descriptor_refusals)
 	ck_assert_int_eq(sess_descriptor_read(j, &d, &why), 0);
 	json_decref(j);
 	free(big);
+	/* a worktree, read back as it was written */
+	j = desc_with("isolation", ISO("/home/u/repo", "acp-agent/1a2b3c4d", BASE, "src/lib"));
+	ck_assert_int_eq(sess_descriptor_read(j, &d, &why), 0);
+	ck_assert_str_eq(d.iso_branch, "acp-agent/1a2b3c4d");
+	ck_assert_str_eq(d.iso_subdir, "src/lib");
+	struct agent_comp c;
+	agent_comp_from_descriptor(&c, &d);
+	json_t *again = json_object();
+	agent_comp_describe(&c, again);
+	ck_assert(json_equal(json_object_get(again, "isolation"), json_object_get(j, "isolation")));
+	json_decref(again);
+	agent_comp_free(&c);
+	json_decref(j);
 }
 END_TEST
 

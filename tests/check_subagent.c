@@ -95,12 +95,12 @@ START_TEST(notice_wording_for_every_end)
 	char want[400];
 
 	for (size_t i = 0; i < 5; i++) {
-		char *t = subagent_notice_text("X", ends[i][0], "closing words");
+		char *t = subagent_notice_text("X", ends[i][0], "closing words", NULL);
 		snprintf(want, sizeof(want), "Background subagent X %s\nIts closing message:\nclosing words", ends[i][1]);
 		ck_assert_str_eq(t, want);
 		free(t);
 	}
-	char *t = subagent_notice_text("X", "completed", NULL);
+	char *t = subagent_notice_text("X", "completed", NULL, NULL);
 	ck_assert_str_eq(t, "Background subagent X finished and will do no further work unless you send it "
 	    "more.\nIt left no closing message.");
 	free(t);
@@ -226,7 +226,7 @@ START_TEST(listing_omits_a_live_child_in_its_creation_window)
 
 	start(hang_all);
 	struct agent *root = agent_new_root(&T.rt, "/w", &tb, NULL);
-	struct agent *child = agent_new_child(&T.rt, root, &tb);
+	struct agent *child = agent_new_child(&T.rt, root, &tb, NULL, NULL);
 	err_clear(&e);
 	ck_assert_ptr_nonnull(sess_append(child->sess, "turn/start", json_pack("{s:i}", "turn", 1), &e));
 	l = subagent_list_raw(&T.rt, agent_id(root), 0, &e);
@@ -768,6 +768,44 @@ spawn_kind(struct agent *parent, const char *label, int background, const char *
 	return agent_rt_get(&T.rt, json_string_value(json_object_get(r->output, "subagentId")));
 }
 
+/* The subagent tool's call with isolation (the call may stay pending: r is then filled when it
+ * completes, through the call's completion). */
+static struct tool_inv iso_inv;
+static struct tool_result *iso_out;
+
+static void
+iso_done(struct tool_inv *inv)
+{
+	*iso_out = inv->result;
+	memset(&inv->result, 0, sizeof(inv->result));
+}
+
+static struct agent *
+spawn_kind_iso(struct agent *parent, const char *label, int background, const char *type, const char *isolation,
+    struct tool_result *r)
+{
+	json_t *args = xjson_pack("{s:s, s:s, s:b}", "description", label, "prompt", "task", "run_in_background",
+	    background);
+
+	if (type)
+		json_object_set_new(args, "agent_type", json_string(type));
+	if (isolation)
+		json_object_set_new(args, "isolation", json_string(isolation));
+	int rc;
+
+	memset(&iso_inv, 0, sizeof(iso_inv));
+	iso_inv.agent = parent;
+	iso_inv.call_id = (char *)"c";
+	iso_inv.tool = &tool_subagent;
+	iso_inv.on_done = iso_done;
+	iso_out = r;
+	memset(r, 0, sizeof(*r));
+	rc = tool_subagent.run(&iso_inv, args, r);
+	json_decref(args);
+	ck_assert_int_eq(rc, TOOL_PENDING);
+	return NULL;
+}
+
 /* The names of the tools a would be described, comma-separated (owned). */
 static char *
 tool_names(struct agent *a)
@@ -833,8 +871,9 @@ START_TEST(typed_children_are_composed_from_their_type)
 	ck_assert_int_eq(r.error_code, ERR_INVALID_ARGUMENT);
 	ck_assert_str_eq(r.text, "Error: unknown agent_type \"nope\"; available: explore, general, iso, narrow");
 	tool_result_clear(&r);
-	/* a type that asks for a worktree is never run unisolated */
-	ck_assert_ptr_null(spawn_kind(root, "a", 1, "iso", NULL, &r));
+	/* a type that asks for a worktree is never run unisolated: outside a repository, refused */
+	spawn_kind_iso(root, "a", 1, "iso", NULL, &r);
+	runq_drain(&T.q);
 	ck_assert_int_eq(r.error_code, ERR_ISOLATION_UNAVAILABLE);
 	tool_result_clear(&r);
 	T.rt.models = "b-model,a-model";
@@ -974,6 +1013,123 @@ START_TEST(typed_children_are_composed_from_their_type)
 }
 END_TEST
 
+/* The types of the events of a's log, space-separated (owned). */
+static char *
+event_types(struct agent *a)
+{
+	struct buf b;
+
+	buf_init(&b);
+	for (size_t i = 0; i < sess_nev(a->sess); i++) {
+		json_t *ev = sess_event_get(a->sess, i);
+		buf_printf(&b, "%s%s", i ? " " : "", json_string_value(json_object_get(ev, "type")));
+		json_decref(ev);
+	}
+	return buf_steal(&b);
+}
+
+/* The data of the last event of type in a's log (new ref), or NULL. */
+static json_t *
+last_event(struct agent *a, const char *type)
+{
+	for (size_t i = sess_nev(a->sess); i-- > 0;) {
+		json_t *ev = sess_event_get(a->sess, i);
+		if (strcmp(json_string_value(json_object_get(ev, "type")), type) == 0) {
+			json_t *d = json_incref(json_object_get(ev, "data"));
+			json_decref(ev);
+			return d;
+		}
+		json_decref(ev);
+	}
+	return NULL;
+}
+
+/*
+ * docs/contract.md §24 end to end in a real repository: a background child with isolation
+ * worktree works in its own worktree (its edit does not ask, the user's files untouched), and
+ * when it settles its work is committed to its branch, the worktree removed, and its parent's
+ * notice says where the work is. Outside a repository: ISOLATION_UNAVAILABLE and no child.
+ */
+START_TEST(isolated_child_works_in_its_worktree)
+{
+	static const char rec[] = "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
+	    "{\"agent\":\"label:w\",\"replies\":[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":"
+	    "\"lib.c\",\"content\":\"int lib;\\n\"}}]},{\"text\":\"wrote lib.c\"}]}]}";
+	char dir[64], *ws, *cmd, *s;
+	struct tool_result r;
+
+	test_mkdtemp(dir, sizeof(dir));
+	cmd = xasprintf("mkdir -p %s/repo/src && cd %s/repo && git init -q && printf 'x\\n' > src/main.c && git add -A && "
+	    "git -c user.name=t -c user.email=t@t commit -q -m first", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	ws = xasprintf("%s/repo/src", dir);
+	test_runtime_start(&T, rec);
+	toolbox_init(&tb);
+	toolsets_build(&tb, toolsets_profile("default", 1));
+	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
+	struct agent *root = agent_new_root(&T.rt, ws, &tb, NULL);
+	/* outside a repository: refused, nothing made */
+	struct agent *other = agent_new_root(&T.rt, dir, &tb, NULL);
+	spawn_kind_iso(other, "w", 1, NULL, "worktree", &r);
+	runq_drain(&T.q);
+	ck_assert_ptr_nonnull(strstr(r.text, "Error: worktree isolation needs a git repository: fatal: not a git repository"));
+	tool_result_clear(&r);
+	/* in the repository: the call is pending while the worktree is made, then the child runs */
+	spawn_kind_iso(root, "w", 1, NULL, "worktree", &r);
+	runq_drain(&T.q);
+	ck_assert_msg(r.error_code == ERR_NONE && r.output, "%s", r.text ? r.text : "(pending)");
+	char cid[SESS_ID_LEN + 1];
+	snprintf(cid, sizeof(cid), "%s", json_string_value(json_object_get(r.output, "subagentId")));
+	/* settled and gone: read back from its log */
+	struct err le;
+	err_clear(&le);
+	ck_assert_ptr_null(agent_rt_get(&T.rt, cid));
+	struct agent *w = agent_load(&T.rt, cid, &tb, NULL, &le);
+	ck_assert_msg(w != NULL, "%s", le.msg);
+	/* it wrote in its worktree, settled, and its work went to its branch */
+	s = event_types(w);
+	ck_assert_msg(strstr(s, "subagent/descriptor worktree/created ") == s, "%s", s);
+	ck_assert_msg(strstr(s, "tool/result") && strstr(s, "worktree/committed worktree/removed subagent/settled"), "%s", s);
+	free(s);
+	json_t *c = last_event(w, "worktree/committed");
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "files")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "insertions")), 1);
+	ck_assert_uint_eq(json_string_length(json_object_get(c, "commit")), 40);
+	json_decref(c);
+	c = last_event(w, "worktree/removed");
+	ck_assert(json_is_false(json_object_get(c, "branchDeleted")));
+	json_decref(c);
+	json_t *settled = last_event(w, "subagent/settled");
+	char *want = xasprintf("Its work is on branch acp-agent/%.8s: 1 file(s) changed, +1 -0.", cid);
+	ck_assert_str_eq(json_string_value(json_object_get(settled, "work")), want);
+	json_decref(settled);
+	/* the notice reached the root, with that line */
+	s = event_types(root);
+	ck_assert_ptr_nonnull(strstr(s, "user/message"));
+	free(s);
+	json_t *msg = last_event(root, "user/message");
+	const char *text = json_string_value(json_object_get(json_array_get(json_object_get(msg, "content"), 0), "text"));
+	ck_assert_msg(strstr(text, want) != NULL, "%s", text);
+	json_decref(msg);
+	/* the user's tree untouched; the worktree gone; the branch has the file */
+	char *p = xasprintf("%s/lib.c", ws);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	free(p);
+	p = xasprintf("%s/worktrees/%s", T.state, cid);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	free(p);
+	cmd = xasprintf("cd %s/repo && git show acp-agent/%.8s:src/lib.c | grep -q 'int lib;'", dir, cid);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	free(want);
+	tool_result_clear(&r);
+	free(ws);
+	finish();
+	test_rmtree(dir);
+}
+END_TEST
+
 Suite *
 subagent_suite(void)
 {
@@ -995,6 +1151,7 @@ subagent_suite(void)
 	tcase_add_test(tc, capacity_counts_resident_continuable_children_only);
 	tcase_add_test(tc, depth_limit);
 	tcase_add_test(tc, typed_children_are_composed_from_their_type);
+	tcase_add_test(tc, isolated_child_works_in_its_worktree);
 	suite_add_tcase(s, tc);
 	return s;
 }

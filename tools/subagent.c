@@ -44,8 +44,12 @@ subagent_finish(struct tool_inv *inv, struct agent *child, const json_t *reason)
 	char *full;
 
 	if (end->code == ERR_NONE) {
-		tool_result_set(&r, final ? final : "", xjson_pack("{s:s, s:s}", "kind", "foreground", "output",
+		/* an isolated child's line about its work after its text (docs/contract.md §24) */
+		const char *work = subagent_work(child);
+		char *text = work ? xasprintf("%s%s%s", final ? final : "", final && *final ? "\n" : "", work) : NULL;
+		tool_result_set(&r, text ? text : final ? final : "", xjson_pack("{s:s, s:s}", "kind", "foreground", "output",
 		    final ? final : ""));
+		free(text);
 		goto out;
 	}
 	if (msg == NULL && cause)
@@ -57,6 +61,11 @@ subagent_finish(struct tool_inv *inv, struct agent *child, const json_t *reason)
 		free(full);
 		full = with;
 	}
+	if (subagent_work(child)) {
+		char *with = xasprintf("%s\n%s", full, subagent_work(child));
+		free(full);
+		full = with;
+	}
 	tool_result_error(&r, end->code, "%s", full);
 	free(full);
 out:
@@ -65,27 +74,53 @@ out:
 	tool_inv_complete(inv, &r);
 }
 
+/* A background child's start as its call's result: its id, or why it could not start. */
+static void
+subagent_started_result(struct tool_result *out, const char *id, const struct err *e)
+{
+	char text[80];
+
+	if (id == NULL) {
+		tool_result_error(out, e->code, "%s", e->msg);
+		return;
+	}
+	snprintf(text, sizeof(text), "started subagent %s", id);
+	tool_result_set(out, text, xjson_pack("{s:s, s:s}", "kind", "continuable", "subagentId", id));
+	snprintf(out->agent_id, sizeof(out->agent_id), "%s", id);
+}
+
+/* An isolated child's call, once its worktree is made (or could not be). */
+static void
+subagent_started(struct tool_inv *inv, const char *id, const struct err *e)
+{
+	struct tool_result r = { 0 };
+
+	subagent_started_result(&r, id, e);
+	tool_inv_complete(inv, &r);
+}
+
 static int
 subagent_run(struct tool_inv *inv, const json_t *args, struct tool_result *out)
 {
 	const json_t *bg = json_object_get(args, "run_in_background");
 	int background = bg == NULL || json_is_true(bg);
-	char id[SESS_ID_LEN + 1], text[80];
+	char id[SESS_ID_LEN + 1];
 	struct subagent_kind kind = { json_string_value(json_object_get(args, "agent_type")),
-		json_string_value(json_object_get(args, "model")) };
+		json_string_value(json_object_get(args, "model")), json_string_value(json_object_get(args, "isolation")) };
 	struct err e;
+	int rc;
 
 	err_clear(&e);
-	if (subagent_start(inv, json_string_value(json_object_get(args, "description")),
-		json_string_value(json_object_get(args, "prompt")), background, &kind, subagent_finish, id, &e) < 0) {
+	rc = subagent_start(inv, json_string_value(json_object_get(args, "description")),
+	    json_string_value(json_object_get(args, "prompt")), background, &kind, subagent_finish, subagent_started, id,
+	    &e);
+	if (rc < 0) {
 		tool_result_error(out, e.code, "%s", e.msg);
 		return TOOL_DONE;
 	}
-	if (!background)
+	if (rc > 0 || !background)
 		return TOOL_PENDING;
-	snprintf(text, sizeof(text), "started subagent %s", id);
-	tool_result_set(out, text, xjson_pack("{s:s, s:s}", "kind", "continuable", "subagentId", id));
-	snprintf(out->agent_id, sizeof(out->agent_id), "%s", id);
+	subagent_started_result(out, id, NULL);
 	return TOOL_DONE;
 }
 
@@ -108,7 +143,9 @@ const struct tool tool_subagent = {
 	    "\"run_in_background\":{\"type\":\"boolean\",\"description\":\"Run in the background and return a "
 	    "durable subagent id at once (default true). Set false to wait for the result.\"},"
 	    "\"agent_type\":{\"type\":\"string\",\"description\":\"" TOOL_AGENT_TYPE_DOC "\"},"
-	    "\"model\":{\"type\":\"string\",\"description\":\"" TOOL_MODEL_DOC "\"}}}",
+	    "\"model\":{\"type\":\"string\",\"description\":\"" TOOL_MODEL_DOC "\"},"
+	    "\"isolation\":{\"type\":\"string\",\"enum\":[\"none\",\"worktree\"],\"description\":\"" TOOL_ISOLATION_DOC
+	    "\"}}}",
 	.kind = "other",
 	.links_agent = 1,
 	.lists_types = 1,

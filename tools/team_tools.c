@@ -99,7 +99,7 @@ static int
 call_spawn(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
 	(void)t;
-	struct subagent_kind kind = { arg(args, "agent_type"), arg(args, "model") };
+	struct subagent_kind kind = { arg(args, "agent_type"), arg(args, "model"), NULL };
 
 	*result = team_spawn(inv, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), &kind, e);
 	return TOOL_DONE;

@@ -9,6 +9,9 @@
 #define TOOL_AGENT_TYPE_DOC                                                                        \
 	"The type of agent to start (default general); the available types are listed in this tool's description."
 #define TOOL_MODEL_DOC "Model for this agent, instead of its type's model or yours."
+#define TOOL_ISOLATION_DOC                                                                          \
+	"worktree runs the agent in its own git worktree on a new branch, so its edits never touch your files " \
+	"until you merge its branch. Needs a git repository."
 
 extern const struct tool tool_subagent;
 extern const struct tool tool_list_agents;

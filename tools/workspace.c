@@ -37,9 +37,12 @@ ws_state_free(void *p)
 struct ws_state *
 ws_state(struct agent *a, struct err *e)
 {
-	struct agent *holder = agent_root(a);
+	struct agent *holder = agent_worktree_owner(a);
 	struct ws_state *st;
 
+	/* An isolated child's tree works in its worktree (docs/contract.md §24): confined there. */
+	if (holder == NULL)
+		holder = agent_root(a);
 	/* A child whose root is not live (a cold resume after the root closed) keeps its own. */
 	if (holder == NULL || agent_sess(holder) == NULL)
 		holder = a;

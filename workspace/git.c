@@ -346,7 +346,7 @@ git_wt_commit(const struct git_wt *wt, const char *message, const char *path, co
     struct git_commit *c, char *why)
 {
 	struct git_res r;
-	char *head, *range;
+	char *head;
 
 	memset(c, 0, sizeof(*c));
 	if (GIT_MUST(wt->path, path, cancel, &r, why, "add", "-A") < 0)
@@ -373,6 +373,16 @@ git_wt_commit(const struct git_wt *wt, const char *message, const char *path, co
 	if (strcmp(head, wt->base) != 0)
 		snprintf(c->commit, sizeof(c->commit), "%s", head);
 	free(head);
+	return git_wt_count(wt, path, cancel, c, why);
+}
+
+int
+git_wt_count(const struct git_wt *wt, const char *path, const atomic_int *cancel, struct git_commit *c, char *why)
+{
+	struct git_res r;
+	char *range;
+
+	c->files = c->insertions = c->deletions = 0;
 	/* the whole branch against its base: what a merge would bring */
 	range = xasprintf("%s..%s", wt->base, wt->branch);
 	if (GIT_MUST(wt->repo, path, cancel, &r, why, "diff", "--numstat", range) < 0) {

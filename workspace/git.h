@@ -49,6 +49,8 @@ int git_wt_readd(const struct git_wt *wt, const char *path, const atomic_int *ca
  * its base. 0 with c, or -1 with why. */
 int git_wt_commit(const struct git_wt *wt, const char *message, const char *path, const atomic_int *cancel,
     struct git_commit *c, char *why);
+/* The branch against its base when its worktree is gone (nothing to commit). 0 with c, or -1. */
+int git_wt_count(const struct git_wt *wt, const char *path, const atomic_int *cancel, struct git_commit *c, char *why);
 /* Removes the worktree directory, and the branch when it has no commit beyond its base
  * (*branch_deleted). 0, or -1 with why. */
 int git_wt_remove(const struct git_wt *wt, const char *path, const atomic_int *cancel, int *branch_deleted, char *why);

@@ -1,0 +1,378 @@
+/*
+ * Isolated children (docs/contract.md §24): a child whose workspace is its own git worktree. The
+ * worktree is made before the child exists (its call pending meanwhile), committed and removed
+ * when the child settles (a one-shot child: when its run ends, before its result goes back), and
+ * added back before the next request of a later turn. Every git step runs on an offload thread
+ * (workspace/git.c); here is what happens on the loop before and after.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/subagent_int.h"
+#include "base/log.h"
+#include "base/xjson.h"
+#include "base/xmalloc.h"
+#include "workspace/git.h"
+
+/* ---- making the worktree, before the child ---- */
+
+struct iso_make {
+	struct agent_rt *rt;
+	struct tool_inv *inv;
+	char *description, *prompt, *type, *model;
+	int background;
+	subagent_finish_fn *finish;
+	subagent_started_fn *started;
+	char id[SESS_ID_LEN + 1];
+	char *workspace, *dir;
+	/* the thread's results */
+	struct git_wt wt;
+	int ok;
+	enum err_code code;
+	char why[GIT_WHY_MAX + 64];
+	struct offload *job;
+};
+
+static void
+iso_make_free(struct iso_make *m)
+{
+	free(m->description);
+	free(m->prompt);
+	free(m->type);
+	free(m->model);
+	free(m->workspace);
+	free(m->dir);
+	git_wt_free(&m->wt);
+	free(m);
+}
+
+/* A worktree nobody will use: removed off the loop; the process waits for it before it exits. */
+struct iso_drop {
+	struct agent_rt *rt;
+	struct git_wt wt;
+};
+
+static void
+iso_drop_run(void *arg, const atomic_int *cancel)
+{
+	struct iso_drop *d = arg;
+	char why[GIT_WHY_MAX];
+	int deleted;
+
+	(void)cancel;	/* finished whatever: half a removal is worse than a slow exit */
+	if (git_wt_remove(&d->wt, NULL, NULL, &deleted, why) < 0)
+		log_warn("worktree %s: not removed: %s", d->wt.path, why);
+}
+
+static void
+iso_drop_done(void *arg)
+{
+	struct iso_drop *d = arg;
+
+	agent_rt_linger(d->rt, -1);
+	git_wt_free(&d->wt);
+	free(d);
+}
+
+static void
+iso_drop(struct agent_rt *rt, struct git_wt *wt)
+{
+	struct iso_drop *d = xcalloc(1, sizeof(*d));
+
+	d->rt = rt;
+	d->wt = *wt;
+	memset(wt, 0, sizeof(*wt));
+	agent_rt_linger(rt, 1);
+	offload_start(rt->loop, rt->runq, iso_drop_run, iso_drop_done, d);
+}
+
+static void
+iso_make_run(void *arg, const atomic_int *cancel)
+{
+	struct iso_make *m = arg;
+	char *repo, *subdir, why[GIT_WHY_MAX];
+
+	if (git_wt_probe(m->workspace, NULL, cancel, &repo, &subdir, why) < 0) {
+		m->code = ERR_ISOLATION_UNAVAILABLE;
+		snprintf(m->why, sizeof(m->why), "worktree isolation needs a git repository: %s", why);
+		return;
+	}
+	if (git_wt_create(m->workspace, repo, subdir, m->id, m->dir, NULL, cancel, &m->wt, why) < 0) {
+		m->code = ERR_ISOLATION_FAILED;
+		snprintf(m->why, sizeof(m->why), "%s", why);
+	} else {
+		m->ok = 1;
+	}
+	free(repo);
+	free(subdir);
+}
+
+/* The worktree is made (or not): the child, or the call's error. */
+static void
+iso_make_done(void *arg)
+{
+	struct iso_make *m = arg;
+	struct tool_inv *inv = m->inv;
+	struct agent *child;
+	struct err e;
+
+	inv->cancel = NULL;
+	inv->state = NULL;
+	err_clear(&e);
+	if (!m->ok) {
+		err_set(&e, m->code, "%s", m->why);
+		m->started(inv, NULL, &e);
+		iso_make_free(m);
+		return;
+	}
+	child = sub_new_child(inv->agent, m->description, m->background, m->type, m->model, inv, m->id, &m->wt, &e);
+	if (child == NULL) {
+		if (m->wt.path)
+			iso_drop(m->rt, &m->wt);	/* the capacity filled meanwhile, or the log failed */
+		m->started(inv, NULL, &e);
+		iso_make_free(m);
+		return;
+	}
+	sub_start_child(inv, child, m->prompt, m->background, m->finish);
+	if (m->background)
+		m->started(inv, agent_id(child), NULL);
+	iso_make_free(m);
+}
+
+/* The call is cancelled while the worktree is made: git is stopped; whatever it made goes. */
+static void
+iso_make_cancel(struct tool_inv *inv)
+{
+	struct iso_make *m = inv->state;
+
+	inv->state = NULL;
+	if (m == NULL)
+		return;
+	offload_cancel(m->job);
+	if (m->ok)
+		iso_drop(m->rt, &m->wt);
+	iso_make_free(m);
+}
+
+int
+sub_iso_make(struct tool_inv *inv, const char *description, const char *prompt, int background,
+    const struct subagent_kind *kind, subagent_finish_fn *finish, subagent_started_fn *started, struct err *e)
+{
+	struct agent *parent = inv->agent;
+	struct agent_rt *rt = parent->rt;
+	struct iso_make *m;
+	const char *cwd = sess_header_str(parent->sess, "cwd");
+
+	(void)e;
+	m = xcalloc(1, sizeof(*m));
+	m->rt = rt;
+	m->inv = inv;
+	m->description = xstrdup(description ? description : "");
+	m->prompt = xstrdup(prompt ? prompt : "");
+	m->type = kind && kind->type ? xstrdup(kind->type) : NULL;
+	m->model = kind && kind->model ? xstrdup(kind->model) : NULL;
+	m->background = background;
+	m->finish = finish;
+	m->started = started;
+	sess_ids_new(&rt->env->ids, m->id);
+	m->workspace = xstrdup(cwd ? cwd : "/");
+	m->dir = xasprintf("%s/worktrees", rt->env->state_dir);
+	inv->state = m;
+	inv->cancel = iso_make_cancel;
+	m->job = offload_start(rt->loop, rt->runq, iso_make_run, iso_make_done, m);
+	return 1;
+}
+
+int
+sub_iso_created(struct agent *child, struct err *e)
+{
+	const struct git_wt *wt = child->comp.wt;
+
+	if (sess_append(child->sess, "worktree/created", xjson_pack("{s:s, s:s, s:s}", "path", wt->path, "branch",
+		wt->branch, "base", wt->base), e) == NULL)
+		return -1;
+	sub_state(child)->iso = SUB_ISO_PRESENT;
+	return 0;
+}
+
+/* ---- committing and removing it, adding it back ---- */
+
+enum iso_op { ISO_SETTLE, ISO_READD };
+
+struct iso_job {
+	struct agent_rt *rt;
+	char id[SESS_ID_LEN + 1];
+	enum iso_op op;
+	struct git_wt wt;		/* a copy */
+	char *message;
+	/* the thread's results */
+	int ok, committed, branch_deleted;
+	struct git_commit c;
+	char why[GIT_WHY_MAX];
+};
+
+static void
+iso_job_free(struct iso_job *j)
+{
+	git_wt_free(&j->wt);
+	free(j->message);
+	free(j);
+}
+
+static void
+iso_job_run(void *arg, const atomic_int *cancel)
+{
+	struct iso_job *j = arg;
+	struct stat st;
+
+	if (j->op == ISO_READD) {
+		j->ok = git_wt_readd(&j->wt, NULL, cancel, j->why) == 0;
+		return;
+	}
+	/* a worktree a crash left, or this residency's: everything in it committed, then it goes */
+	if (lstat(j->wt.path, &st) == 0) {
+		if (git_wt_commit(&j->wt, j->message, NULL, cancel, &j->c, j->why) < 0)
+			return;
+		j->committed = 1;
+	} else if (git_wt_count(&j->wt, NULL, cancel, &j->c, j->why) < 0) {
+		return;
+	}
+	j->ok = git_wt_remove(&j->wt, NULL, cancel, &j->branch_deleted, j->why) == 0;
+}
+
+static void
+iso_work_line(struct sub_state *st, const struct iso_job *j)
+{
+	free(st->iso_work);
+	if (!j->ok)
+		st->iso_work = xasprintf("Its worktree could not be committed and removed (%s); it stays at %s.", j->why,
+		    j->wt.path);
+	else if (j->c.files == 0)
+		st->iso_work = xstrdup("It changed no files.");
+	else
+		st->iso_work = xasprintf("Its work is on branch %s: %d file(s) changed, +%d -%d.", j->wt.branch, j->c.files,
+		    j->c.insertions, j->c.deletions);
+}
+
+static void iso_ensure(struct agent *a);
+
+static void
+iso_job_done(void *arg)
+{
+	struct iso_job *j = arg;
+	struct agent *a = agent_rt_get(j->rt, j->id);
+	struct sub_state *st;
+	struct err e;
+
+	if (a == NULL || a->released) {
+		iso_job_free(j);
+		return;
+	}
+	st = sub_state(a);
+	st->iso_job = NULL;
+	st->iso_arg = NULL;
+	err_clear(&e);
+	if (j->op == ISO_READD) {
+		if (!j->ok)
+			log_error("subagent %s: its worktree could not be added back: %s", j->id, j->why);
+		if (!j->ok || sub_iso_created(a, &e) < 0)
+			st->iso = SUB_ISO_PRESENT;	/* its tools say what is missing */
+		agent_request_release(a);
+		iso_job_free(j);
+		return;
+	}
+	if (!j->ok)
+		log_error("subagent %s: worktree %s: %s", j->id, j->wt.path, j->why);
+	if (j->ok && (sess_append(a->sess, "worktree/committed", xjson_pack("{s:s, s:i, s:i, s:i}", "commit",
+		j->c.commit, "files", (json_int_t)j->c.files, "insertions", (json_int_t)j->c.insertions, "deletions",
+		(json_int_t)j->c.deletions), &e) == NULL || sess_append(a->sess, "worktree/removed",
+		xjson_pack("{s:b}", "branchDeleted", j->branch_deleted), &e) == NULL))
+		log_error("subagent %s: %s", j->id, e.msg);
+	iso_work_line(st, j);
+	st->iso = SUB_ISO_ABSENT;
+	iso_job_free(j);
+	if (st->mode == SUBAGENT_ONESHOT) {
+		sub_oneshot_finished(a);
+		return;
+	}
+	if (a->request_held)
+		iso_ensure(a);		/* a turn began meanwhile: its worktree back first */
+	else
+		sub_settle_again(a);
+}
+
+static void
+iso_start(struct agent *a, enum iso_op op)
+{
+	struct sub_state *st = sub_state(a);
+	struct iso_job *j = xcalloc(1, sizeof(*j));
+	const struct git_wt *wt = a->comp.wt;
+
+	j->rt = a->rt;
+	snprintf(j->id, sizeof(j->id), "%s", agent_id(a));
+	j->op = op;
+	j->wt.repo = xstrdup(wt->repo);
+	j->wt.subdir = xstrdup(wt->subdir);
+	j->wt.branch = xstrdup(wt->branch);
+	j->wt.base = xstrdup(wt->base);
+	j->wt.path = xstrdup(wt->path);
+	j->message = xstrdup(*sub_label(a) ? sub_label(a) : agent_id(a));
+	st->iso = SUB_ISO_BUSY;
+	st->iso_arg = j;
+	st->iso_job = offload_start(a->rt->loop, a->rt->runq, iso_job_run, iso_job_done, j);
+}
+
+/* The worktree there before the held request goes. */
+static void
+iso_ensure(struct agent *a)
+{
+	struct sub_state *st = sub_state(a);
+
+	if (st->iso == SUB_ISO_PRESENT)
+		agent_request_release(a);
+	else if (st->iso != SUB_ISO_BUSY)
+		iso_start(a, ISO_READD);
+}
+
+int
+sub_iso_settle(struct agent *a)
+{
+	struct sub_state *st = sub_state(a);
+
+	if (a->comp.wt == NULL || st->iso == SUB_ISO_ABSENT)
+		return 0;
+	if (st->iso != SUB_ISO_BUSY)
+		iso_start(a, ISO_SETTLE);
+	return 1;
+}
+
+int
+sub_iso_hold(struct agent *a, int first)
+{
+	struct sub_state *st;
+
+	(void)first;
+	if (a->comp.wt == NULL)
+		return 0;
+	st = sub_state(a);
+	if (st->iso == SUB_ISO_PRESENT)
+		return 0;
+	if (st->iso != SUB_ISO_BUSY)
+		iso_start(a, ISO_READD);
+	return 1;
+}
+
+void
+sub_iso_release(struct agent *a)
+{
+	struct sub_state *st = agent_state(a, &subagent_ext);
+
+	if (st == NULL || st->iso_job == NULL)
+		return;
+	offload_cancel(st->iso_job);	/* joined; what it left is recovered like a crash's */
+	iso_job_free(st->iso_arg);
+	st->iso_job = NULL;
+	st->iso_arg = NULL;
+}
