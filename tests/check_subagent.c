@@ -1054,7 +1054,9 @@ START_TEST(isolated_child_works_in_its_worktree)
 {
 	static const char rec[] = "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
 	    "{\"agent\":\"label:w\",\"replies\":[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":"
-	    "\"lib.c\",\"content\":\"int lib;\\n\"}}]},{\"text\":\"wrote lib.c\"}]}]}";
+	    "\"lib.c\",\"content\":\"int lib;\\n\"}}]},{\"text\":\"wrote lib.c\"},"
+	    "{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":\"two.c\",\"content\":\"int two;\\n\"}}]},"
+	    "{\"text\":\"wrote two.c\"}]}]}";
 	char dir[64], *ws, *cmd, *s;
 	struct tool_result r;
 
@@ -1123,6 +1125,29 @@ START_TEST(isolated_child_works_in_its_worktree)
 	ck_assert_int_eq(system(cmd), 0);
 	free(cmd);
 	free(want);
+	/* a message to the settled child: its worktree comes back on its branch before it works,
+	 * and its next settlement counts the whole branch */
+	agent_release(w);
+	runq_drain(&T.q);
+	char mid[SESS_ID_LEN + 1];
+	err_clear(&le);
+	ck_assert_msg(subagent_send(root, cid, "one more file", mid, &le) == 0, "%s", le.msg);
+	runq_drain(&T.q);
+	w = agent_load(&T.rt, cid, &tb, NULL, &le);
+	ck_assert_msg(w != NULL, "%s", le.msg);
+	s = event_types(w);
+	char *second = strstr(s, "worktree/created");
+	ck_assert_ptr_nonnull(second);
+	ck_assert_msg(strstr(second + 1, "worktree/created") != NULL, "%s", s);	/* added back */
+	free(s);
+	settled = last_event(w, "subagent/settled");
+	want = xasprintf("Its work is on branch acp-agent/%.8s: 2 file(s) changed, +2 -0.", cid);
+	ck_assert_str_eq(json_string_value(json_object_get(settled, "work")), want);
+	json_decref(settled);
+	free(want);
+	p = xasprintf("%s/worktrees/%s", T.state, cid);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	free(p);
 	tool_result_clear(&r);
 	free(ws);
 	finish();
