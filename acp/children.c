@@ -76,6 +76,17 @@ acp_child_state(struct acp_child *c, enum acp_child_state st)
 
 static void acp_child_event(void *arg, struct sess *s, const json_t *ev);
 
+/* A child working elsewhere than its parent (an isolated child's worktree, docs/contract.md §24):
+ * its cwd in the update. */
+static void
+acp_child_cwd(struct acp_server *srv, const struct sess_entry *en, json_t *update)
+{
+	const struct sess_entry *up = en && en->parent ? sess_corpus_get(&srv->corpus, en->parent) : NULL;
+
+	if (en && en->cwd && up && up->cwd && strcmp(en->cwd, up->cwd) != 0)
+		json_object_set_new(update, "cwd", json_string(en->cwd));
+}
+
 /* The first update about a child: title, description, what the client may do, running. */
 static struct acp_child *
 acp_child_announce(struct acp_server *srv, struct agent *a)
@@ -85,8 +96,10 @@ acp_child_announce(struct acp_server *srv, struct agent *a)
 	const char *title = en && en->label && *en->label ? en->label : agent_id(a);
 
 	c->state = ACP_CHILD_RUNNING;
-	acp_child_update(c, xjson_pack("{s:o, s:s, s:{s:{}}, s:{s:s}}", "title", xjson_text(title, strlen(title)),
-	    "description", agent_type_description(en), "capabilities", "cancel", "state", "state", "running"));
+	json_t *u = xjson_pack("{s:o, s:s, s:{s:{}}, s:{s:s}}", "title", xjson_text(title, strlen(title)),
+	    "description", agent_type_description(en), "capabilities", "cancel", "state", "state", "running");
+	acp_child_cwd(srv, en, u);
+	acp_child_update(c, u);
 	return c;
 }
 
@@ -342,8 +355,10 @@ acp_child_reannounce(struct acp_server *srv, const struct sess_entry *en)
 		state = xjson_pack("{s:s}", "state", c->state == ACP_CHILD_ASKING ? "requires_action" : "running");
 	else
 		state = acp_child_idle(acp_child_last_stop(srv, en->id));
-	acp_child_update(c, xjson_pack("{s:o, s:s, s:{s:{}}, s:o}", "title", xjson_text(title, strlen(title)),
-	    "description", agent_type_description(en), "capabilities", "cancel", "state", state));
+	json_t *u = xjson_pack("{s:o, s:s, s:{s:{}}, s:o}", "title", xjson_text(title, strlen(title)),
+	    "description", agent_type_description(en), "capabilities", "cancel", "state", state);
+	acp_child_cwd(srv, en, u);
+	acp_child_update(c, u);
 	if (a && c->observed == NULL && agent_sess(a)) {
 		c->observed = agent_sess(a);
 		sess_observe(c->observed, acp_child_event, c);
@@ -356,9 +371,11 @@ acp_child_replay_announce(struct acp_server *srv, const char *id)
 	struct sess_entry *en = sess_corpus_get(&srv->corpus, id);
 	const char *title = en && en->label && *en->label ? en->label : id;
 
-	return xjson_pack("{s:s, s:s, s:o, s:s, s:{s:s}}", "sessionUpdate", "subagent_update", "sessionId", id,
+	json_t *u = xjson_pack("{s:s, s:s, s:o, s:s, s:{s:s}}", "sessionUpdate", "subagent_update", "sessionId", id,
 	    "title", xjson_text(title, strlen(title)), "description", agent_type_description(en), "state",
 	    "state", "running");
+	acp_child_cwd(srv, en, u);
+	return u;
 }
 
 json_t *

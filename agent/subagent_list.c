@@ -178,6 +178,8 @@ sub_type_fields(struct sub_lister *ls, const struct sess_entry *en, const char *
 
 	/* checked when the descriptor was read (session/descriptor.c): no re-validation here */
 	json_object_set_new_nocheck(v, "agentType", json_string_nocheck(en->agent_type ? en->agent_type : "general"));
+	if (en->branch)		/* an isolated child's, null once deleted (docs/contract.md §24) */
+		json_object_set_new_nocheck(v, "branch", *en->branch ? json_string_nocheck(en->branch) : json_null());
 	if (en->model == NULL)
 		return;
 	up = parent ? map_get(&ls->rt->corpus->by_id, parent) : NULL;

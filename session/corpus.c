@@ -510,11 +510,13 @@ sess_corpus_note_live(struct sess_corpus *c, struct sess *s)
 		en->live = 1;
 		en->gone = 0;
 		sess_entry_from_header(en, s->header);
-		int user = SESS_EV_USER_MESSAGE, desc = SESS_EV_SUBAGENT_DESCRIPTOR;
+		int user = SESS_EV_USER_MESSAGE, desc = SESS_EV_SUBAGENT_DESCRIPTOR, wtc = SESS_EV_WORKTREE_CREATED,
+		    wtr = SESS_EV_WORKTREE_REMOVED;
 		/* only the events that can tell something, found by their type codes (docs/decisions.md, "Sessions off the heap") */
 		for (size_t i = 0; i < n; i++) {
 			int t = sess_type_at(s, i);
-			if (((t == user && en->title == NULL) || t == desc) && (ev = sess_event_get(s, i)) != NULL) {
+			if (((t == user && en->title == NULL) || t == desc || t == wtc || t == wtr) &&
+			    (ev = sess_event_get(s, i)) != NULL) {
 				sess_entry_note_event(en, ev);
 				json_decref(ev);
 			}

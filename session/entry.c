@@ -35,8 +35,9 @@ sess_entry_clear(struct sess_entry *en)
 	free(en->agent_type);
 	free(en->type_description);
 	free(en->model);
+	free(en->branch);
 	en->cwd = en->parent = en->origin = en->title = en->label = en->mode = NULL;
-	en->agent_type = en->type_description = en->model = NULL;
+	en->agent_type = en->type_description = en->model = en->branch = NULL;
 }
 
 char *
@@ -108,7 +109,7 @@ sess_entry_note_event(struct sess_entry *en, const json_t *ev)
 		/* Identity fold: last wins; a descriptor that does not pass its check is no identity. */
 		struct sess_descriptor d;
 		const char *why;
-		char **facts[] = { &en->label, &en->mode, &en->agent_type, &en->type_description, &en->model };
+		char **facts[] = { &en->label, &en->mode, &en->agent_type, &en->type_description, &en->model, &en->branch };
 		for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
 			free(*facts[i]);
 			*facts[i] = NULL;
@@ -119,7 +120,18 @@ sess_entry_note_event(struct sess_entry *en, const json_t *ev)
 			en->agent_type = d.agent_type ? xstrdup(d.agent_type) : NULL;
 			en->type_description = d.type_description ? xstrdup(d.type_description) : NULL;
 			en->model = d.model ? xstrdup(d.model) : NULL;
+			en->branch = d.iso_branch ? xstrdup(d.iso_branch) : NULL;
 		}
+	} else if (et == SESS_EV_WORKTREE_CREATED && en->branch) {
+		/* added back on its branch (it exists again) */
+		const char *b = json_string_value(json_object_get(data, "branch"));
+		if (b && strncmp(b, "acp-agent/", 10) == 0 && strlen(b) <= 64) {
+			free(en->branch);
+			en->branch = xstrdup(b);
+		}
+	} else if (et == SESS_EV_WORKTREE_REMOVED && en->branch && json_is_true(json_object_get(data, "branchDeleted"))) {
+		free(en->branch);
+		en->branch = xstrdup("");
 	}
 }
 
@@ -153,6 +165,16 @@ sess_entry_read_tail(struct sess_entry *en, int fd, off_t size)
 	if (t <= 0)
 		return;
 	tail[t] = '\0';
+	/* an isolated child's branch: its last worktree event the tail holds says whether it is there */
+	for (char *p = en->branch ? tail : NULL; p && (p = strstr(p, "\"type\":\"worktree/")) != NULL; p++) {
+		char *ls = memrchr(tail, '\n', (size_t)(p - tail)), *le = strchr(p, '\n');
+		if (ls == NULL || le == NULL)
+			continue;	/* the tail's first, cut line, or its last, unfinished one */
+		json_t *j = sess_json_parse_line(ls + 1, (size_t)(le - ls - 1));
+		if (j)
+			sess_entry_note_event(en, j);
+		json_decref(j);
+	}
 	end = memrchr(tail, '\n', (size_t)t);
 	if (end == NULL)
 		return;

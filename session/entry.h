@@ -50,6 +50,8 @@ struct sess_entry {
 	char *cwd, *parent, *origin, *title, *label, *mode;
 	/* a child's type (docs/contract.md §23.3): NULL for a root or a version 2 descriptor (general) */
 	char *agent_type, *type_description, *model;
+	/* an isolated child's branch (docs/contract.md §24): NULL when not isolated, "" once deleted */
+	char *branch;
 	off_t size;		/* -1: re-read before trusting */
 	struct timespec mtime;
 };

@@ -88,6 +88,7 @@ sess_index_encode(struct buf *b, struct sess_entry *const *v, size_t n)
 		sess_index_put_str(b, en->agent_type);
 		sess_index_put_str(b, en->type_description);
 		sess_index_put_str(b, en->model);
+		sess_index_put_str(b, en->branch);
 	}
 	len = b->len;
 	sum = sess_index_sum((const unsigned char *)b->data, b->len);
@@ -150,7 +151,7 @@ sess_index_take_entry(struct idx_cur *c, struct sess_entry *en)
 	int64_t size, sec, nsec;
 	int32_t depth;
 	char **strs[] = { &en->cwd, &en->parent, &en->origin, &en->title, &en->label, &en->mode, &en->agent_type,
-		&en->type_description, &en->model };
+		&en->type_description, &en->model, &en->branch };
 
 	if (sess_index_take(c, en->id, SESS_ID_LEN) < 0 || !sess_id_validn(en->id, SESS_ID_LEN))
 		return -1;

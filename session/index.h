@@ -3,9 +3,9 @@
  * the session files, so a missing, torn, corrupt or other-version file is only a slower start.
  *
  * Format (host byte order; the header's marker tells another order apart):
- *   header   "ACPIDX\r\n"  u32 version (2)  u32 marker 0x01020304  u64 count
+ *   header   "ACPIDX\r\n"  u32 version (3)  u32 marker 0x01020304  u64 count
  *   entries  count times: id[36] u8 state  i64 createdAt  i64 updatedAt  i32 depth  i64 size
- *            i64 mtime.sec  i64 mtime.nsec, then cwd parent origin title label mode agentType typeDescription model, each
+ *            i64 mtime.sec  i64 mtime.nsec, then cwd parent origin title label mode agentType typeDescription model branch, each
  *            u32 length (0xffffffff: absent) and that many bytes (no NUL)
  *   trailer  u64 length of header+entries  u64 checksum of them  "ACPIEND\n"
  * It is written to a temporary file and renamed into place, so a reader sees a whole old index or a
@@ -21,7 +21,7 @@
 #include "session/entry.h"
 
 #define SESS_INDEX_NAME "index.v1"
-#define SESS_INDEX_VERSION 2	/* 2: a child's type, its description and model */
+#define SESS_INDEX_VERSION 3	/* 2: a child's type, its description and model; 3: its branch */
 
 enum sess_index_read {
 	SESS_INDEX_OK,

@@ -1056,7 +1056,7 @@ START_TEST(isolated_child_works_in_its_worktree)
 	    "{\"agent\":\"label:w\",\"replies\":[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":"
 	    "\"lib.c\",\"content\":\"int lib;\\n\"}}]},{\"text\":\"wrote lib.c\"},"
 	    "{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":\"two.c\",\"content\":\"int two;\\n\"}}]},"
-	    "{\"text\":\"wrote two.c\"}]}]}";
+	    "{\"text\":\"wrote two.c\"}]},{\"agent\":\"label:n\",\"replies\":[{\"text\":\"nothing to do\"}]}]}";
 	char dir[64], *ws, *cmd, *s;
 	struct tool_result r;
 
@@ -1125,6 +1125,26 @@ START_TEST(isolated_child_works_in_its_worktree)
 	ck_assert_int_eq(system(cmd), 0);
 	free(cmd);
 	free(want);
+	/* a child that changed nothing: no commit, its branch deleted, listed with a null branch */
+	struct tool_result rn;
+	spawn_kind_iso(root, "n", 1, NULL, "worktree", &rn);
+	runq_drain(&T.q);
+	ck_assert_msg(rn.error_code == ERR_NONE, "%s", rn.text ? rn.text : "(pending)");
+	/* the listing names the branch while it exists */
+	json_t *l = subagent_list(root, 0, &le);
+	size_t li;
+	json_t *le2;
+	int nulls = 0;
+	json_array_foreach(l, li, le2)
+		nulls += json_object_get(le2, "branch") != NULL && json_is_null(json_object_get(le2, "branch"));
+	ck_assert_int_eq(nulls, 1);
+	tool_result_clear(&rn);
+	s = list_agents_render(l, 0);
+	char *shown = xasprintf(" \xe2\x80\x94 w (branch acp-agent/%.8s)", cid);
+	ck_assert_msg(strstr(s, shown) != NULL, "%s", s);
+	free(shown);
+	free(s);
+	json_decref(l);
 	/* a message to the settled child: its worktree comes back on its branch before it works,
 	 * and its next settlement counts the whole branch */
 	agent_release(w);

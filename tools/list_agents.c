@@ -37,10 +37,13 @@ list_agents_render(const json_t *entries, int descendants)
 			    (long long)json_integer_value(json_object_get(en, "depth")));
 		if (child) {
 			const char *type = json_string_value(json_object_get(en, "agentType"));
+			const char *branch = json_string_value(json_object_get(en, "branch"));
+			int typed = type && strcmp(type, "general") != 0;
 			buf_puts(&b, " \xe2\x80\x94 ");
 			buf_puts(&b, json_string_value(json_object_get(en, "label")));
-			if (type && strcmp(type, "general") != 0)
-				buf_printf(&b, " (%s)", type);
+			if (typed || branch)
+				buf_printf(&b, " (%s%s%s%s)", typed ? type : "", typed && branch ? ", " : "",
+				    branch ? "branch " : "", branch ? branch : "");
 		}
 	}
 	return buf_steal(&b);
