@@ -16,6 +16,15 @@
 #include "base/xmalloc.h"
 #include "workspace/git.h"
 
+/* A deterministic run's commits are dated by its clock, so their ids repeat (scenarios); else "". */
+static void
+iso_date(struct agent_rt *rt, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (rt->env->clock.deterministic)
+		snprintf(out, size, "@%lld +0000", (long long)(clock_now_ms(&rt->env->clock) / 1000));
+}
+
 /* ---- making the worktree, before the child ---- */
 
 struct iso_make {
@@ -27,6 +36,7 @@ struct iso_make {
 	subagent_started_fn *started;
 	char id[SESS_ID_LEN + 1];
 	char *workspace, *dir;
+	char date[32];			/* a deterministic run's commit time, or "" */
 	/* the thread's results */
 	struct git_wt wt;
 	int ok;
@@ -62,7 +72,7 @@ iso_drop_run(void *arg, const atomic_int *cancel)
 	int deleted;
 
 	(void)cancel;	/* finished whatever: half a removal is worse than a slow exit */
-	if (git_wt_remove(&d->wt, NULL, NULL, &deleted, why) < 0)
+	if (git_wt_remove(&d->wt, NULL, &deleted, why) < 0)
 		log_warn("worktree %s: not removed: %s", d->wt.path, why);
 }
 
@@ -93,13 +103,14 @@ iso_make_run(void *arg, const atomic_int *cancel)
 {
 	struct iso_make *m = arg;
 	char *repo, *subdir, why[GIT_WHY_MAX];
+	struct git_ctx ctx = { NULL, cancel, m->date[0] ? m->date : NULL };
 
-	if (git_wt_probe(m->workspace, NULL, cancel, &repo, &subdir, why) < 0) {
+	if (git_wt_probe(m->workspace, &ctx, &repo, &subdir, why) < 0) {
 		m->code = ERR_ISOLATION_UNAVAILABLE;
 		snprintf(m->why, sizeof(m->why), "worktree isolation needs a git repository: %s", why);
 		return;
 	}
-	if (git_wt_create(m->workspace, repo, subdir, m->id, m->dir, NULL, cancel, &m->wt, why) < 0) {
+	if (git_wt_create(m->workspace, repo, subdir, m->id, m->dir, &ctx, &m->wt, why) < 0) {
 		m->code = ERR_ISOLATION_FAILED;
 		snprintf(m->why, sizeof(m->why), "%s", why);
 	} else {
@@ -179,6 +190,7 @@ sub_iso_make(struct tool_inv *inv, const char *description, const char *prompt, 
 	sess_ids_new(&rt->env->ids, m->id);
 	m->workspace = xstrdup(cwd ? cwd : "/");
 	m->dir = xasprintf("%s/worktrees", rt->env->state_dir);
+	iso_date(rt, m->date, sizeof(m->date));
 	inv->state = m;
 	inv->cancel = iso_make_cancel;
 	m->job = offload_start(rt->loop, rt->runq, iso_make_run, iso_make_done, m);
@@ -207,6 +219,7 @@ struct iso_job {
 	enum iso_op op;
 	struct git_wt wt;		/* a copy */
 	char *message;
+	char date[32];
 	/* the thread's results */
 	int ok, committed, branch_deleted;
 	struct git_commit c;
@@ -226,20 +239,21 @@ iso_job_run(void *arg, const atomic_int *cancel)
 {
 	struct iso_job *j = arg;
 	struct stat st;
+	struct git_ctx ctx = { NULL, cancel, j->date[0] ? j->date : NULL };
 
 	if (j->op == ISO_READD) {
-		j->ok = git_wt_readd(&j->wt, NULL, cancel, j->why) == 0;
+		j->ok = git_wt_readd(&j->wt, &ctx, j->why) == 0;
 		return;
 	}
 	/* a worktree a crash left, or this residency's: everything in it committed, then it goes */
 	if (lstat(j->wt.path, &st) == 0) {
-		if (git_wt_commit(&j->wt, j->message, NULL, cancel, &j->c, j->why) < 0)
+		if (git_wt_commit(&j->wt, j->message, &ctx, &j->c, j->why) < 0)
 			return;
 		j->committed = 1;
-	} else if (git_wt_count(&j->wt, NULL, cancel, &j->c, j->why) < 0) {
+	} else if (git_wt_count(&j->wt, &ctx, &j->c, j->why) < 0) {
 		return;
 	}
-	j->ok = git_wt_remove(&j->wt, NULL, cancel, &j->branch_deleted, j->why) == 0;
+	j->ok = git_wt_remove(&j->wt, &ctx, &j->branch_deleted, j->why) == 0;
 }
 
 static void
@@ -319,6 +333,7 @@ iso_start(struct agent *a, enum iso_op op)
 	j->wt.base = xstrdup(wt->base);
 	j->wt.path = xstrdup(wt->path);
 	j->message = xstrdup(*sub_label(a) ? sub_label(a) : agent_id(a));
+	iso_date(a->rt, j->date, sizeof(j->date));
 	st->iso = SUB_ISO_BUSY;
 	st->iso_arg = j;
 	st->iso_job = offload_start(a->rt->loop, a->rt->runq, iso_job_run, iso_job_done, j);

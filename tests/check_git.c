@@ -68,18 +68,19 @@ START_TEST(git_probe_refuses_with_its_reason)
 	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *p;
 
 	test_mkdtemp(root, sizeof(root));
-	ck_assert_int_eq(git_wt_probe(root, NULL, NULL, &repo, &subdir, why), -1);
+	ck_assert_int_eq(git_wt_probe(root, NULL, &repo, &subdir, why), -1);
 	ck_assert_msg(strstr(why, "fatal: not a git repository") == why, "%s", why);
 	sh("mkdir -p %s/empty && cd %s/empty && git init -q", root);
 	p = xasprintf("%s/empty", root);
-	ck_assert_int_eq(git_wt_probe(p, NULL, NULL, &repo, &subdir, why), -1);
+	ck_assert_int_eq(git_wt_probe(p, NULL, &repo, &subdir, why), -1);
 	ck_assert_str_eq(why, "the repository has no commit yet");
 	free(p);
 	make_repo(root);
 	p = xasprintf("%s/repo/src", root);
-	ck_assert_int_eq(git_wt_probe(p, "/nonexistent", NULL, &repo, &subdir, why), -1);
+	struct git_ctx nogit = { "/nonexistent", NULL, NULL };
+	ck_assert_int_eq(git_wt_probe(p, &nogit, &repo, &subdir, why), -1);
 	ck_assert_str_eq(why, "git is not on PATH");
-	ck_assert_int_eq(git_wt_probe(p, NULL, NULL, &repo, &subdir, why), 0);
+	ck_assert_int_eq(git_wt_probe(p, NULL, &repo, &subdir, why), 0);
 	ck_assert_ptr_nonnull(strstr(repo, "/repo"));
 	ck_assert_str_eq(subdir, "src");
 	free(repo);
@@ -100,10 +101,10 @@ START_TEST(git_worktree_from_the_users_edits_committed_and_removed)
 	make_repo(root);
 	ws = xasprintf("%s/repo/src", root);
 	dir = xasprintf("%s/worktrees", root);
-	ck_assert_int_eq(git_wt_probe(ws, NULL, NULL, &repo, &subdir, why), 0);
+	ck_assert_int_eq(git_wt_probe(ws, NULL, &repo, &subdir, why), 0);
 	/* a tracked edit and an untracked file: the child sees the first only */
 	sh("cd %s/repo && printf 'int main(void) { return 1; }\\n' > src/main.c && printf 'x\\n' > src/new.c", root);
-	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, NULL, &wt, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, &wt, why) == 0, "%s", why);
 	ck_assert_str_eq(wt.branch, "acp-agent/1a2b3c4d");
 	ck_assert_uint_eq(strlen(wt.base), 40);
 	s = sh_out("cd %s/repo && git rev-parse HEAD", root);
@@ -122,11 +123,11 @@ START_TEST(git_worktree_from_the_users_edits_committed_and_removed)
 	ck_assert_str_eq(s, " M src/main.c");
 	free(s);
 	/* the branch name is taken for the next child with the same first 8 digits: the whole id */
-	ck_assert_msg(git_wt_create(ws, repo, subdir, ID2, dir, NULL, NULL, &wt2, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID2, dir, NULL, &wt2, why) == 0, "%s", why);
 	ck_assert_str_eq(wt2.branch, "acp-agent/" ID2);
 	/* the child's work: an edit and a new file, committed; the numbers are the branch's */
 	sh("cd %s && printf 'one\\ntwo\\n' > src/lib.c && printf 'hello\\nworld\\n' > README", wt.path);
-	ck_assert_msg(git_wt_commit(&wt, "add lib", NULL, NULL, &c, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_commit(&wt, "add lib", NULL, &c, why) == 0, "%s", why);
 	ck_assert_uint_eq(strlen(c.commit), 40);
 	ck_assert_int_eq(c.files, 2);
 	ck_assert_int_eq(c.insertions, 3);
@@ -134,23 +135,23 @@ START_TEST(git_worktree_from_the_users_edits_committed_and_removed)
 	s = sh_out("cd %s && git log -1 --format='%%an <%%ae> %%cn <%%ce> %%s'", wt.path);
 	ck_assert_str_eq(s, "acp-agent <acp-agent@localhost> acp-agent <acp-agent@localhost> add lib");
 	free(s);
-	ck_assert_int_eq(git_wt_remove(&wt, NULL, NULL, &deleted, why), 0);
+	ck_assert_int_eq(git_wt_remove(&wt, NULL, &deleted, why), 0);
 	ck_assert_int_eq(deleted, 0);
 	ck_assert(!exists(wt.path));
 	s = sh_out("cd %s/repo && git branch --list 'acp-agent/1a2b3c4d'", root);
 	ck_assert_str_eq(s, "  acp-agent/1a2b3c4d");
 	free(s);
 	/* added back on its branch, with its work */
-	ck_assert_msg(git_wt_readd(&wt, NULL, NULL, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_readd(&wt, NULL, why) == 0, "%s", why);
 	p = xasprintf("%s/src/lib.c", wt.path);
 	ck_assert(exists(p));
 	free(p);
-	ck_assert_int_eq(git_wt_readd(&wt, NULL, NULL, why), 0);	/* there already: ours */
+	ck_assert_int_eq(git_wt_readd(&wt, NULL, why), 0);	/* there already: ours */
 	/* nothing changed in the second: no commit, and its branch goes with it */
-	ck_assert_int_eq(git_wt_commit(&wt2, "nothing", NULL, NULL, &c, why), 0);
+	ck_assert_int_eq(git_wt_commit(&wt2, "nothing", NULL, &c, why), 0);
 	ck_assert_str_eq(c.commit, "");
 	ck_assert_int_eq(c.files, 0);
-	ck_assert_int_eq(git_wt_remove(&wt2, NULL, NULL, &deleted, why), 0);
+	ck_assert_int_eq(git_wt_remove(&wt2, NULL, &deleted, why), 0);
 	ck_assert_int_eq(deleted, 1);
 	s = sh_out("cd %s/repo && git branch --list 'acp-agent/1a2b*' | wc -l", root);
 	ck_assert_str_eq(s, "1");
@@ -176,11 +177,11 @@ START_TEST(git_worktree_refused_leaves_nothing)
 	make_repo(root);
 	ws = xasprintf("%s/repo", root);
 	dir = xasprintf("%s/worktrees", root);
-	ck_assert_int_eq(git_wt_probe(ws, NULL, NULL, &repo, &subdir, why), 0);
+	ck_assert_int_eq(git_wt_probe(ws, NULL, &repo, &subdir, why), 0);
 	ck_assert_str_eq(subdir, "");
 	p = xasprintf("%s/%s", dir, ID3);
 	sh("mkdir -p %s/worktrees/" ID3 " && touch %s/worktrees/" ID3 "/mine", root);
-	ck_assert_int_eq(git_wt_create(ws, repo, subdir, ID3, dir, NULL, NULL, &wt, why), -1);
+	ck_assert_int_eq(git_wt_create(ws, repo, subdir, ID3, dir, NULL, &wt, why), -1);
 	ck_assert_msg(strstr(why, "exists already") != NULL, "%s", why);
 	s = xasprintf("%s/mine", p);
 	ck_assert(exists(s));			/* not ours: left alone */
@@ -188,7 +189,7 @@ START_TEST(git_worktree_refused_leaves_nothing)
 	sh("rm -rf %s/worktrees/" ID3, root);
 	/* a locked index: git refuses, and nothing is left */
 	sh("cd %s/repo && printf 'x\\n' >> README && touch .git/index.lock", root);
-	if (git_wt_create(ws, repo, subdir, ID3, dir, NULL, NULL, &wt, why) < 0) {
+	if (git_wt_create(ws, repo, subdir, ID3, dir, NULL, &wt, why) < 0) {
 		/* git's own line, or ours naming the command (git stash create says nothing here) */
 		ck_assert_msg(strncmp(why, "fatal: ", 7) == 0 || strncmp(why, "error: ", 7) == 0 ||
 		    strcmp(why, "git stash create exited with status 1") == 0, "%s", why);

@@ -70,12 +70,24 @@ git_drain(int fd, struct buf *b, size_t max)
  * (r->status, r->out, r->why from its stderr), -1 when it could not be started (r->why).
  */
 static int
-git_runv(const char *cwd, const char *path, const atomic_int *cancel, struct git_res *r, const char *const *args)
+git_runv(const char *cwd, const struct git_ctx *ctx, struct git_res *r, const char *const *args)
 {
-	static const char *const extra[] = { "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=acp-agent",
+	static const struct git_ctx none = { NULL, NULL, NULL };
+	const char *extra[8] = { "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=acp-agent",
 		"GIT_AUTHOR_EMAIL=acp-agent@localhost", "GIT_COMMITTER_NAME=acp-agent",
 		"GIT_COMMITTER_EMAIL=acp-agent@localhost" };
-	char *git = spawn_find("git", path), *argv[GIT_ARGS_MAX + 2];
+	size_t nextra = 6;
+	char adate[96], cdate[96];
+	if (ctx == NULL)
+		ctx = &none;
+	const atomic_int *cancel = ctx->cancel;
+	if (ctx->date) {	/* a fixed time for the commits made (deterministic runs) */
+		snprintf(adate, sizeof(adate), "GIT_AUTHOR_DATE=%s", ctx->date);
+		snprintf(cdate, sizeof(cdate), "GIT_COMMITTER_DATE=%s", ctx->date);
+		extra[nextra++] = adate;
+		extra[nextra++] = cdate;
+	}
+	char *git = spawn_find("git", ctx->path), *argv[GIT_ARGS_MAX + 2];
 	int out[2], err[2], saved, open_fds = 2, st;
 	enum spawn_stage stage;
 	struct spawn_opts so = { 0 };
@@ -107,7 +119,7 @@ git_runv(const char *cwd, const char *path, const atomic_int *cancel, struct git
 		free(git);
 		return -1;
 	}
-	envp = spawn_env((char *const *)extra, sizeof(extra) / sizeof(extra[0]));
+	envp = spawn_env((char *const *)extra, nextra);
 	so.path = git;
 	so.argv = argv;
 	so.envp = envp;
@@ -166,7 +178,7 @@ git_runv(const char *cwd, const char *path, const atomic_int *cancel, struct git
 
 /* git_runv with the arguments listed, NULL last. */
 static int
-git_run(const char *cwd, const char *path, const atomic_int *cancel, struct git_res *r, ...)
+git_run(const char *cwd, const struct git_ctx *ctx, struct git_res *r, ...)
 {
 	const char *args[GIT_ARGS_MAX + 1];
 	size_t n = 0;
@@ -177,7 +189,7 @@ git_run(const char *cwd, const char *path, const atomic_int *cancel, struct git_
 		n++;
 	va_end(ap);
 	args[n] = NULL;
-	return git_runv(cwd, path, cancel, r, args);
+	return git_runv(cwd, ctx, r, args);
 }
 
 /* The first line of r's stdout (owned; "" for none). */
@@ -193,29 +205,29 @@ git_line(const struct git_res *r)
 }
 
 /* Runs a git that must succeed: 0, or -1 with why (its reason). */
-#define GIT_MUST(cwd, path, cancel, r, why, ...)                                                    \
-	((git_run(cwd, path, cancel, r, __VA_ARGS__, (const char *)NULL) < 0 || (r)->status != 0) ?     \
+#define GIT_MUST(cwd, ctx, r, why, ...)                                                    \
+	((git_run(cwd, ctx, r, __VA_ARGS__, (const char *)NULL) < 0 || (r)->status != 0) ?     \
 	    (snprintf(why, GIT_WHY_MAX, "%s", (r)->why), buf_free(&(r)->out), -1) : 0)
 
 int
-git_wt_probe(const char *workspace, const char *path, const atomic_int *cancel, char **repo, char **subdir,
+git_wt_probe(const char *workspace, const struct git_ctx *ctx, char **repo, char **subdir,
     char *why)
 {
 	struct git_res r;
 
 	*repo = *subdir = NULL;
-	if (GIT_MUST(workspace, path, cancel, &r, why, "rev-parse", "--show-toplevel") < 0)
+	if (GIT_MUST(workspace, ctx, &r, why, "rev-parse", "--show-toplevel") < 0)
 		return -1;
 	*repo = git_line(&r);
 	buf_free(&r.out);
-	if (GIT_MUST(workspace, path, cancel, &r, why, "rev-parse", "--show-prefix") < 0)
+	if (GIT_MUST(workspace, ctx, &r, why, "rev-parse", "--show-prefix") < 0)
 		goto fail;
 	*subdir = git_line(&r);
 	buf_free(&r.out);
 	size_t n = strlen(*subdir);
 	if (n && (*subdir)[n - 1] == '/')
 		(*subdir)[n - 1] = '\0';
-	if (git_run(workspace, path, cancel, &r, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", (const char *)NULL) < 0) {
+	if (git_run(workspace, ctx, &r, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", (const char *)NULL) < 0) {
 		snprintf(why, GIT_WHY_MAX, "%s", r.why);
 		goto fail;
 	}
@@ -234,11 +246,11 @@ fail:
 
 /* Whether refs/heads/<branch> exists. */
 static int
-git_has_branch(const char *repo, const char *path, const atomic_int *cancel, const char *branch)
+git_has_branch(const char *repo, const struct git_ctx *ctx, const char *branch)
 {
 	struct git_res r;
 	char *ref = xasprintf("refs/heads/%s", branch);
-	int has = git_run(repo, path, cancel, &r, "rev-parse", "--verify", "--quiet", ref, (const char *)NULL) == 0 &&
+	int has = git_run(repo, ctx, &r, "rev-parse", "--verify", "--quiet", ref, (const char *)NULL) == 0 &&
 	    r.status == 0;
 
 	buf_free(&r.out);
@@ -248,7 +260,7 @@ git_has_branch(const char *repo, const char *path, const atomic_int *cancel, con
 
 int
 git_wt_create(const char *workspace, const char *repo, const char *subdir, const char *child_id, const char *dir,
-    const char *path, const atomic_int *cancel, struct git_wt *wt, char *why)
+    const struct git_ctx *ctx, struct git_wt *wt, char *why)
 {
 	struct git_res r;
 	struct stat st;
@@ -256,13 +268,13 @@ git_wt_create(const char *workspace, const char *repo, const char *subdir, const
 
 	memset(wt, 0, sizeof(*wt));
 	/* the user's tracked edits, as a commit nobody references, else HEAD */
-	if (GIT_MUST(workspace, path, cancel, &r, why, "stash", "create") < 0)
+	if (GIT_MUST(workspace, ctx, &r, why, "stash", "create") < 0)
 		return -1;
 	base = git_line(&r);
 	buf_free(&r.out);
 	if (*base == '\0') {
 		free(base);
-		if (GIT_MUST(workspace, path, cancel, &r, why, "rev-parse", "--verify", "HEAD^{commit}") < 0)
+		if (GIT_MUST(workspace, ctx, &r, why, "rev-parse", "--verify", "HEAD^{commit}") < 0)
 			return -1;
 		base = git_line(&r);
 		buf_free(&r.out);
@@ -271,7 +283,7 @@ git_wt_create(const char *workspace, const char *repo, const char *subdir, const
 	wt->repo = xstrdup(repo);
 	wt->subdir = xstrdup(subdir);
 	wt->branch = xasprintf("acp-agent/%.8s", child_id);
-	if (git_has_branch(repo, path, cancel, wt->branch)) {
+	if (git_has_branch(repo, ctx, wt->branch)) {
 		free(wt->branch);
 		wt->branch = xasprintf("acp-agent/%s", child_id);
 	}
@@ -285,22 +297,24 @@ git_wt_create(const char *workspace, const char *repo, const char *subdir, const
 		snprintf(why, GIT_WHY_MAX, "%s exists already", wt->path);
 		goto fail;
 	}
-	if (git_has_branch(repo, path, cancel, wt->branch)) {
+	if (git_has_branch(repo, ctx, wt->branch)) {
 		snprintf(why, GIT_WHY_MAX, "the branch %s exists already", wt->branch);
 		goto fail;
 	}
-	if (GIT_MUST(repo, path, cancel, &r, why, "worktree", "add", "--quiet", "-b", wt->branch, wt->path, wt->base) < 0) {
-		/* whatever the failed add left of ours: its directory, its branch, git's record */
+	if (GIT_MUST(repo, ctx, &r, why, "worktree", "add", "--quiet", "-b", wt->branch, wt->path, wt->base) < 0) {
+		/* whatever the failed add left of ours: its directory, its branch, git's record (not
+		 * stopped by a cancel: half a cleanup is worse) */
+		struct git_ctx quiet = { ctx ? ctx->path : NULL, NULL, NULL };
 		char *rm = NULL;
 		struct git_res q;
 		if (lstat(wt->path, &st) == 0)
 			rm = wt->path;
-		if (rm && git_run(repo, path, NULL, &q, "worktree", "remove", "--force", rm, (const char *)NULL) == 0)
+		if (rm && git_run(repo, &quiet, &q, "worktree", "remove", "--force", rm, (const char *)NULL) == 0)
 			buf_free(&q.out);
-		if (git_run(repo, path, NULL, &q, "worktree", "prune", (const char *)NULL) == 0)
+		if (git_run(repo, &quiet, &q, "worktree", "prune", (const char *)NULL) == 0)
 			buf_free(&q.out);
-		if (git_has_branch(repo, path, NULL, wt->branch) &&
-		    git_run(repo, path, NULL, &q, "branch", "-D", wt->branch, (const char *)NULL) == 0)
+		if (git_has_branch(repo, &quiet, wt->branch) &&
+		    git_run(repo, &quiet, &q, "branch", "-D", wt->branch, (const char *)NULL) == 0)
 			buf_free(&q.out);
 		goto fail;
 	}
@@ -312,14 +326,14 @@ fail:
 }
 
 int
-git_wt_readd(const struct git_wt *wt, const char *path, const atomic_int *cancel, char *why)
+git_wt_readd(const struct git_wt *wt, const struct git_ctx *ctx, char *why)
 {
 	struct git_res r;
 	struct stat st;
 
 	if (lstat(wt->path, &st) == 0) {
 		/* left by a crash: ours if git lists it on the branch */
-		if (git_run(wt->path, path, cancel, &r, "rev-parse", "--abbrev-ref", "HEAD", (const char *)NULL) == 0 &&
+		if (git_run(wt->path, ctx, &r, "rev-parse", "--abbrev-ref", "HEAD", (const char *)NULL) == 0 &&
 		    r.status == 0) {
 			char *head = git_line(&r);
 			int ours = strcmp(head, wt->branch) == 0;
@@ -333,32 +347,32 @@ git_wt_readd(const struct git_wt *wt, const char *path, const atomic_int *cancel
 		snprintf(why, GIT_WHY_MAX, "%s exists and is not the worktree of %s", wt->path, wt->branch);
 		return -1;
 	}
-	if (git_run(wt->repo, path, cancel, &r, "worktree", "prune", (const char *)NULL) == 0)
+	if (git_run(wt->repo, ctx, &r, "worktree", "prune", (const char *)NULL) == 0)
 		buf_free(&r.out);
-	if (GIT_MUST(wt->repo, path, cancel, &r, why, "worktree", "add", "--quiet", wt->path, wt->branch) < 0)
+	if (GIT_MUST(wt->repo, ctx, &r, why, "worktree", "add", "--quiet", wt->path, wt->branch) < 0)
 		return -1;
 	buf_free(&r.out);
 	return 0;
 }
 
 int
-git_wt_commit(const struct git_wt *wt, const char *message, const char *path, const atomic_int *cancel,
+git_wt_commit(const struct git_wt *wt, const char *message, const struct git_ctx *ctx,
     struct git_commit *c, char *why)
 {
 	struct git_res r;
 	char *head;
 
 	memset(c, 0, sizeof(*c));
-	if (GIT_MUST(wt->path, path, cancel, &r, why, "add", "-A") < 0)
+	if (GIT_MUST(wt->path, ctx, &r, why, "add", "-A") < 0)
 		return -1;
 	buf_free(&r.out);
-	if (git_run(wt->path, path, cancel, &r, "diff", "--cached", "--quiet", (const char *)NULL) < 0) {
+	if (git_run(wt->path, ctx, &r, "diff", "--cached", "--quiet", (const char *)NULL) < 0) {
 		snprintf(why, GIT_WHY_MAX, "%s", r.why);
 		return -1;
 	}
 	buf_free(&r.out);
 	if (r.status == 1) {
-		if (GIT_MUST(wt->path, path, cancel, &r, why, "commit", "--no-verify", "--quiet", "-m",
+		if (GIT_MUST(wt->path, ctx, &r, why, "commit", "--no-verify", "--quiet", "-m",
 			*message ? message : "acp-agent") < 0)
 			return -1;
 		buf_free(&r.out);
@@ -366,18 +380,18 @@ git_wt_commit(const struct git_wt *wt, const char *message, const char *path, co
 		snprintf(why, GIT_WHY_MAX, "%s", r.why);
 		return -1;
 	}
-	if (GIT_MUST(wt->path, path, cancel, &r, why, "rev-parse", "HEAD") < 0)
+	if (GIT_MUST(wt->path, ctx, &r, why, "rev-parse", "HEAD") < 0)
 		return -1;
 	head = git_line(&r);
 	buf_free(&r.out);
 	if (strcmp(head, wt->base) != 0)
 		snprintf(c->commit, sizeof(c->commit), "%s", head);
 	free(head);
-	return git_wt_count(wt, path, cancel, c, why);
+	return git_wt_count(wt, ctx, c, why);
 }
 
 int
-git_wt_count(const struct git_wt *wt, const char *path, const atomic_int *cancel, struct git_commit *c, char *why)
+git_wt_count(const struct git_wt *wt, const struct git_ctx *ctx, struct git_commit *c, char *why)
 {
 	struct git_res r;
 	char *range;
@@ -385,7 +399,7 @@ git_wt_count(const struct git_wt *wt, const char *path, const atomic_int *cancel
 	c->files = c->insertions = c->deletions = 0;
 	/* the whole branch against its base: what a merge would bring */
 	range = xasprintf("%s..%s", wt->base, wt->branch);
-	if (GIT_MUST(wt->repo, path, cancel, &r, why, "diff", "--numstat", range) < 0) {
+	if (GIT_MUST(wt->repo, ctx, &r, why, "diff", "--numstat", range) < 0) {
 		free(range);
 		return -1;
 	}
@@ -405,7 +419,7 @@ git_wt_count(const struct git_wt *wt, const char *path, const atomic_int *cancel
 }
 
 int
-git_wt_remove(const struct git_wt *wt, const char *path, const atomic_int *cancel, int *branch_deleted, char *why)
+git_wt_remove(const struct git_wt *wt, const struct git_ctx *ctx, int *branch_deleted, char *why)
 {
 	struct git_res r;
 	struct stat st;
@@ -413,14 +427,14 @@ git_wt_remove(const struct git_wt *wt, const char *path, const atomic_int *cance
 
 	*branch_deleted = 0;
 	if (lstat(wt->path, &st) == 0) {
-		if (GIT_MUST(wt->repo, path, cancel, &r, why, "worktree", "remove", "--force", wt->path) < 0)
+		if (GIT_MUST(wt->repo, ctx, &r, why, "worktree", "remove", "--force", wt->path) < 0)
 			return -1;
 		buf_free(&r.out);
 	}
-	if (git_run(wt->repo, path, cancel, &r, "worktree", "prune", (const char *)NULL) == 0)
+	if (git_run(wt->repo, ctx, &r, "worktree", "prune", (const char *)NULL) == 0)
 		buf_free(&r.out);
 	range = xasprintf("%s..%s", wt->base, wt->branch);
-	if (GIT_MUST(wt->repo, path, cancel, &r, why, "rev-list", "--count", range) < 0) {
+	if (GIT_MUST(wt->repo, ctx, &r, why, "rev-list", "--count", range) < 0) {
 		free(range);
 		return -1;
 	}
@@ -429,7 +443,7 @@ git_wt_remove(const struct git_wt *wt, const char *path, const atomic_int *cance
 	buf_free(&r.out);
 	if (strcmp(count, "0") == 0) {
 		free(count);
-		if (GIT_MUST(wt->repo, path, cancel, &r, why, "branch", "-D", wt->branch) < 0)
+		if (GIT_MUST(wt->repo, ctx, &r, why, "branch", "-D", wt->branch) < 0)
 			return -1;
 		buf_free(&r.out);
 		*branch_deleted = 1;

@@ -13,6 +13,15 @@
 
 #define GIT_WHY_MAX 512
 
+/* How git runs: path (NULL: our PATH) where git is looked for; cancel (NULL: none) stops it (its
+ * group killed); date (NULL: now) the time of the commits it makes, as git reads it ("@<secs>
+ * +0000": a deterministic run's). Every pointer borrowed; a NULL ctx is all three NULL. */
+struct git_ctx {
+	const char *path;
+	const atomic_int *cancel;
+	const char *date;
+};
+
 /* A child's worktree: every string owned. */
 struct git_wt {
 	char *repo;		/* the repository's top level */
@@ -29,11 +38,11 @@ struct git_commit {
 };
 
 /*
- * Whether workspace lies in a git work tree whose repository has a commit, and git is on path
- * (NULL: our PATH): 0 with *repo and *subdir (owned), or -1 with why (the reason for
+ * Whether workspace lies in a git work tree whose repository has a commit, and git is on the
+ * path: 0 with *repo and *subdir (owned), or -1 with why (the reason for
  * "worktree isolation needs a git repository: <why>").
  */
-int git_wt_probe(const char *workspace, const char *path, const atomic_int *cancel, char **repo, char **subdir,
+int git_wt_probe(const char *workspace, const struct git_ctx *ctx, char **repo, char **subdir,
     char *why);
 /*
  * Makes child_id's worktree under dir (dir/<child_id>) on a new branch, from workspace's tracked
@@ -41,19 +50,19 @@ int git_wt_probe(const char *workspace, const char *path, const atomic_int *canc
  * "error: " line, else its last, or ours); then no branch or directory of ours is left.
  */
 int git_wt_create(const char *workspace, const char *repo, const char *subdir, const char *child_id, const char *dir,
-    const char *path, const atomic_int *cancel, struct git_wt *wt, char *why);
+    const struct git_ctx *ctx, struct git_wt *wt, char *why);
 /* Adds wt's worktree back at wt->path on its branch (a cold resume). 0, or -1 with why. */
-int git_wt_readd(const struct git_wt *wt, const char *path, const atomic_int *cancel, char *why);
+int git_wt_readd(const struct git_wt *wt, const struct git_ctx *ctx, char *why);
 /* Commits everything in the worktree (author and committer acp-agent <acp-agent@localhost>,
  * message as given, hooks skipped), nothing when nothing changed, and counts the branch against
  * its base. 0 with c, or -1 with why. */
-int git_wt_commit(const struct git_wt *wt, const char *message, const char *path, const atomic_int *cancel,
+int git_wt_commit(const struct git_wt *wt, const char *message, const struct git_ctx *ctx,
     struct git_commit *c, char *why);
 /* The branch against its base when its worktree is gone (nothing to commit). 0 with c, or -1. */
-int git_wt_count(const struct git_wt *wt, const char *path, const atomic_int *cancel, struct git_commit *c, char *why);
+int git_wt_count(const struct git_wt *wt, const struct git_ctx *ctx, struct git_commit *c, char *why);
 /* Removes the worktree directory, and the branch when it has no commit beyond its base
  * (*branch_deleted). 0, or -1 with why. */
-int git_wt_remove(const struct git_wt *wt, const char *path, const atomic_int *cancel, int *branch_deleted, char *why);
+int git_wt_remove(const struct git_wt *wt, const struct git_ctx *ctx, int *branch_deleted, char *why);
 void git_wt_free(struct git_wt *wt);
 
 #endif
