@@ -122,6 +122,8 @@ agent_rt_recover(struct agent *a)
 int
 agent_rt_idle(const struct agent_rt *rt)
 {
+	if (rt->working > 0)
+		return 0;
 	for (size_t i = 0; i < rt->nall; i++) {
 		const struct agent *a = rt->all[i];
 		if (a->released)

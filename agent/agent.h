@@ -116,6 +116,7 @@ struct agent_rt {
 	int rank_this_run;
 	int64_t run_since;
 	int lingering;			/* work that outlives its agents (agent_rt_linger) */
+	int working;			/* an agent's work off the loop that will wake it (a worktree's) */
 	struct map agents;		/* id -> live struct agent * */
 	struct agent **all;		/* every agent not yet reaped, in creation order */
 	size_t nall, call;

@@ -280,6 +280,7 @@ iso_job_done(void *arg)
 	struct sub_state *st;
 	struct err e;
 
+	j->rt->working--;
 	if (a == NULL || a->released) {
 		iso_job_free(j);
 		return;
@@ -336,6 +337,7 @@ iso_start(struct agent *a, enum iso_op op)
 	iso_date(a->rt, j->date, sizeof(j->date));
 	st->iso = SUB_ISO_BUSY;
 	st->iso_arg = j;
+	a->rt->working++;	/* the run is not idle until it is done */
 	st->iso_job = offload_start(a->rt->loop, a->rt->runq, iso_job_run, iso_job_done, j);
 }
 
@@ -387,6 +389,7 @@ sub_iso_release(struct agent *a)
 	if (st == NULL || st->iso_job == NULL)
 		return;
 	offload_cancel(st->iso_job);	/* joined; what it left is recovered like a crash's */
+	a->rt->working--;
 	iso_job_free(st->iso_arg);
 	st->iso_job = NULL;
 	st->iso_arg = NULL;
