@@ -390,6 +390,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->rt.home = getenv("HOME");
 	srv->rt.config_home = getenv("XDG_CONFIG_HOME");
 	srv->tool_names = toolsets_names();
+	agent_rt_sweep_worktrees(&srv->rt);	/* what a crash left of isolated children's worktrees */
 	srv->rt.tool_names = (const char *const *)srv->tool_names;
 	/* a subagent call's model is checked against ACP_AGENT_MODELS, not under replay or builtin,
 	 * whose model answers any name (docs/contract.md §23.2) */

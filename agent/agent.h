@@ -213,6 +213,9 @@ const char *agent_type_description(const struct sess_entry *en);
 const struct agent_types *agent_types_of(struct agent *a);
 /* The name of a's agent type: "general" for a root. */
 const char *agent_type_name(const struct agent *a);
+/* At start-up: removes, off the loop, the directories under <state-dir>/worktrees that git does
+ * not list (a crash during their making or removal); a listed one is its child's to settle. */
+void agent_rt_sweep_worktrees(struct agent_rt *rt);
 /* Where an isolated child's worktree lives: <state-dir>/worktrees/<id> (owned; docs/contract.md §24). */
 char *agent_worktree_path(const struct agent_rt *rt, const char *id);
 /* a's model requests per turn (its type's limit, else --max-steps). */

@@ -394,3 +394,43 @@ sub_iso_release(struct agent *a)
 	st->iso_job = NULL;
 	st->iso_arg = NULL;
 }
+
+/* ---- after a crash: worktrees nobody can use ---- */
+
+struct iso_sweep {
+	struct agent_rt *rt;
+	char *dir;
+	int removed;
+};
+
+static void
+iso_sweep_run(void *arg, const atomic_int *cancel)
+{
+	struct iso_sweep *w = arg;
+
+	(void)cancel;
+	w->removed = git_wt_sweep(w->dir);
+}
+
+static void
+iso_sweep_done(void *arg)
+{
+	struct iso_sweep *w = arg;
+
+	if (w->removed)
+		log_info("worktrees: %d left by a crash removed from %s", w->removed, w->dir);
+	agent_rt_linger(w->rt, -1);
+	free(w->dir);
+	free(w);
+}
+
+void
+agent_rt_sweep_worktrees(struct agent_rt *rt)
+{
+	struct iso_sweep *w = xcalloc(1, sizeof(*w));
+
+	w->rt = rt;
+	w->dir = xasprintf("%s/worktrees", rt->env->state_dir);
+	agent_rt_linger(rt, 1);
+	offload_start(rt->loop, rt->runq, iso_sweep_run, iso_sweep_done, w);
+}

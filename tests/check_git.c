@@ -210,6 +210,39 @@ START_TEST(git_worktree_refused_leaves_nothing)
 }
 END_TEST
 
+/* After a crash: a directory with no .git, or whose .git names a git directory that is gone, is
+ * removed whole; a worktree git lists stays (its child settles it). */
+START_TEST(git_sweep_removes_what_git_does_not_list)
+{
+	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *ws, *dir, *p;
+	struct git_wt wt;
+
+	test_mkdtemp(root, sizeof(root));
+	make_repo(root);
+	ws = xasprintf("%s/repo", root);
+	dir = xasprintf("%s/worktrees", root);
+	ck_assert_int_eq(git_wt_probe(ws, NULL, &repo, &subdir, why), 0);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, &wt, why) == 0, "%s", why);
+	sh("mkdir -p %s/worktrees/half/sub && touch %s/worktrees/half/sub/f && mkdir -p %s/worktrees/stale && "
+	    "echo 'gitdir: /nonexistent/.git/worktrees/stale' > %s/worktrees/stale/.git", root);
+	ck_assert_int_eq(git_wt_sweep(dir), 2);
+	p = xasprintf("%s/half", dir);
+	ck_assert(!exists(p));
+	free(p);
+	p = xasprintf("%s/stale", dir);
+	ck_assert(!exists(p));
+	free(p);
+	ck_assert(exists(wt.path));
+	ck_assert_int_eq(git_wt_sweep(dir), 0);
+	git_wt_free(&wt);
+	free(repo);
+	free(subdir);
+	free(ws);
+	free(dir);
+	test_rmtree(root);
+}
+END_TEST
+
 Suite *
 git_suite(void)
 {
@@ -220,6 +253,7 @@ git_suite(void)
 	tcase_add_test(tc, git_probe_refuses_with_its_reason);
 	tcase_add_test(tc, git_worktree_from_the_users_edits_committed_and_removed);
 	tcase_add_test(tc, git_worktree_refused_leaves_nothing);
+	tcase_add_test(tc, git_sweep_removes_what_git_does_not_list);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,9 @@
 /* git for isolated children (workspace/git.h). */
 #include "workspace/git.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -451,6 +453,58 @@ git_wt_remove(const struct git_wt *wt, const struct git_ctx *ctx, int *branch_de
 	}
 	free(count);
 	return 0;
+}
+
+/* nftw's step of a removal: files, links and directories (after their contents) alike. */
+static int
+git_rm_step(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
+}
+
+/* Whether the worktree at path is one git lists: its .git file names a git directory there. */
+static int
+git_wt_listed(const char *path)
+{
+	char *dotgit = xasprintf("%s/.git", path), line[4096];
+	FILE *f = fopen(dotgit, "re");
+	struct stat st;
+	int listed = 0;
+
+	free(dotgit);
+	if (f == NULL)
+		return 0;
+	if (fgets(line, sizeof(line), f) && strncmp(line, "gitdir: ", 8) == 0) {
+		line[strcspn(line, "\n")] = '\0';
+		listed = stat(line + 8, &st) == 0 && S_ISDIR(st.st_mode);
+	}
+	fclose(f);
+	return listed;
+}
+
+int
+git_wt_sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int removed = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *path = xasprintf("%s/%s", dir, de->d_name);
+		struct stat st;
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && !git_wt_listed(path) &&
+		    nftw(path, git_rm_step, 16, FTW_DEPTH | FTW_PHYS) == 0)
+			removed++;
+		free(path);
+	}
+	closedir(d);
+	return removed;
 }
 
 void
