@@ -103,7 +103,7 @@ iso_make_run(void *arg, const atomic_int *cancel)
 {
 	struct iso_make *m = arg;
 	char *repo, *subdir, why[GIT_WHY_MAX];
-	struct git_ctx ctx = { NULL, cancel, m->date[0] ? m->date : NULL };
+	struct git_ctx ctx = { NULL, cancel, m->date[0] ? m->date : NULL, m->dir };
 
 	if (git_wt_probe(m->workspace, &ctx, &repo, &subdir, why) < 0) {
 		m->code = ERR_ISOLATION_UNAVAILABLE;
@@ -219,6 +219,7 @@ struct iso_job {
 	enum iso_op op;
 	struct git_wt wt;		/* a copy */
 	char *message;
+	char *ceiling;			/* <state-dir>/worktrees: git never looks above it */
 	char date[32];
 	/* the thread's results */
 	int ok, committed, branch_deleted;
@@ -231,6 +232,7 @@ iso_job_free(struct iso_job *j)
 {
 	git_wt_free(&j->wt);
 	free(j->message);
+	free(j->ceiling);
 	free(j);
 }
 
@@ -239,7 +241,7 @@ iso_job_run(void *arg, const atomic_int *cancel)
 {
 	struct iso_job *j = arg;
 	struct stat st;
-	struct git_ctx ctx = { NULL, cancel, j->date[0] ? j->date : NULL };
+	struct git_ctx ctx = { NULL, cancel, j->date[0] ? j->date : NULL, j->ceiling };
 
 	if (j->op == ISO_READD) {
 		j->ok = git_wt_readd(&j->wt, &ctx, j->why) == 0;
@@ -335,6 +337,7 @@ iso_start(struct agent *a, enum iso_op op)
 	j->wt.path = xstrdup(wt->path);
 	j->message = xstrdup(*sub_label(a) ? sub_label(a) : agent_id(a));
 	iso_date(a->rt, j->date, sizeof(j->date));
+	j->ceiling = xasprintf("%s/worktrees", a->rt->env->state_dir);
 	st->iso = SUB_ISO_BUSY;
 	st->iso_arg = j;
 	a->rt->working++;	/* the run is not idle until it is done */

@@ -77,7 +77,7 @@ START_TEST(git_probe_refuses_with_its_reason)
 	free(p);
 	make_repo(root);
 	p = xasprintf("%s/repo/src", root);
-	struct git_ctx nogit = { "/nonexistent", NULL, NULL };
+	struct git_ctx nogit = { "/nonexistent", NULL, NULL, NULL };
 	ck_assert_int_eq(git_wt_probe(p, &nogit, &repo, &subdir, why), -1);
 	ck_assert_str_eq(why, "git is not on PATH");
 	ck_assert_int_eq(git_wt_probe(p, NULL, &repo, &subdir, why), 0);
@@ -153,8 +153,25 @@ START_TEST(git_worktree_from_the_users_edits_committed_and_removed)
 	ck_assert_int_eq(c.files, 0);
 	ck_assert_int_eq(git_wt_remove(&wt2, NULL, &deleted, why), 0);
 	ck_assert_int_eq(deleted, 1);
+	ck_assert_int_eq(git_wt_count(&wt2, NULL, &c, why), 0);	/* gone: nothing to count */
+	ck_assert_int_eq(c.files, 0);
+	/* added back after its branch was deleted: made again from its base */
+	ck_assert_msg(git_wt_readd(&wt2, NULL, why) == 0, "%s", why);
+	p = xasprintf("%s/src/main.c", wt2.path);
+	ck_assert(exists(p));
+	free(p);
+	/* a label of spaces is still a message; nothing more to commit: no commit id */
+	sh("cd %s && printf 'z\n' > src/z.c", wt2.path);
+	ck_assert_msg(git_wt_commit(&wt2, "   ", NULL, &c, why) == 0, "%s", why);
+	ck_assert_uint_eq(strlen(c.commit), 40);
+	ck_assert_int_eq(c.files, 1);
+	ck_assert_int_eq(git_wt_commit(&wt2, "again", NULL, &c, why), 0);
+	ck_assert_str_eq(c.commit, "");
+	ck_assert_int_eq(c.files, 1);		/* the branch's, still */
+	ck_assert_int_eq(git_wt_remove(&wt2, NULL, &deleted, why), 0);
+	ck_assert_int_eq(deleted, 0);
 	s = sh_out("cd %s/repo && git branch --list 'acp-agent/1a2b*' | wc -l", root);
-	ck_assert_str_eq(s, "1");
+	ck_assert_str_eq(s, "2");
 	free(s);
 	git_wt_free(&wt);
 	git_wt_free(&wt2);
@@ -201,6 +218,19 @@ START_TEST(git_worktree_refused_leaves_nothing)
 		git_wt_free(&wt);	/* this git needs no lock for it: then it must have worked */
 	}
 	sh("rm -f %s/repo/.git/index.lock", root);
+	/* a workspace directory git tracks nothing in: it is there in the worktree all the same */
+	sh("mkdir -p %s/repo/newdir", root);
+	char *nws = xasprintf("%s/repo/newdir", root), *nrepo, *nsub;
+	ck_assert_int_eq(git_wt_probe(nws, NULL, &nrepo, &nsub, why), 0);
+	ck_assert_str_eq(nsub, "newdir");
+	ck_assert_msg(git_wt_create(nws, nrepo, nsub, ID2, dir, NULL, &wt, why) == 0, "%s", why);
+	s = xasprintf("%s/newdir", wt.path);
+	ck_assert(exists(s));
+	free(s);
+	git_wt_free(&wt);
+	free(nws);
+	free(nrepo);
+	free(nsub);
 	free(p);
 	free(repo);
 	free(subdir);

@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/guard.h"
 #include "base/spawn.h"
 #include "base/xmalloc.h"
 
@@ -74,12 +76,12 @@ git_drain(int fd, struct buf *b, size_t max)
 static int
 git_runv(const char *cwd, const struct git_ctx *ctx, struct git_res *r, const char *const *args)
 {
-	static const struct git_ctx none = { NULL, NULL, NULL };
-	const char *extra[8] = { "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=acp-agent",
+	static const struct git_ctx none = { NULL, NULL, NULL, NULL };
+	const char *extra[10] = { "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=acp-agent",
 		"GIT_AUTHOR_EMAIL=acp-agent@localhost", "GIT_COMMITTER_NAME=acp-agent",
 		"GIT_COMMITTER_EMAIL=acp-agent@localhost" };
 	size_t nextra = 6;
-	char adate[96], cdate[96];
+	char adate[96], cdate[96], ceil[4200];
 	if (ctx == NULL)
 		ctx = &none;
 	const atomic_int *cancel = ctx->cancel;
@@ -89,7 +91,11 @@ git_runv(const char *cwd, const struct git_ctx *ctx, struct git_res *r, const ch
 		extra[nextra++] = adate;
 		extra[nextra++] = cdate;
 	}
-	char *git = spawn_find("git", ctx->path), *argv[GIT_ARGS_MAX + 2];
+	if (ctx->ceiling) {
+		snprintf(ceil, sizeof(ceil), "GIT_CEILING_DIRECTORIES=%s", ctx->ceiling);
+		extra[nextra++] = ceil;
+	}
+	char *git = spawn_find("git", ctx->path), *argv[GIT_ARGS_MAX + 10];
 	int out[2], err[2], saved, open_fds = 2, st;
 	enum spawn_stage stage;
 	struct spawn_opts so = { 0 };
@@ -105,9 +111,13 @@ git_runv(const char *cwd, const struct git_ctx *ctx, struct git_res *r, const ch
 		snprintf(r->why, GIT_WHY_MAX, "git is not on PATH");
 		return -1;
 	}
-	argv[n++] = (char *)"git";
-	for (; args[n - 1] && n <= GIT_ARGS_MAX; n++)
-		argv[n] = (char *)args[n - 1];
+	/* the user's hooks, signing and fsmonitor are not for an agent's worktree */
+	static const char *const pre[] = { "git", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c",
+		"core.fsmonitor=false" };
+	for (; n < sizeof(pre) / sizeof(pre[0]); n++)
+		argv[n] = (char *)pre[n];
+	for (size_t k = 0; args[k] && n < GIT_ARGS_MAX + 8; k++)
+		argv[n++] = (char *)args[k];
 	argv[n] = NULL;
 	if (pipe2(out, O_CLOEXEC) < 0) {
 		snprintf(r->why, GIT_WHY_MAX, "cannot run git: %s", strerror(errno));
@@ -122,6 +132,18 @@ git_runv(const char *cwd, const struct git_ctx *ctx, struct git_res *r, const ch
 		return -1;
 	}
 	envp = spawn_env((char *const *)extra, nextra);
+	/* a GIT_DIR or GIT_INDEX_FILE of the caller's would point git at another repository */
+	static const char *const drop[] = { "GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_COMMON_DIR=",
+		"GIT_OBJECT_DIRECTORY=", "GIT_ALTERNATE_OBJECT_DIRECTORIES=", "GIT_NAMESPACE=", "GIT_PREFIX=" };
+	size_t w = 0;
+	for (size_t k = 0; envp[k]; k++) {
+		int keep = 1;
+		for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]) && keep; d++)
+			keep = strncmp(envp[k], drop[d], strlen(drop[d])) != 0;
+		if (keep)
+			envp[w++] = envp[k];
+	}
+	envp[w] = NULL;
 	so.path = git;
 	so.argv = argv;
 	so.envp = envp;
@@ -143,9 +165,18 @@ git_runv(const char *cwd, const struct git_ctx *ctx, struct git_res *r, const ch
 	}
 	buf_init(&errb);
 	struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+	struct timespec t0, now;
+	long stopping_ms = -1;		/* when the SIGTERM went, ms after t0 */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (open_fds > 0) {
-		if (cancel && atomic_load(cancel))
-			kill(-pid, SIGKILL);	/* its group: a hook or a pager it started too */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (stopping_ms < 0 && ((cancel && atomic_load(cancel)) || ms > (long)GIT_DEADLINE_S * 1000)) {
+			kill(-pid, SIGTERM);	/* its group; git removes its lock files on TERM, not on KILL */
+			stopping_ms = ms;
+		} else if (stopping_ms >= 0 && ms - stopping_ms > 2000) {
+			kill(-pid, SIGKILL);
+		}
 		if (poll(pf, 2, 100) < 0 && errno != EINTR)
 			break;
 		for (int i = 0; i < 2; i++) {
@@ -161,11 +192,14 @@ git_runv(const char *cwd, const struct git_ctx *ctx, struct git_res *r, const ch
 	for (int i = 0; i < 2; i++)
 		if (pf[i].fd >= 0)
 			close(pf[i].fd);
-	pid_t w;
-	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+	pid_t wp;
+	while ((wp = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
-	if (w < 0)
+	if (wp < 0)
 		st = 255 << 8;	/* reaped by someone else (SIGCHLD ignored): taken as a failure */
+	/* whatever it left in its group (a hook's child) goes with it; the guardian forgets it */
+	kill(-pid, SIGKILL);
+	guard_forget(pid);
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	if (errb.len)
 		git_reason(errb.data, errb.len, r->why);
@@ -246,6 +280,30 @@ fail:
 	return -1;
 }
 
+/* Makes base/rel's missing directories (rel relative, no ".."). 0, or -1 with why. */
+static int
+git_wt_mkdirs(const char *base, const char *rel, char *why)
+{
+	char *p = xasprintf("%s/%s", base, rel);
+
+	for (char *c = p + strlen(base) + 1;; c++) {
+		if (*c != '/' && *c != '\0')
+			continue;
+		char was = *c;
+		*c = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			snprintf(why, GIT_WHY_MAX, "cannot make %s: %s", p, strerror(errno));
+			free(p);
+			return -1;
+		}
+		*c = was;
+		if (was == '\0')
+			break;
+	}
+	free(p);
+	return 0;
+}
+
 /* Whether refs/heads/<branch> exists. */
 static int
 git_has_branch(const char *repo, const struct git_ctx *ctx, const char *branch)
@@ -304,23 +362,36 @@ git_wt_create(const char *workspace, const char *repo, const char *subdir, const
 		goto fail;
 	}
 	if (GIT_MUST(repo, ctx, &r, why, "worktree", "add", "--quiet", "-b", wt->branch, wt->path, wt->base) < 0) {
+add_failed:;
 		/* whatever the failed add left of ours: its directory, its branch, git's record (not
 		 * stopped by a cancel: half a cleanup is worse) */
-		struct git_ctx quiet = { ctx ? ctx->path : NULL, NULL, NULL };
+		struct git_ctx quiet = { ctx ? ctx->path : NULL, NULL, NULL, ctx ? ctx->ceiling : NULL };
 		char *rm = NULL;
 		struct git_res q;
 		if (lstat(wt->path, &st) == 0)
 			rm = wt->path;
-		if (rm && git_run(repo, &quiet, &q, "worktree", "remove", "--force", rm, (const char *)NULL) == 0)
+		/* -f twice: a killed add leaves its worktree locked ("initializing") */
+		if (rm && git_run(repo, &quiet, &q, "worktree", "remove", "-f", "-f", rm, (const char *)NULL) == 0)
 			buf_free(&q.out);
 		if (git_run(repo, &quiet, &q, "worktree", "prune", (const char *)NULL) == 0)
 			buf_free(&q.out);
+		/* the branch only if this add made it: it did not exist before, and it is still at base */
+		char *tip = NULL;
 		if (git_has_branch(repo, &quiet, wt->branch) &&
+		    git_run(repo, &quiet, &q, "rev-parse", "--verify", "--quiet", wt->branch, (const char *)NULL) == 0) {
+			tip = git_line(&q);
+			buf_free(&q.out);
+		}
+		if (tip && strcmp(tip, wt->base) == 0 &&
 		    git_run(repo, &quiet, &q, "branch", "-D", wt->branch, (const char *)NULL) == 0)
 			buf_free(&q.out);
+		free(tip);
 		goto fail;
 	}
 	buf_free(&r.out);
+	/* the workspace's directory may hold nothing git tracks: it exists in the worktree all the same */
+	if (*subdir && git_wt_mkdirs(wt->path, subdir, why) < 0)
+		goto add_failed;
 	return 0;
 fail:
 	git_wt_free(wt);
@@ -351,9 +422,16 @@ git_wt_readd(const struct git_wt *wt, const struct git_ctx *ctx, char *why)
 	}
 	if (git_run(wt->repo, ctx, &r, "worktree", "prune", (const char *)NULL) == 0)
 		buf_free(&r.out);
-	if (GIT_MUST(wt->repo, ctx, &r, why, "worktree", "add", "--quiet", wt->path, wt->branch) < 0)
-		return -1;
+	if (git_has_branch(wt->repo, ctx, wt->branch)) {
+		if (GIT_MUST(wt->repo, ctx, &r, why, "worktree", "add", "--quiet", wt->path, wt->branch) < 0)
+			return -1;
+	} else if (GIT_MUST(wt->repo, ctx, &r, why, "worktree", "add", "--quiet", "-b", wt->branch, wt->path,
+		       wt->base) < 0) {
+		return -1;	/* deleted when it had no commit: made again from its base */
+	}
 	buf_free(&r.out);
+	if (*wt->subdir && git_wt_mkdirs(wt->path, wt->subdir, why) < 0)
+		return -1;
 	return 0;
 }
 
@@ -374,21 +452,21 @@ git_wt_commit(const struct git_wt *wt, const char *message, const struct git_ctx
 	}
 	buf_free(&r.out);
 	if (r.status == 1) {
-		if (GIT_MUST(wt->path, ctx, &r, why, "commit", "--no-verify", "--quiet", "-m",
-			*message ? message : "acp-agent") < 0)
+		/* the message as given, whatever it is (a label of spaces would be no message) */
+		if (GIT_MUST(wt->path, ctx, &r, why, "commit", "--no-verify", "--quiet", "--cleanup=verbatim",
+			"--allow-empty-message", "-m", message) < 0)
 			return -1;
 		buf_free(&r.out);
+		if (GIT_MUST(wt->path, ctx, &r, why, "rev-parse", "HEAD") < 0)
+			return -1;
+		head = git_line(&r);
+		buf_free(&r.out);
+		snprintf(c->commit, sizeof(c->commit), "%s", head);	/* this settlement's commit only */
+		free(head);
 	} else if (r.status != 0) {
 		snprintf(why, GIT_WHY_MAX, "%s", r.why);
 		return -1;
 	}
-	if (GIT_MUST(wt->path, ctx, &r, why, "rev-parse", "HEAD") < 0)
-		return -1;
-	head = git_line(&r);
-	buf_free(&r.out);
-	if (strcmp(head, wt->base) != 0)
-		snprintf(c->commit, sizeof(c->commit), "%s", head);
-	free(head);
 	return git_wt_count(wt, ctx, c, why);
 }
 
@@ -399,22 +477,32 @@ git_wt_count(const struct git_wt *wt, const struct git_ctx *ctx, struct git_comm
 	char *range;
 
 	c->files = c->insertions = c->deletions = 0;
-	/* the whole branch against its base: what a merge would bring */
+	if (!git_has_branch(wt->repo, ctx, wt->branch))
+		return 0;	/* deleted already (it had no commit): nothing to count */
+	/* the whole branch against its base: what a merge would bring, as one line of totals
+	 * (" 3 files changed, 10 insertions(+), 2 deletions(-)"; nothing when nothing changed) */
 	range = xasprintf("%s..%s", wt->base, wt->branch);
-	if (GIT_MUST(wt->repo, ctx, &r, why, "diff", "--numstat", range) < 0) {
+	if (GIT_MUST(wt->repo, ctx, &r, why, "diff", "--shortstat", range) < 0) {
 		free(range);
 		return -1;
 	}
 	free(range);
-	for (const char *p = r.out.data, *end = r.out.data + r.out.len; p && p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		long a = 0, d = 0;
-		if (p[0] != '-')	/* binary: "-\t-\t<path>" */
-			sscanf(p, "%ld\t%ld", &a, &d);
-		c->files++;
-		c->insertions += (int)a;
-		c->deletions += (int)d;
-		p = nl ? nl + 1 : end;
+	for (const char *p = r.out.data; p && *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p) {
+			p++;
+			continue;
+		}
+		while (*end == ' ')
+			end++;
+		if (strncmp(end, "file", 4) == 0)
+			c->files = (int)v;
+		else if (strncmp(end, "insertion", 9) == 0)
+			c->insertions = (int)v;
+		else if (strncmp(end, "deletion", 8) == 0)
+			c->deletions = (int)v;
+		p = end;
 	}
 	buf_free(&r.out);
 	return 0;

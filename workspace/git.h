@@ -12,14 +12,18 @@
 #include <stddef.h>
 
 #define GIT_WHY_MAX 512
+#define GIT_DEADLINE_S 600
 
 /* How git runs: path (NULL: our PATH) where git is looked for; cancel (NULL: none) stops it (its
  * group killed); date (NULL: now) the time of the commits it makes, as git reads it ("@<secs>
- * +0000": a deterministic run's). Every pointer borrowed; a NULL ctx is all three NULL. */
+ * +0000": a deterministic run's). Every pointer borrowed; a NULL ctx is all NULL. Every run drops
+ * the caller's GIT_DIR-like variables, turns off hooks, signing and fsmonitor, is stopped after
+ * GIT_DEADLINE_S, and is ended SIGTERM first (git removes its lock files), SIGKILL 2 s later. */
 struct git_ctx {
 	const char *path;
 	const atomic_int *cancel;
 	const char *date;
+	const char *ceiling;	/* GIT_CEILING_DIRECTORIES: git never looks above it (NULL: none) */
 };
 
 /* A child's worktree: every string owned. */
