@@ -1683,6 +1683,16 @@ agent_isolated(const struct agent *a)
 	return a->comp.wt != NULL;
 }
 
+int
+agent_in_worktrees(const struct agent *a)
+{
+	const char *cwd = a->sess ? sess_header_str(a->sess, "cwd") : NULL;
+	const char *state = a->rt->env->state_dir;
+	size_t n = strlen(state);
+
+	return cwd && strncmp(cwd, state, n) == 0 && strncmp(cwd + n, "/worktrees/", 11) == 0;
+}
+
 struct agent *
 agent_worktree_owner(struct agent *a)
 {

@@ -257,6 +257,8 @@ struct agent *agent_new_child(struct agent_rt *rt, const struct agent *parent, c
     const char *id, const char *cwd);
 /* Whether a is an isolated child, its workspace its own worktree (docs/contract.md §24). */
 int agent_isolated(const struct agent *a);
+/* Whether a's workspace lies under <state-dir>/worktrees (whoever owns it now). */
+int agent_in_worktrees(const struct agent *a);
 /* The isolated agent whose worktree a works in (a itself or a live ancestor), or NULL. */
 struct agent *agent_worktree_owner(struct agent *a);
 

@@ -638,6 +638,11 @@ sub_new_child(struct agent *parent, const char *label, int background, const cha
 		snprintf(msg, sizeof(msg), "%s", e->msg);
 		err_clear(e);
 		err_set(e, ERR_SESSION_LOG_IO, "%s", msg);
+		if (wt && child->comp.wt) {	/* the worktree back to the caller, who drops it */
+			*wt = *child->comp.wt;
+			free(child->comp.wt);
+			child->comp.wt = NULL;
+		}
 		agent_release(child);
 		return NULL;
 	}
@@ -712,6 +717,10 @@ subagent_start(struct tool_inv *inv, const char *description, const char *prompt
 
 	if (sub_checks(parent, background, kind ? kind->type : NULL, kind ? kind->model : NULL, &t, e) < 0)
 		return -1;
+	struct agent *owner = agent_worktree_owner(parent);
+	if (background && owner && subagent_mode(owner) == SUBAGENT_ONESHOT)
+		return err_set(e, ERR_INVALID_ARGUMENT, "a foreground isolated agent cannot start background subagents: "
+		    "its worktree goes when its run ends");
 	if (sub_wants_worktree(kind, t))
 		return sub_iso_make(inv, description, prompt, background, kind, finish, started, e);
 	child = sub_new_child(parent, description, background, kind ? kind->type : NULL, kind ? kind->model : NULL,

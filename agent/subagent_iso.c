@@ -283,6 +283,8 @@ iso_job_done(void *arg)
 	struct err e;
 
 	j->rt->working--;
+	if (j->op == ISO_SETTLE)
+		agent_rt_linger(j->rt, -1);
 	if (a == NULL || a->released) {
 		iso_job_free(j);
 		return;
@@ -296,7 +298,10 @@ iso_job_done(void *arg)
 			log_error("subagent %s: its worktree could not be added back: %s", j->id, j->why);
 		if (!j->ok || sub_iso_created(a, &e) < 0)
 			st->iso = SUB_ISO_PRESENT;	/* its tools say what is missing */
-		agent_request_release(a);
+		if (a->request_held)
+			agent_request_release(a);
+		else
+			sub_settle_again(a);	/* the turn that waited was cancelled meanwhile */
 		iso_job_free(j);
 		return;
 	}
@@ -341,6 +346,8 @@ iso_start(struct agent *a, enum iso_op op)
 	st->iso = SUB_ISO_BUSY;
 	st->iso_arg = j;
 	a->rt->working++;	/* the run is not idle until it is done */
+	if (op == ISO_SETTLE)
+		agent_rt_linger(a->rt, 1);	/* a commit is never cut off: the exit waits for it */
 	st->iso_job = offload_start(a->rt->loop, a->rt->runq, iso_job_run, iso_job_done, j);
 }
 
@@ -388,14 +395,20 @@ void
 sub_iso_release(struct agent *a)
 {
 	struct sub_state *st = agent_state(a, &subagent_ext);
+	struct offload *job;
+	struct iso_job *j;
 
 	if (st == NULL || st->iso_job == NULL)
 		return;
-	offload_cancel(st->iso_job);	/* joined; what it left is recovered like a crash's */
-	a->rt->working--;
-	iso_job_free(st->iso_arg);
+	job = st->iso_job;
+	j = st->iso_arg;
 	st->iso_job = NULL;
 	st->iso_arg = NULL;
+	if (j->op == ISO_SETTLE)
+		return;		/* it finishes (lingering): its done finds the agent gone and only frees */
+	offload_cancel(job);	/* adding back: joined; the next turn adds it again */
+	a->rt->working--;
+	iso_job_free(j);
 }
 
 /* ---- after a crash: worktrees nobody can use ---- */

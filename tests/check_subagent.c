@@ -1056,7 +1056,9 @@ START_TEST(isolated_child_works_in_its_worktree)
 	    "{\"agent\":\"label:w\",\"replies\":[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":"
 	    "\"lib.c\",\"content\":\"int lib;\\n\"}}]},{\"text\":\"wrote lib.c\"},"
 	    "{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":\"two.c\",\"content\":\"int two;\\n\"}}]},"
-	    "{\"text\":\"wrote two.c\"}]},{\"agent\":\"label:n\",\"replies\":[{\"text\":\"nothing to do\"}]}]}";
+	    "{\"text\":\"wrote two.c\"}]},{\"agent\":\"label:n\",\"replies\":[{\"text\":\"nothing to do\"}]},"
+	    "{\"agent\":\"label:f\",\"replies\":[{\"tool_calls\":[{\"name\":\"subagent\",\"arguments\":{\"description\":"
+	    "\"g\",\"prompt\":\"p\"}}]},{\"expect\":\"cannot start background subagents\",\"text\":\"alone then\"}]}]}";
 	char dir[64], *ws, *cmd, *s;
 	struct tool_result r;
 
@@ -1130,6 +1132,14 @@ START_TEST(isolated_child_works_in_its_worktree)
 	spawn_kind_iso(root, "n", 1, NULL, "worktree", &rn);
 	runq_drain(&T.q);
 	ck_assert_msg(rn.error_code == ERR_NONE, "%s", rn.text ? rn.text : "(pending)");
+	/* a foreground isolated child: no background children (its worktree goes when its run ends);
+	 * its result ends with the line about its work */
+	struct tool_result rf;
+	spawn_kind_iso(root, "f", 0, NULL, "worktree", &rf);
+	runq_drain(&T.q);
+	ck_assert_msg(rf.error_code == ERR_NONE && rf.text && strcmp(rf.text, "alone then\nIt changed no files.") == 0,
+	    "%s", rf.text ? rf.text : "(pending)");
+	tool_result_clear(&rf);
 	/* the listing names the branch while it exists */
 	json_t *l = subagent_list(root, 0, &le);
 	size_t li;
@@ -1137,7 +1147,7 @@ START_TEST(isolated_child_works_in_its_worktree)
 	int nulls = 0;
 	json_array_foreach(l, li, le2)
 		nulls += json_object_get(le2, "branch") != NULL && json_is_null(json_object_get(le2, "branch"));
-	ck_assert_int_eq(nulls, 1);
+	ck_assert_int_eq(nulls, 1);		/* n's (f is one-shot: not listed) */
 	tool_result_clear(&rn);
 	s = list_agents_render(l, 0);
 	char *shown = xasprintf(" \xe2\x80\x94 w (branch acp-agent/%.8s)", cid);

@@ -77,7 +77,8 @@ ws_via_editor(const struct tool_inv *inv, const char *cap, const struct ws_path 
 
 	/* Spill files are always read locally (docs/contract.md §20.1), and a worktree's files are
 	 * none of the editor's (§24). */
-	return c && !where->read_only && agent_worktree_owner(inv->agent) == NULL && c->can(c->self, cap);
+	return c && !where->read_only && agent_worktree_owner(inv->agent) == NULL && !agent_in_worktrees(inv->agent) &&
+	    c->can(c->self, cap);
 }
 
 /* Whether s says a file is not there: ENOENT, "no such file" in any case, "not found". */

@@ -18,6 +18,7 @@
 
 #include "base/buf.h"
 #include "base/guard.h"
+#include "base/log.h"
 #include "base/spawn.h"
 #include "base/xmalloc.h"
 
@@ -552,7 +553,8 @@ git_rm_step(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
 }
 
-/* Whether the worktree at path is one git lists: its .git file names a git directory there. */
+/* 1 when the worktree at path has a .git file naming a git directory there, 0 when its .git names
+ * one that is gone, -1 when it has no .git file (git never finished making it). */
 static int
 git_wt_listed(const char *path)
 {
@@ -563,10 +565,13 @@ git_wt_listed(const char *path)
 
 	free(dotgit);
 	if (f == NULL)
-		return 0;
+		return -1;
 	if (fgets(line, sizeof(line), f) && strncmp(line, "gitdir: ", 8) == 0) {
 		line[strcspn(line, "\n")] = '\0';
-		listed = stat(line + 8, &st) == 0 && S_ISDIR(st.st_mode);
+		/* worktree.useRelativePaths writes it relative to the worktree */
+		char *gd = line[8] == '/' ? xstrdup(line + 8) : xasprintf("%s/%s", path, line + 8);
+		listed = stat(gd, &st) == 0 && S_ISDIR(st.st_mode);
+		free(gd);
 	}
 	fclose(f);
 	return listed;
@@ -586,9 +591,17 @@ git_wt_sweep(const char *dir)
 			continue;
 		char *path = xasprintf("%s/%s", dir, de->d_name);
 		struct stat st;
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && !git_wt_listed(path) &&
-		    nftw(path, git_rm_step, 16, FTW_DEPTH | FTW_PHYS) == 0)
-			removed++;
+		/* Only what git never finished making, and not in the last hour (another process on this
+		 * state directory may be making it now). A worktree whose git directory is gone (a
+		 * moved or unmounted repository) may hold work: it is left, and said. */
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			int listed = git_wt_listed(path);
+			if (listed < 0 && st.st_mtime < time(NULL) - 3600 &&
+			    nftw(path, git_rm_step, 16, FTW_DEPTH | FTW_PHYS) == 0)
+				removed++;
+			else if (listed == 0)
+				log_warn("worktree %s: its repository's record of it is gone; left as it is", path);
+		}
 		free(path);
 	}
 	closedir(d);

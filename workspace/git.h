@@ -67,9 +67,9 @@ int git_wt_count(const struct git_wt *wt, const struct git_ctx *ctx, struct git_
 /* Removes the worktree directory, and the branch when it has no commit beyond its base
  * (*branch_deleted). 0, or -1 with why. */
 int git_wt_remove(const struct git_wt *wt, const struct git_ctx *ctx, int *branch_deleted, char *why);
-/* The worktrees directory swept after a crash: each entry that git does not list as a worktree
- * (its .git file missing, or naming a git directory that is gone) is removed, whole. Returns how
- * many were removed. */
+/* The worktrees directory swept after a crash: each directory git never finished making (no .git
+ * file) and not touched in the last hour is removed, whole; one whose .git names a git directory
+ * that is gone is left (it may hold work) and warned about. Returns how many were removed. */
 int git_wt_sweep(const char *dir);
 void git_wt_free(struct git_wt *wt);
 
