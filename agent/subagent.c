@@ -24,6 +24,8 @@
 #include "base/xmalloc.h"
 
 static void sub_settle_check(void *arg);
+static int sub_checks(struct agent *parent, int background, const char *type, const char *model,
+    const struct agent_type **t, struct err *e);
 
 /* ---- state ---- */
 
@@ -580,10 +582,30 @@ subagent_kind_check(struct agent *parent, const struct subagent_kind *kind, stru
 	const struct agent_type *t = sub_type(parent, kind->type, e);
 	if (t == NULL || (kind->model && sub_model_check(parent->rt, kind->model, e) < 0))
 		return -1;
-	if (sub_wants_worktree(kind, t))	/* never run unisolated what asks to be isolated */
-		return err_set(e, ERR_ISOLATION_UNAVAILABLE, "isolated teammates are not built yet: agent type \"%s\" "
-		    "asks for a worktree", t->name);
 	return 0;
+}
+
+int
+subagent_kind_isolated(struct agent *parent, const struct subagent_kind *kind)
+{
+	struct err e;
+
+	err_clear(&e);
+	return sub_wants_worktree(kind, sub_type(parent, kind ? kind->type : NULL, &e));
+}
+
+int
+subagent_spawn_isolated(struct agent *parent, const char *label, json_t *content, json_t *source,
+    const struct subagent_kind *kind, struct tool_inv *inv, subagent_spawned_fn *done, void *arg, struct err *e)
+{
+	const struct agent_type *t;
+
+	if (sub_checks(parent, 1, kind ? kind->type : NULL, kind ? kind->model : NULL, &t, e) < 0) {
+		json_decref(content);
+		json_decref(source);
+		return -1;
+	}
+	return sub_iso_spawn(inv, label, content, source, kind, done, arg);
 }
 
 /* What must hold before a child of parent is made: its type (into *t), its model, the depth and,

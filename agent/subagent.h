@@ -56,6 +56,15 @@ int subagent_start(struct tool_inv *inv, const char *description, const char *pr
  * NULL with e. */
 struct agent *subagent_spawn(struct agent *parent, const char *label, json_t *content, json_t *source,
     const struct subagent_kind *kind, const struct tool_inv *inv, struct err *e);
+/* An isolated continuable child, made once its worktree is (docs/contract.md §24): done gets it,
+ * or NULL and e (also when the call is cancelled meanwhile: CANCELLED). */
+typedef void subagent_spawned_fn(void *arg, struct agent *child, const struct err *e);
+/* subagent_spawn for a kind that asks for a worktree: 1 (pending: done follows), or -1 with e.
+ * Steals content and source. */
+int subagent_spawn_isolated(struct agent *parent, const char *label, json_t *content, json_t *source,
+    const struct subagent_kind *kind, struct tool_inv *inv, subagent_spawned_fn *done, void *arg, struct err *e);
+/* Whether a child of kind (checked: subagent_kind_check) would be isolated. */
+int subagent_kind_isolated(struct agent *parent, const struct subagent_kind *kind);
 /* Cold-resumes a stored continuable child of parent (§6.6 checks). NULL with e. */
 struct agent *subagent_resume(struct agent *parent, const char *child_id, struct err *e);
 

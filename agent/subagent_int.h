@@ -48,6 +48,9 @@ void sub_fg_cancel(struct tool_inv *inv);
 /* Makes the worktree off the loop, then the child; the call stays pending: 1, or -1 with e. */
 int sub_iso_make(struct tool_inv *inv, const char *description, const char *prompt, int background,
     const struct subagent_kind *kind, subagent_finish_fn *finish, subagent_started_fn *started, struct err *e);
+/* The same for a continuable child whose first message is content (a teammate): done gets it. */
+int sub_iso_spawn(struct tool_inv *inv, const char *label, json_t *content, json_t *source,
+    const struct subagent_kind *kind, subagent_spawned_fn *done, void *arg);
 /* Logs worktree/created for a child whose worktree is there (just made or added back). */
 int sub_iso_created(struct agent *child, struct err *e);
 /* Before a quiescent isolated child settles: 1 while its worktree is committed and removed (the

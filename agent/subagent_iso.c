@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "agent/subagent_int.h"
+#include "agent/view.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -34,6 +35,10 @@ struct iso_make {
 	int background;
 	subagent_finish_fn *finish;
 	subagent_started_fn *started;
+	/* a teammate's: its first message, and who takes the child (instead of started) */
+	json_t *content, *source;
+	subagent_spawned_fn *spawned;
+	void *spawned_arg;
 	char id[SESS_ID_LEN + 1];
 	char *workspace, *dir;
 	char date[32];			/* a deterministic run's commit time, or "" */
@@ -54,6 +59,8 @@ iso_make_free(struct iso_make *m)
 	free(m->model);
 	free(m->workspace);
 	free(m->dir);
+	json_decref(m->content);
+	json_decref(m->source);
 	git_wt_free(&m->wt);
 	free(m);
 }
@@ -134,7 +141,10 @@ iso_make_done(void *arg)
 	err_clear(&e);
 	if (!m->ok) {
 		err_set(&e, m->code, "%s", m->why);
-		m->started(inv, NULL, &e);
+		if (m->spawned)
+			m->spawned(m->spawned_arg, NULL, &e);
+		else
+			m->started(inv, NULL, &e);
 		iso_make_free(m);
 		return;
 	}
@@ -142,7 +152,18 @@ iso_make_done(void *arg)
 	if (child == NULL) {
 		if (m->wt.path)
 			iso_drop(m->rt, &m->wt);	/* the capacity filled meanwhile, or the log failed */
-		m->started(inv, NULL, &e);
+		if (m->spawned)
+			m->spawned(m->spawned_arg, NULL, &e);
+		else
+			m->started(inv, NULL, &e);
+		iso_make_free(m);
+		return;
+	}
+	if (m->spawned) {
+		agent_view_in(child, agent_id(inv->agent), NULL, m->content);	/* its first prompt */
+		agent_post(child, m->content, m->source, NULL);
+		m->content = m->source = NULL;
+		m->spawned(m->spawned_arg, child, NULL);
 		iso_make_free(m);
 		return;
 	}
@@ -164,6 +185,12 @@ iso_make_cancel(struct tool_inv *inv)
 	offload_cancel(m->job);
 	if (m->ok)
 		iso_drop(m->rt, &m->wt);
+	if (m->spawned) {
+		struct err e;
+		err_clear(&e);
+		err_set(&e, ERR_CANCELLED, "the call was cancelled while its worktree was made");
+		m->spawned(m->spawned_arg, NULL, &e);
+	}
 	iso_make_free(m);
 }
 
@@ -194,6 +221,23 @@ sub_iso_make(struct tool_inv *inv, const char *description, const char *prompt, 
 	inv->state = m;
 	inv->cancel = iso_make_cancel;
 	m->job = offload_start(rt->loop, rt->runq, iso_make_run, iso_make_done, m);
+	return 1;
+}
+
+int
+sub_iso_spawn(struct tool_inv *inv, const char *label, json_t *content, json_t *source,
+    const struct subagent_kind *kind, subagent_spawned_fn *done, void *arg)
+{
+	struct iso_make *m;
+	struct err e;
+
+	err_clear(&e);
+	sub_iso_make(inv, label, "", 1, kind, NULL, NULL, &e);
+	m = inv->state;
+	m->content = content;
+	m->source = source;
+	m->spawned = done;
+	m->spawned_arg = arg;
 	return 1;
 }
 

@@ -433,15 +433,72 @@ team_reminder(const char *name)
 	    "(claim, complete) to work on the shared task board, and list_agents to see the roster.", name);
 }
 
+/* What an isolated teammate's pending call needs when its worktree is made. */
+struct team_spawning {
+	struct tool_inv *inv;
+	char *name;
+	team_spawned_fn *done;
+};
+
+/* The teammate is made (child), or not (e): the member and the call as a spawn without a worktree. */
+static json_t *
+team_spawn_end(struct agent *caller, struct team *t, const char *name, struct agent *child, const struct err *se,
+    struct err *e)
+{
+	struct team_member *m = team_member(t, name);
+
+	if (m == NULL)
+		return NULL;
+	if (child == NULL) {
+		/* The name is spent all the same: names are never reused. */
+		size_t n;
+		m->phase = TEAM_FAILED;
+		m->error = utf8_repair(se->msg, strlen(se->msg), &n);	/* a message cut at its size may end mid-character */
+		team_write(t, "team/member", team_member_record(m), NULL);
+		team_changed(t);
+		err_set(e, se->code, "%s", se->msg);
+		return NULL;
+	}
+	(void)caller;
+	/* provisioning names the child; a restart reconciles it against the child's own log. */
+	m->id = xstrdup(agent_id(child));
+	if (team_write(t, "team/member", team_member_record(m), e) < 0)
+		return NULL;
+	m->phase = TEAM_ACTIVE;
+	if (team_write(t, "team/member", team_member_record(m), e) < 0)
+		return NULL;
+	team_changed(t);
+	return xjson_pack("{s:o}", "member", team_member_view(t, m));
+}
+
+static void
+team_spawned(void *arg, struct agent *child, const struct err *se)
+{
+	struct team_spawning *sp = arg;
+	struct agent *lead = sp->inv->agent;
+	struct team *t = team_of(lead);
+	struct err e;
+	json_t *result;
+
+	err_clear(&e);
+	result = t ? team_spawn_end(lead, t, sp->name, child, se, &e) : NULL;
+	if (t == NULL)
+		err_set(&e, se ? se->code : ERR_TEAM_INVALID_ARGUMENT, "%s", se ? se->msg : "the team is gone");
+	sp->done(sp->inv, result, &e);
+	free(sp->name);
+	free(sp);
+}
+
 json_t *
-team_spawn(const struct tool_inv *inv, const char *name, const char *description, const char *prompt,
-    const struct subagent_kind *kind, struct err *e)
+team_spawn(struct tool_inv *inv, const char *name, const char *description, const char *prompt,
+    const struct subagent_kind *kind, team_spawned_fn *done, int *pending, struct err *e)
 {
 	struct agent *caller = inv->agent;
 	struct team *t;
 	struct team_member *m;
 	struct agent *child;
 
+	*pending = 0;
 	if (agent_parent(caller) != NULL) {
 		err_set(e, ERR_TEAM_LEAD_REQUIRED, "only the Lead can spawn teammates");
 		return NULL;
@@ -463,27 +520,25 @@ team_spawn(const struct tool_inv *inv, const char *name, const char *description
 	free(reminder);
 	struct err se;
 	err_clear(&se);
-	child = subagent_spawn(caller, name, content, xjson_pack("{s:s, s:s}", "kind", "team-message",
-	    "senderName", "lead"), kind, inv, &se);
-	if (child == NULL) {
-		/* The name is spent all the same: names are never reused. */
-		size_t n;
-		m->phase = TEAM_FAILED;
-		m->error = utf8_repair(se.msg, strlen(se.msg), &n);	/* a message cut at its size may end mid-character */
+	json_t *source = xjson_pack("{s:s, s:s}", "kind", "team-message", "senderName", "lead");
+	if (subagent_kind_isolated(caller, kind)) {
+		/* its worktree first (docs/contract.md §24): the member provisioning meanwhile */
+		struct team_spawning *sp = xcalloc(1, sizeof(*sp));
+		sp->inv = inv;
+		sp->name = xstrdup(name);
+		sp->done = done;
 		team_write(t, "team/member", team_member_record(m), NULL);
 		team_changed(t);
-		err_set(e, se.code, "%s", se.msg);
-		return NULL;
+		if (subagent_spawn_isolated(caller, name, content, source, kind, inv, team_spawned, sp, &se) > 0) {
+			*pending = 1;
+			return NULL;
+		}
+		free(sp->name);
+		free(sp);
+		return team_spawn_end(caller, t, name, NULL, &se, e);
 	}
-	/* provisioning names the child; a restart reconciles it against the child's own log. */
-	m->id = xstrdup(agent_id(child));
-	if (team_write(t, "team/member", team_member_record(m), e) < 0)
-		return NULL;
-	m->phase = TEAM_ACTIVE;
-	if (team_write(t, "team/member", team_member_record(m), e) < 0)
-		return NULL;
-	team_changed(t);
-	return xjson_pack("{s:o}", "member", team_member_view(t, m));
+	child = subagent_spawn(caller, name, content, source, kind, inv, &se);
+	return team_spawn_end(caller, t, name, child, &se, e);
 }
 
 const char *

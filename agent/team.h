@@ -76,10 +76,13 @@ void team_on_status(struct agent *a);
 /* After a Lead is loaded: reconcile provisioning members and resume mail delivery. */
 void team_recover(struct agent *lead);
 
-/* spawn_teammate; inv: the call (borrowed), linked to the teammate it starts; kind: its type and
- * model (NULL: general). */
-json_t *team_spawn(const struct tool_inv *inv, const char *name, const char *description, const char *prompt,
-    const struct subagent_kind *kind, struct err *e);
+/* An isolated teammate's spawn_teammate ends (docs/contract.md §24): result (new) or NULL with e. */
+typedef void team_spawned_fn(struct tool_inv *inv, json_t *result, const struct err *e);
+/* spawn_teammate; inv: the call (borrowed), linked to the teammate it starts; kind: its type,
+ * model and isolation (NULL: general). An isolated teammate's call stays pending (*pending set,
+ * NULL returned): done ends it. */
+json_t *team_spawn(struct tool_inv *inv, const char *name, const char *description, const char *prompt,
+    const struct subagent_kind *kind, team_spawned_fn *done, int *pending, struct err *e);
 /* The session of the teammate called name in caller's team (borrowed), or NULL. */
 const char *team_member_session(struct agent *caller, const char *name);
 json_t *team_send(struct agent *caller, const char *target, const char *message, struct err *e);

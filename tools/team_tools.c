@@ -95,14 +95,30 @@ wait_finish(struct tool_inv *inv, json_t *result)
 	tool_inv_complete(inv, &r);
 }
 
+/* An isolated teammate's call ends once its worktree is made: the result, linked to its session. */
+static void
+spawn_finish(struct tool_inv *inv, json_t *result, const struct err *e)
+{
+	struct tool_result r = { 0 };
+	const char *linked = result ? team_member_session(inv->agent,
+	    json_string_value(json_object_get(json_object_get(result, "member"), "name"))) : NULL;
+
+	team_tool_render(&r, result, e);
+	if (linked)
+		snprintf(r.linked, sizeof(r.linked), "%s", linked);
+	tool_inv_complete(inv, &r);
+}
+
 static int
 call_spawn(struct tool_inv *inv, struct team *t, const json_t *args, json_t **result, struct err *e)
 {
 	(void)t;
-	struct subagent_kind kind = { arg(args, "agent_type"), arg(args, "model"), NULL };
+	struct subagent_kind kind = { arg(args, "agent_type"), arg(args, "model"), arg(args, "isolation") };
+	int pending;
 
-	*result = team_spawn(inv, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), &kind, e);
-	return TOOL_DONE;
+	*result = team_spawn(inv, arg(args, "name"), arg(args, "description"), arg(args, "prompt"), &kind, spawn_finish,
+	    &pending, e);
+	return pending ? TOOL_PENDING : TOOL_DONE;
 }
 
 /* The teammate spawn_teammate started: its session, linked (docs/contract.md §22.1). */
@@ -197,7 +213,8 @@ static const struct team_tool team_tools[] = { {
 		       ",\"prompt\":" STR("The teammate's complete first task.")
 		       ",\"context\":{\"type\":\"string\",\"enum\":[\"fresh\"],\"description\":\"fresh (the default): "
 		       "the teammate starts with an empty context.\"},"
-		       "\"agent_type\":" STR(TOOL_AGENT_TYPE_DOC) ",\"model\":" STR(TOOL_MODEL_DOC) "}}",
+		       "\"agent_type\":" STR(TOOL_AGENT_TYPE_DOC) ",\"model\":" STR(TOOL_MODEL_DOC) ",\"isolation\":"
+		       "{\"type\":\"string\",\"enum\":[\"none\",\"worktree\"],\"description\":\"" TOOL_ISOLATION_DOC "\"}}}",
 	.tool.kind = "other",
 	.tool.lists_types = 1,
 	.tool.concurrency_safe = 0,
