@@ -81,7 +81,7 @@ subagent_started_result(struct tool_result *out, const char *id, const struct er
 	char text[80];
 
 	if (id == NULL) {
-		tool_result_error(out, e->code, "%s", e->msg);
+		tool_result_error(out, e ? e->code : ERR_INTERNAL, "%s", e ? e->msg : "the subagent did not start");
 		return;
 	}
 	snprintf(text, sizeof(text), "started subagent %s", id);
