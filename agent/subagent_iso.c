@@ -127,6 +127,17 @@ iso_make_run(void *arg, const atomic_int *cancel)
 	free(subdir);
 }
 
+/* No child: whoever waits for it is told why; m goes. */
+static void
+iso_make_failed(struct iso_make *m, const struct err *e)
+{
+	if (m->spawned)
+		m->spawned(m->spawned_arg, NULL, e);
+	else
+		m->started(m->inv, NULL, e);
+	iso_make_free(m);
+}
+
 /* The worktree is made (or not): the child, or the call's error. */
 static void
 iso_make_done(void *arg)
@@ -141,22 +152,14 @@ iso_make_done(void *arg)
 	err_clear(&e);
 	if (!m->ok) {
 		err_set(&e, m->code, "%s", m->why);
-		if (m->spawned)
-			m->spawned(m->spawned_arg, NULL, &e);
-		else
-			m->started(inv, NULL, &e);
-		iso_make_free(m);
+		iso_make_failed(m, &e);
 		return;
 	}
 	child = sub_new_child(inv->agent, m->description, m->background, m->type, m->model, inv, m->id, &m->wt, &e);
 	if (child == NULL) {
 		if (m->wt.path)
 			iso_drop(m->rt, &m->wt);	/* the capacity filled meanwhile, or the log failed */
-		if (m->spawned)
-			m->spawned(m->spawned_arg, NULL, &e);
-		else
-			m->started(inv, NULL, &e);
-		iso_make_free(m);
+		iso_make_failed(m, &e);
 		return;
 	}
 	if (m->spawned) {
