@@ -218,6 +218,19 @@ START_TEST(git_worktree_refused_leaves_nothing)
 		git_wt_free(&wt);	/* this git needs no lock for it: then it must have worked */
 	}
 	sh("rm -f %s/repo/.git/index.lock", root);
+	/* a detached HEAD, a workspace reached through a symlink into the repository: as any */
+	sh("cd %s/repo && git checkout -q --detach && ln -s %s/repo/src %s/link", root);
+	char *lws = xasprintf("%s/link", root), *lrepo, *lsub;
+	ck_assert_int_eq(git_wt_probe(lws, NULL, &lrepo, &lsub, why), 0);
+	ck_assert_str_eq(lsub, "src");
+	ck_assert_msg(git_wt_create(lws, lrepo, lsub, ID3, dir, NULL, &wt, why) == 0, "%s", why);
+	s = xasprintf("%s/src/main.c", wt.path);
+	ck_assert(exists(s));
+	free(s);
+	git_wt_free(&wt);
+	free(lws);
+	free(lrepo);
+	free(lsub);
 	/* a workspace directory git tracks nothing in: it is there in the worktree all the same */
 	sh("mkdir -p %s/repo/newdir", root);
 	char *nws = xasprintf("%s/repo/newdir", root), *nrepo, *nsub;
