@@ -23,9 +23,9 @@
 #include "base/xmalloc.h"
 
 #define GIT_ARGS_MAX 16
-#define GIT_OUT_MAX ((size_t)1 << 20)	/* more stdout than any call here prints */
+#define GIT_OUT_MAX ((size_t)1 << 20)	/* more output than any call here prints */
 
-/* One git run: its exit status (128 + the signal when killed), stdout, and its reason. */
+/* One git run: its exit status (128 + the signal when killed), its output, and its reason. */
 struct git_res {
 	int status;
 	struct buf out;
@@ -229,7 +229,7 @@ git_run(const char *cwd, const struct git_ctx *ctx, struct git_res *r, ...)
 	return git_runv(cwd, ctx, r, args);
 }
 
-/* The first line of r's stdout (owned; "" for none). */
+/* The first line of r's output (owned; "" for none). */
 static char *
 git_line(const struct git_res *r)
 {
