@@ -42,5 +42,5 @@ $b/bench_bash
 $b/bench_ask bin/acp-agent
 $b/bench_step bin/acp-agent
 $b/bench_types bin/acp-agent
-$b/bench_worktree
+$b/bench_worktree bin/acp-agent
 $b/bench_mcp bin/acp-agent $b/mock-mcp
