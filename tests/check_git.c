@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "base/xmalloc.h"
 #include "tests/helpers.h"
@@ -80,6 +81,11 @@ START_TEST(git_probe_refuses_with_its_reason)
 	struct git_ctx nogit = { "/nonexistent", NULL, NULL, NULL };
 	ck_assert_int_eq(git_wt_probe(p, &nogit, &repo, &subdir, why), -1);
 	ck_assert_str_eq(why, "git is not on PATH");
+	/* a cancel stops git (its group signalled, it reaped): the call fails, nothing waits */
+	atomic_int stop = 1;
+	struct git_ctx cancelled = { NULL, &stop, NULL, NULL };
+	ck_assert_int_eq(git_wt_probe(p, &cancelled, &repo, &subdir, why), -1);
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);	/* no child left behind, not even a zombie */
 	ck_assert_int_eq(git_wt_probe(p, NULL, &repo, &subdir, why), 0);
 	ck_assert_ptr_nonnull(strstr(repo, "/repo"));
 	ck_assert_str_eq(subdir, "src");
