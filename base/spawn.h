@@ -24,9 +24,10 @@ struct spawn_opts {
 };
 
 /*
- * Forks and execs. Returns the pid, or -1 with *stage (where it failed) and *err (errno); a
- * child that failed has been reaped. Signals are blocked around the fork, so no handler of ours
- * runs in the child.
+ * Starts the child the way vfork does (it shares our memory until its exec; this thread waits)
+ * and execs. Returns the pid, or -1 with *stage (where it failed) and *err (errno); a child that
+ * failed has been reaped. Signals are blocked around the clone, so no handler of ours runs in
+ * the child.
  */
 pid_t spawn_start(const struct spawn_opts *o, enum spawn_stage *stage, int *err);
 /* name with '/' as is, else the first executable of that name on path (NULL: our PATH), else NULL. Owned. */
