@@ -70,12 +70,22 @@ sess_env_init(struct sess_env *env, const char *state_dir, enum sess_sync sync, 
 	memset(env, 0, sizeof(*env));
 	if (sess_faults_parse(&env->faults, faults, e) < 0)
 		return -1;
-	env->state_dir = xstrdup(state_dir);
-	env->dir = xasprintf("%s/sessions", state_dir);
+	/* Absolute: what is made from it (a child's worktree, its header's cwd) outlives our cwd. */
+	if (state_dir[0] == '/') {
+		env->state_dir = xstrdup(state_dir);
+	} else {
+		char *cwd = getcwd(NULL, 0);
+		if (cwd == NULL)
+			return err_set(e, ERR_SESSION_LOG_IO, "cannot resolve the state directory %s: %s", state_dir,
+			    strerror(errno));
+		env->state_dir = xasprintf("%s/%s", cwd, state_dir);
+		free(cwd);
+	}
+	env->dir = xasprintf("%s/sessions", env->state_dir);
 	env->sync = sync;
 	clock_init(&env->clock, deterministic);
 	sess_ids_init(&env->ids, deterministic);
-	if (sess_mkdirs(state_dir, e) < 0 || sess_mkdir(env->dir, e) < 0)
+	if (sess_mkdirs(env->state_dir, e) < 0 || sess_mkdir(env->dir, e) < 0)
 		return -1;
 	return 0;
 }

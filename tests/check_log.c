@@ -9,6 +9,7 @@
 #include "session/store_def.h"	/* looks inside */
 #include "session/repair.h"
 #include "session/store.h"
+#include "base/xmalloc.h"
 #include "tests/helpers.h"
 
 #define ID1 "00000000-0000-4000-8000-000000000001"
@@ -45,6 +46,31 @@ new_session(void)
 
 	return sess_store_create(&store, &info);
 }
+
+/* A relative --state-dir is taken from the cwd at start: a child's worktree and header made from it
+ * must not depend on where a later process runs. */
+START_TEST(log_relative_state_dir_is_made_absolute)
+{
+	struct sess_env rel;
+	struct err e;
+	char *old = getcwd(NULL, 0), *want, tmp[64];
+
+	test_mkdtemp(tmp, sizeof(tmp));
+	ck_assert_int_eq(chdir(tmp), 0);
+	err_clear(&e);
+	ck_assert_int_eq(sess_env_init(&rel, "rel/state", SESS_SYNC_NONE, 1, NULL, &e), 0);
+	ck_assert_int_eq(chdir(old), 0);
+	want = xasprintf("%s/rel/state", tmp);
+	ck_assert_str_eq(rel.state_dir, want);
+	free(want);
+	want = xasprintf("%s/rel/state/sessions", tmp);
+	ck_assert_str_eq(rel.dir, want);
+	free(want);
+	sess_env_free(&rel);
+	free(old);
+	test_rmtree(tmp);
+}
+END_TEST
 
 START_TEST(log_nothing_on_disk_until_first_append)
 {
@@ -412,6 +438,7 @@ log_suite(void)
 	TCase *tc = tcase_create("log");
 
 	tcase_add_test(tc, log_nothing_on_disk_until_first_append);
+	tcase_add_test(tc, log_relative_state_dir_is_made_absolute);
 	tcase_add_test(tc, log_event_types_are_one_table);
 	tcase_add_test(tc, log_unencodable_event_is_refused_and_nothing_is_written);
 	tcase_add_test(tc, log_second_writer_gets_session_busy);
