@@ -152,7 +152,7 @@ agent_rt_shutdown(struct agent_rt *rt)
 {
 	rt->shutting_down = 1;
 	for (size_t i = 0; i < rt->nall; i++)
-		if (!rt->all[i]->released)
+		if (!rt->all[i]->released && !rt->all[i]->finishing)
 			agent_release(rt->all[i]);
 }
 

@@ -21,6 +21,8 @@ struct agent {
 	enum agent_status status;
 	int released;
 	int pins;			/* queued run-queue work that points at it (agent_push) */
+	int finishing;			/* work that ends in its log is in flight (an isolated child's
+					 * settlement): a shutdown leaves it to release itself */
 	int reap_queued;		/* released, unpinned: the reap task is queued */
 	int kick_queued;
 	struct agent_msg *inbox, *inbox_tail;

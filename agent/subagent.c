@@ -421,6 +421,21 @@ sub_last_end(struct sess *s, char *buf, size_t size)
 }
 
 /* Settles a quiescent continuable child: log, sync, release, notice. */
+const char *
+sub_settle_record(struct agent *a, char *end_buf, size_t size, struct err *e)
+{
+	struct sub_state *st = sub_state(a);
+	const char *end = sub_last_end(a->sess, end_buf, size);
+	json_t *settled = xjson_pack("{s:i, s:s}", "epoch", (json_int_t)st->epoch, "end", end);
+
+	if (st->iso_work)
+		json_object_set_new(settled, "work", json_string(st->iso_work));
+	err_clear(e);
+	if (sess_append(a->sess, "subagent/settled", settled, e) == NULL || sess_sync(a->sess, e) < 0)
+		return NULL;
+	return end;
+}
+
 static void
 sub_settle_check(void *arg)
 {
@@ -444,12 +459,8 @@ sub_settle_check(void *arg)
 	char *work = st->iso_work ? xstrdup(st->iso_work) : NULL;
 	snprintf(child_id, sizeof(child_id), "%s", agent_id(a));
 	snprintf(parent_id, sizeof(parent_id), "%s", agent_parent(a));
-	end = sub_last_end(a->sess, end_buf, sizeof(end_buf));
-	err_clear(&e);
-	json_t *settled = xjson_pack("{s:i, s:s}", "epoch", (json_int_t)epoch, "end", end);
-	if (work)
-		json_object_set_new(settled, "work", json_string(work));
-	if (sess_append(a->sess, "subagent/settled", settled, &e) == NULL || sess_sync(a->sess, &e) < 0) {
+	end = sub_settle_record(a, end_buf, sizeof(end_buf), &e);
+	if (end == NULL) {
 		log_error("subagent %s: settlement not recorded: %s", child_id, e.msg);
 		free(work);
 		agent_release(a);

@@ -64,6 +64,9 @@ void sub_iso_release(struct agent *a);
 void sub_oneshot_finished(struct agent *a);
 /* A continuable child's settlement is checked again (from the run queue). */
 void sub_settle_again(struct agent *a);
+/* a's settlement logged (subagent/settled: its epoch, how its last turn ended, its work line) and
+ * synced: how it ended (in end_buf), or NULL with e. The notice is the caller's. */
+const char *sub_settle_record(struct agent *a, char *end_buf, size_t size, struct err *e);
 /* a's label (its descriptor's), "" for none; borrowed. */
 const char *sub_label(const struct agent *a);
 

@@ -5,10 +5,12 @@
  * added back before the next request of a later turn. Every git step runs on an offload thread
  * (workspace/git.c); here is what happens on the loop before and after.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/subagent_int.h"
 #include "agent/view.h"
@@ -44,6 +46,7 @@ struct iso_make {
 	char date[32];			/* a deterministic run's commit time, or "" */
 	/* the thread's results */
 	struct git_wt wt;
+	int claim;			/* the worktree's claim until the child is published (workspace/git.h) */
 	int ok;
 	enum err_code code;
 	char why[GIT_WHY_MAX + 64];
@@ -61,6 +64,8 @@ iso_make_free(struct iso_make *m)
 	free(m->dir);
 	json_decref(m->content);
 	json_decref(m->source);
+	if (m->claim >= 0)
+		close(m->claim);	/* never here: each path below unclaims or drops */
 	git_wt_free(&m->wt);
 	free(m);
 }
@@ -69,6 +74,9 @@ iso_make_free(struct iso_make *m)
 struct iso_drop {
 	struct agent_rt *rt;
 	struct git_wt wt;
+	char *dir;
+	char id[SESS_ID_LEN + 1];
+	int claim;		/* goes once the worktree is removed */
 };
 
 static void
@@ -79,8 +87,12 @@ iso_drop_run(void *arg, const atomic_int *cancel)
 	int deleted;
 
 	(void)cancel;	/* finished whatever: half a removal is worse than a slow exit */
-	if (git_wt_remove(&d->wt, NULL, &deleted, why) < 0)
+	if (git_wt_remove(&d->wt, NULL, &deleted, why) < 0) {
 		log_warn("worktree %s: not removed: %s", d->wt.path, why);
+		close(d->claim);	/* the claim stays: the next start-up's sweep tries again */
+	} else {
+		git_wt_unclaim(d->dir, d->id, d->claim);
+	}
 }
 
 static void
@@ -90,17 +102,23 @@ iso_drop_done(void *arg)
 
 	agent_rt_linger(d->rt, -1);
 	git_wt_free(&d->wt);
+	free(d->dir);
 	free(d);
 }
 
+/* m's worktree, made for a child that will not be: removed, then its claim. */
 static void
-iso_drop(struct agent_rt *rt, struct git_wt *wt)
+iso_drop(struct agent_rt *rt, struct iso_make *m)
 {
 	struct iso_drop *d = xcalloc(1, sizeof(*d));
 
 	d->rt = rt;
-	d->wt = *wt;
-	memset(wt, 0, sizeof(*wt));
+	d->wt = m->wt;
+	memset(&m->wt, 0, sizeof(m->wt));
+	d->dir = xstrdup(m->dir);
+	memcpy(d->id, m->id, sizeof(d->id));
+	d->claim = m->claim;
+	m->claim = -1;
 	agent_rt_linger(rt, 1);
 	offload_start(rt->loop, rt->runq, iso_drop_run, iso_drop_done, d);
 }
@@ -117,7 +135,7 @@ iso_make_run(void *arg, const atomic_int *cancel)
 		snprintf(m->why, sizeof(m->why), "worktree isolation needs a git repository: %s", why);
 		return;
 	}
-	if (git_wt_create(m->workspace, repo, subdir, m->id, m->dir, &ctx, &m->wt, why) < 0) {
+	if (git_wt_create(m->workspace, repo, subdir, m->id, m->dir, &ctx, &m->wt, &m->claim, why) < 0) {
 		m->code = ERR_ISOLATION_FAILED;
 		snprintf(m->why, sizeof(m->why), "%s", why);
 	} else {
@@ -155,13 +173,19 @@ iso_make_done(void *arg)
 		iso_make_failed(m, &e);
 		return;
 	}
+	if (m->rt->env->faults.exit_after_worktree) {
+		log_warn("fault: exit-after-worktree reached");
+		_exit(3);
+	}
 	child = sub_new_child(inv->agent, m->description, m->background, m->type, m->model, inv, m->id, &m->wt, &e);
 	if (child == NULL) {
 		if (m->wt.path)
-			iso_drop(m->rt, &m->wt);	/* the capacity filled meanwhile, or the log failed */
+			iso_drop(m->rt, m);	/* the capacity filled meanwhile, or the log failed */
 		iso_make_failed(m, &e);
 		return;
 	}
+	git_wt_unclaim(m->dir, m->id, m->claim);	/* published: its log owns the worktree now */
+	m->claim = -1;
 	if (m->spawned) {
 		agent_view_in(child, agent_id(inv->agent), NULL, m->content);	/* its first prompt */
 		agent_post(child, m->content, m->source, NULL);
@@ -187,7 +211,7 @@ iso_make_cancel(struct tool_inv *inv)
 		return;
 	offload_cancel(m->job);
 	if (m->ok)
-		iso_drop(m->rt, &m->wt);
+		iso_drop(m->rt, m);
 	if (m->spawned) {
 		struct err e;
 		err_clear(&e);
@@ -210,6 +234,7 @@ sub_iso_make(struct tool_inv *inv, const char *description, const char *prompt, 
 	m = xcalloc(1, sizeof(*m));
 	m->rt = rt;
 	m->inv = inv;
+	m->claim = -1;
 	m->description = xstrdup(description ? description : "");
 	m->prompt = xstrdup(prompt ? prompt : "");
 	m->type = kind && kind->type ? xstrdup(kind->type) : NULL;
@@ -333,9 +358,12 @@ iso_job_done(void *arg)
 	if (j->op == ISO_SETTLE)
 		agent_rt_linger(j->rt, -1);
 	if (a == NULL || a->released) {
+		/* released meanwhile (its parent closed): what git did is not logged; the parent's next
+		 * load settles it again from its log (subagent_redeliver) */
 		iso_job_free(j);
 		return;
 	}
+	a->finishing = 0;
 	st = sub_state(a);
 	st->iso_job = NULL;
 	st->iso_arg = NULL;
@@ -362,6 +390,15 @@ iso_job_done(void *arg)
 	iso_work_line(st, j);
 	st->iso = SUB_ISO_ABSENT;
 	iso_job_free(j);
+	if (a->rt->shutting_down) {
+		/* the process exits: its settlement is logged now (the notice reaches the parent at its
+		 * next load), then it goes as the shutdown would have let it */
+		char end[32];
+		if (st->mode == SUBAGENT_CONTINUABLE && sub_settle_record(a, end, sizeof(end), &e) == NULL)
+			log_error("subagent %s: settlement not recorded: %s", agent_id(a), e.msg);
+		agent_release(a);
+		return;
+	}
 	if (st->mode == SUBAGENT_ONESHOT) {
 		sub_oneshot_finished(a);
 		return;
@@ -393,8 +430,10 @@ iso_start(struct agent *a, enum iso_op op)
 	st->iso = SUB_ISO_BUSY;
 	st->iso_arg = j;
 	a->rt->working++;	/* the run is not idle until it is done */
-	if (op == ISO_SETTLE)
+	if (op == ISO_SETTLE) {
 		agent_rt_linger(a->rt, 1);	/* a commit is never cut off: the exit waits for it */
+		a->finishing = 1;		/* and logs it */
+	}
 	st->iso_job = offload_start(a->rt->loop, a->rt->runq, iso_job_run, iso_job_done, j);
 }
 
@@ -462,9 +501,21 @@ sub_iso_release(struct agent *a)
 
 struct iso_sweep {
 	struct agent_rt *rt;
+	struct sess_env *env;	/* borrowed, read only: its paths are fixed while the process runs */
 	char *dir;
 	int removed;
 };
+
+/* On the sweep's thread: the env's paths are read-only once the process runs. */
+static int
+iso_published(const char *child_id, void *arg)
+{
+	char *path = sess_env_path(arg, child_id);
+	int yes = access(path, F_OK) == 0 || errno != ENOENT;	/* unsure is published: never undo */
+
+	free(path);
+	return yes;
+}
 
 static void
 iso_sweep_run(void *arg, const atomic_int *cancel)
@@ -472,7 +523,7 @@ iso_sweep_run(void *arg, const atomic_int *cancel)
 	struct iso_sweep *w = arg;
 
 	(void)cancel;
-	w->removed = git_wt_sweep(w->dir);
+	w->removed = git_wt_sweep(w->dir, iso_published, w->env);
 }
 
 static void
@@ -493,6 +544,7 @@ agent_rt_sweep_worktrees(struct agent_rt *rt)
 	struct iso_sweep *w = xcalloc(1, sizeof(*w));
 
 	w->rt = rt;
+	w->env = rt->env;
 	w->dir = xasprintf("%s/worktrees", rt->env->state_dir);
 	agent_rt_linger(rt, 1);
 	offload_start(rt->loop, rt->runq, iso_sweep_run, iso_sweep_done, w);

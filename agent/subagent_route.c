@@ -347,12 +347,14 @@ sub_notice_known(struct agent *parent, const char *child, long epoch)
 
 /*
  * Whether a stored continuable child's residency was cut off by a crash: its last turn never
- * ended (its log, as the scan kept turn/start, turn/end and subagent/settled, in order).
+ * ended, or it is isolated and its last residency never settled (the crash came while its
+ * worktree was made, or committed and removed, outside a turn). Its log, as the scan kept
+ * turn/start, turn/end, subagent/settled, worktree/created and subagent/descriptor, in order.
  */
 static int
 sub_cut_off(const json_t *marks)
 {
-	int open = 0;
+	int open = 0, unsettled = 0, isolated = 0;
 	size_t i;
 	json_t *ev;
 
@@ -360,11 +362,16 @@ sub_cut_off(const json_t *marks)
 		const char *type = json_string_value(json_object_get(ev, "type"));
 		enum sess_ev et = sess_ev_of(type);
 		if (et == SESS_EV_TURN_START)
-			open = 1;
-		else if (et == SESS_EV_TURN_END || et == SESS_EV_SUBAGENT_SETTLED)
+			open = unsettled = 1;
+		else if (et == SESS_EV_TURN_END)
 			open = 0;
+		else if (et == SESS_EV_SUBAGENT_SETTLED)
+			open = unsettled = 0;
+		else if (et == SESS_EV_WORKTREE_CREATED ||
+		    (et == SESS_EV_SUBAGENT_DESCRIPTOR && json_object_get(json_object_get(ev, "data"), "isolation")))
+			isolated = unsettled = 1;	/* a worktree is there until a settlement removes it */
 	}
-	return open;
+	return open || (isolated && unsettled);
 }
 
 /* Loads a cut-off child (the load repairs its log: its open turn ends interrupted)
@@ -405,7 +412,8 @@ subagent_redeliver(struct agent *parent)
 	/* First only the settlements (the common answer: the notice is known); the final text before
 	 * one is read by a second scan only for a notice that is missing. The scan checks every line
 	 * without building it (docs/contract.md §12's inspect). */
-	static const char *const settled[] = { "turn/start", "turn/end", "subagent/settled", NULL };
+	static const char *const settled[] = { "turn/start", "turn/end", "subagent/settled", "worktree/created",
+		"subagent/descriptor", NULL };
 	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", "message/view", NULL };
 
 	for (size_t i = 0; i < n; i++) {

@@ -55,7 +55,9 @@ offload_on_async(struct ev_loop *loop, ev_async *w, int revents)
 	done(arg);
 }
 
-/* Without a loop: fn ran already; done from the run queue (never re-entrantly). */
+/* Without a loop: fn, then done, from the run queue (never re-entrantly); a cancel before it
+ * runs means neither runs. Between the start and this, other queued work runs, as it would while
+ * a thread worked. */
 static void
 offload_deliver(void *p)
 {
@@ -67,6 +69,7 @@ offload_deliver(void *p)
 		free(o);
 		return;
 	}
+	o->fn(arg, &o->cancel);
 	free(o);
 	done(arg);
 }
@@ -100,7 +103,6 @@ offload_start_behind(struct ev_loop *loop, struct runq *q, void (*fn)(void *arg,
 		log_warn("offload: cannot start a thread; the work runs on the loop");
 		ev_async_stop(loop, &o->async);
 	}
-	fn(arg, &o->cancel);
 	o->loop = NULL;
 	runq_push(q, offload_deliver, o);
 	return o;

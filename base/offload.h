@@ -2,7 +2,8 @@
  * Work off the loop thread: fn runs on a thread of its own; when it returns, done runs on the
  * loop (from an ev_async watcher), unless the job was cancelled first. fn must touch only what
  * its argument owns and check *cancel between slices of its work. Without a loop (unit tests)
- * fn runs at once and done is queued on the run queue.
+ * fn and then done run from a task queued on the run queue, so other queued work runs between the
+ * start and them, as it would while a thread worked; a cancel before that task runs either.
  */
 #ifndef BASE_OFFLOAD_H
 #define BASE_OFFLOAD_H

@@ -21,6 +21,9 @@
 extern char **environ;
 
 #define SPAWN_STACK (64 * 1024)	/* the child's, between clone and exec */
+/* Code run by the child on its own stack: ASan's stack bookkeeping (its poisoned frames, its
+ * handling of a call that does not return) is the parent's, whose memory the child shares. */
+#define SPAWN_CHILD_CODE __attribute__((no_sanitize_address))
 
 struct spawn_fail {
 	int stage;
@@ -48,7 +51,7 @@ spawn_fd_high(int fd)
 	return high;
 }
 
-static void __attribute__((noreturn))
+static void SPAWN_CHILD_CODE __attribute__((noreturn))
 spawn_child_fail(const struct spawn_child *c, int stage)
 {
 	struct spawn_fail f = { stage, errno };
@@ -62,7 +65,7 @@ spawn_child_fail(const struct spawn_child *c, int stage)
  * The child between clone and exec. It shares our memory (CLONE_VM) while we wait for its exec:
  * it writes only its own stack and async-signal-safe calls only.
  */
-static void __attribute__((noreturn))
+static void SPAWN_CHILD_CODE __attribute__((noreturn))
 spawn_child(const struct spawn_child *c)
 {
 	struct sigaction sa;
@@ -109,7 +112,7 @@ spawn_child(const struct spawn_child *c)
 	spawn_child_fail(c, SPAWN_EXEC);
 }
 
-static int
+static int SPAWN_CHILD_CODE
 spawn_child_entry(void *arg)
 {
 	spawn_child(arg);

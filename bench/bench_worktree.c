@@ -172,14 +172,15 @@ main(int argc, char **argv)
 
 		char id[64], *r, *sub, why[GIT_WHY_MAX];
 		struct git_wt wt;
-		int deleted;
+		int deleted, claim;
 		snprintf(id, sizeof(id), "%08x-0000-4000-8000-00000000000%d", 0x1a2b3c40 + i, i);
 		t0 = bench_now_ms();
-		if (git_wt_probe(repo, NULL, &r, &sub, why) < 0 || git_wt_create(repo, r, sub, id, dir, NULL, &wt, why) < 0) {
+		if (git_wt_probe(repo, NULL, &r, &sub, why) < 0 || git_wt_create(repo, r, sub, id, dir, NULL, &wt, &claim, why) < 0) {
 			fprintf(stderr, "bench_worktree: %s\n", why);
 			return 1;
 		}
 		ours[i] = bench_now_ms() - t0;
+		git_wt_unclaim(dir, id, claim);
 		free(r);
 		free(sub);
 		if (git_wt_remove(&wt, NULL, &deleted, why) < 0) {

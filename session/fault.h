@@ -12,6 +12,7 @@ struct sess_faults {
 	int sync_fail;			/* armed: the next sync fails */
 	int dir_sync_fail;		/* armed: the next directory sync (publication) fails */
 	int exit_after_settled;
+	int exit_after_worktree;	/* _exit(3) once a child's worktree is made, before its log is */
 	char exit_type[64];		/* exit-after-event:<type>:<n> */
 	long exit_n;
 	long exit_seen;

@@ -11,12 +11,14 @@
 #include <sys/wait.h>
 
 #include "base/xmalloc.h"
+#include "base/log.h"
 #include "tests/helpers.h"
 #include "workspace/git.h"
 
 #define ID1 "1a2b3c4d-0000-4000-8000-000000000001"
 #define ID2 "1a2b3c4d-0000-4000-8000-000000000002"
 #define ID3 "5e6f7a8b-0000-4000-8000-000000000003"
+#define ID4 "9c8d7e6f-0000-4000-8000-000000000004"
 
 /* The commands below name their directory up to four times: fmt takes dir for each %s. */
 #pragma GCC diagnostic push
@@ -53,6 +55,34 @@ exists(const char *path)
 	struct stat st;
 
 	return lstat(path, &st) == 0;
+}
+
+/* The child is published: its claim goes, as subagent_iso.c does. */
+static void
+claim_published(const char *dir, const char *id, int cl)
+{
+	char *p = xasprintf("%s/.%s.claim", dir, id);
+
+	ck_assert_int_ge(cl, 0);
+	ck_assert(exists(p));
+	git_wt_unclaim(dir, id, cl);
+	ck_assert(!exists(p));
+	free(p);
+}
+
+static int
+published_none(const char *id, void *arg)
+{
+	(void)id;
+	(void)arg;
+	return 0;
+}
+
+/* A child id is published when it is arg. */
+static int
+published_is(const char *id, void *arg)
+{
+	return strcmp(id, arg) == 0;
 }
 
 /* A repository at <root>/repo with one commit: README and src/main.c. */
@@ -101,7 +131,7 @@ START_TEST(git_worktree_from_the_users_edits_committed_and_removed)
 	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *ws, *dir, *p, *s;
 	struct git_wt wt, wt2;
 	struct git_commit c;
-	int deleted;
+	int deleted, cl;
 
 	test_mkdtemp(root, sizeof(root));
 	make_repo(root);
@@ -110,7 +140,8 @@ START_TEST(git_worktree_from_the_users_edits_committed_and_removed)
 	ck_assert_int_eq(git_wt_probe(ws, NULL, &repo, &subdir, why), 0);
 	/* a tracked edit and an untracked file: the child sees the first only */
 	sh("cd %s/repo && printf 'int main(void) { return 1; }\\n' > src/main.c && printf 'x\\n' > src/new.c", root);
-	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, &wt, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, &wt, &cl, why) == 0, "%s", why);
+	claim_published(dir, ID1, cl);
 	ck_assert_str_eq(wt.branch, "acp-agent/1a2b3c4d");
 	ck_assert_uint_eq(strlen(wt.base), 40);
 	s = sh_out("cd %s/repo && git rev-parse HEAD", root);
@@ -129,7 +160,8 @@ START_TEST(git_worktree_from_the_users_edits_committed_and_removed)
 	ck_assert_str_eq(s, " M src/main.c");
 	free(s);
 	/* the branch name is taken for the next child with the same first 8 digits: the whole id */
-	ck_assert_msg(git_wt_create(ws, repo, subdir, ID2, dir, NULL, &wt2, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID2, dir, NULL, &wt2, &cl, why) == 0, "%s", why);
+	claim_published(dir, ID2, cl);
 	ck_assert_str_eq(wt2.branch, "acp-agent/" ID2);
 	/* the child's work: an edit and a new file, committed; the numbers are the branch's */
 	sh("cd %s && printf 'one\\ntwo\\n' > src/lib.c && printf 'hello\\nworld\\n' > README", wt.path);
@@ -195,6 +227,7 @@ START_TEST(git_worktree_refused_leaves_nothing)
 {
 	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *ws, *dir, *p, *s;
 	struct git_wt wt;
+	int cl;
 
 	test_mkdtemp(root, sizeof(root));
 	make_repo(root);
@@ -204,15 +237,19 @@ START_TEST(git_worktree_refused_leaves_nothing)
 	ck_assert_str_eq(subdir, "");
 	p = xasprintf("%s/%s", dir, ID3);
 	sh("mkdir -p %s/worktrees/" ID3 " && touch %s/worktrees/" ID3 "/mine", root);
-	ck_assert_int_eq(git_wt_create(ws, repo, subdir, ID3, dir, NULL, &wt, why), -1);
+	ck_assert_int_eq(git_wt_create(ws, repo, subdir, ID3, dir, NULL, &wt, &cl, why), -1);
 	ck_assert_msg(strstr(why, "exists already") != NULL, "%s", why);
+	ck_assert_int_eq(cl, -1);
 	s = xasprintf("%s/mine", p);
 	ck_assert(exists(s));			/* not ours: left alone */
 	free(s);
 	sh("rm -rf %s/worktrees/" ID3, root);
 	/* a locked index: git refuses, and nothing is left */
 	sh("cd %s/repo && printf 'x\\n' >> README && touch .git/index.lock", root);
-	if (git_wt_create(ws, repo, subdir, ID3, dir, NULL, &wt, why) < 0) {
+	if (git_wt_create(ws, repo, subdir, ID3, dir, NULL, &wt, &cl, why) < 0) {
+		s = xasprintf("%s/." ID3 ".claim", dir);
+		ck_assert(!exists(s));			/* its claim went with it */
+		free(s);
 		/* git's own line, or ours naming the command (git stash create says nothing here) */
 		ck_assert_msg(strncmp(why, "fatal: ", 7) == 0 || strncmp(why, "error: ", 7) == 0 ||
 		    strcmp(why, "git stash create exited with status 1") == 0, "%s", why);
@@ -221,6 +258,7 @@ START_TEST(git_worktree_refused_leaves_nothing)
 		ck_assert_str_eq(s, "0");
 		free(s);
 	} else {
+		claim_published(dir, ID3, cl);
 		git_wt_free(&wt);	/* this git needs no lock for it: then it must have worked */
 	}
 	sh("rm -f %s/repo/.git/index.lock", root);
@@ -229,7 +267,8 @@ START_TEST(git_worktree_refused_leaves_nothing)
 	char *lws = xasprintf("%s/link", root), *lrepo, *lsub;
 	ck_assert_int_eq(git_wt_probe(lws, NULL, &lrepo, &lsub, why), 0);
 	ck_assert_str_eq(lsub, "src");
-	ck_assert_msg(git_wt_create(lws, lrepo, lsub, ID3, dir, NULL, &wt, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(lws, lrepo, lsub, ID3, dir, NULL, &wt, &cl, why) == 0, "%s", why);
+	claim_published(dir, ID3, cl);
 	s = xasprintf("%s/src/main.c", wt.path);
 	ck_assert(exists(s));
 	free(s);
@@ -242,7 +281,8 @@ START_TEST(git_worktree_refused_leaves_nothing)
 	char *nws = xasprintf("%s/repo/newdir", root), *nrepo, *nsub;
 	ck_assert_int_eq(git_wt_probe(nws, NULL, &nrepo, &nsub, why), 0);
 	ck_assert_str_eq(nsub, "newdir");
-	ck_assert_msg(git_wt_create(nws, nrepo, nsub, ID2, dir, NULL, &wt, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(nws, nrepo, nsub, ID2, dir, NULL, &wt, &cl, why) == 0, "%s", why);
+	claim_published(dir, ID2, cl);
 	s = xasprintf("%s/newdir", wt.path);
 	ck_assert(exists(s));
 	free(s);
@@ -265,18 +305,20 @@ START_TEST(git_sweep_removes_what_git_does_not_list)
 {
 	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *ws, *dir, *p;
 	struct git_wt wt;
+	int cl;
 
 	test_mkdtemp(root, sizeof(root));
 	make_repo(root);
 	ws = xasprintf("%s/repo", root);
 	dir = xasprintf("%s/worktrees", root);
 	ck_assert_int_eq(git_wt_probe(ws, NULL, &repo, &subdir, why), 0);
-	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, &wt, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, &wt, &cl, why) == 0, "%s", why);
+	claim_published(dir, ID1, cl);
 	sh("mkdir -p %s/worktrees/half/sub %s/worktrees/fresh && touch %s/worktrees/half/sub/f && "
 	    "touch -d '2 hours ago' %s/worktrees/half", root);
 	sh("mkdir -p %s/worktrees/stale && echo 'gitdir: /nonexistent/.git/worktrees/stale' > %s/worktrees/stale/.git", root);
 	test_log_capture_start();
-	ck_assert_int_eq(git_wt_sweep(dir), 1);
+	ck_assert_int_eq(git_wt_sweep(dir, published_none, NULL), 1);
 	char *log = test_log_capture_stop();
 	ck_assert_ptr_nonnull(strstr(log, "stale: its repository's record of it is gone; left as it is"));
 	free(log);
@@ -299,6 +341,76 @@ START_TEST(git_sweep_removes_what_git_does_not_list)
 }
 END_TEST
 
+/* A process that dies between the worktree's add and its child's first log line leaves a claim
+ * nobody holds: the sweep removes the worktree, git's record and the untouched branch. A claim
+ * still held (its process lives), or whose child was published, leaves the worktree alone. */
+START_TEST(git_sweep_undoes_a_worktree_whose_child_never_started)
+{
+	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *ws, *dir, *p, *s;
+	struct git_wt dead, moved, live, pub;
+	int cdead, cmoved, clive, cpub;
+
+	test_mkdtemp(root, sizeof(root));
+	make_repo(root);
+	ws = xasprintf("%s/repo", root);
+	dir = xasprintf("%s/worktrees", root);
+	ck_assert_int_eq(git_wt_probe(ws, NULL, &repo, &subdir, why), 0);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, &dead, &cdead, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID2, dir, NULL, &moved, &cmoved, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID3, dir, NULL, &live, &clive, why) == 0, "%s", why);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID4, dir, NULL, &pub, &cpub, why) == 0, "%s", why);
+	/* someone committed on the second's branch: not ours to delete any more */
+	sh("cd %s && echo x > extra && git add extra && git -c user.name=u -c user.email=u@u commit -q -m extra",
+	    moved.path);
+	close(cdead);		/* their process died: the kernel lets go of the locks */
+	close(cmoved);
+	close(cpub);
+	sh("printf 'repo\nacp-agent/x\nnothex\n' > %s/worktrees/.garbage.claim", root);
+	char pub_id[] = ID4;
+	test_log_capture_start();
+	log_set_level(LOG_INFO);
+	ck_assert_int_eq(git_wt_sweep(dir, published_is, pub_id), 2);
+	log_set_level(LOG_WARN);
+	char *log = test_log_capture_stop();
+	ck_assert_msg(strstr(log, ID1 ": made for a child that never started; removed") != NULL, "%s", log);
+	ck_assert_ptr_nonnull(strstr(log, ".garbage.claim: not a claim of ours; left as it is"));
+	free(log);
+	ck_assert(!exists(dead.path));
+	ck_assert(!exists(moved.path));
+	s = sh_out("cd %s/repo && git branch --list 'acp-agent/*' | tr -d ' *+' | tr '\\n' ' '", root);
+	/* the dead one's branch gone; the moved one's kept; the live and published ones' there */
+	ck_assert_str_eq(s, "acp-agent/" ID2 " acp-agent/5e6f7a8b acp-agent/9c8d7e6f ");
+	free(s);
+	s = sh_out("cd %s/repo && git worktree list --porcelain | grep -c '^worktree '", root);
+	ck_assert_str_eq(s, "3");		/* the repository, the live one, the published one */
+	free(s);
+	ck_assert(exists(live.path));
+	ck_assert(exists(pub.path));
+	p = xasprintf("%s/." ID3 ".claim", dir);
+	ck_assert(exists(p));			/* held: its process is making it now */
+	free(p);
+	p = xasprintf("%s/." ID4 ".claim", dir);
+	ck_assert(!exists(p));			/* its child's log owns the worktree */
+	free(p);
+	p = xasprintf("%s/." ID1 ".claim", dir);
+	ck_assert(!exists(p));
+	free(p);
+	p = xasprintf("%s/.garbage.claim", dir);
+	ck_assert(exists(p));
+	free(p);
+	git_wt_unclaim(dir, ID3, clive);
+	git_wt_free(&dead);
+	git_wt_free(&moved);
+	git_wt_free(&live);
+	git_wt_free(&pub);
+	free(repo);
+	free(subdir);
+	free(ws);
+	free(dir);
+	test_rmtree(root);
+}
+END_TEST
+
 Suite *
 git_suite(void)
 {
@@ -310,6 +422,7 @@ git_suite(void)
 	tcase_add_test(tc, git_worktree_from_the_users_edits_committed_and_removed);
 	tcase_add_test(tc, git_worktree_refused_leaves_nothing);
 	tcase_add_test(tc, git_sweep_removes_what_git_does_not_list);
+	tcase_add_test(tc, git_sweep_undoes_a_worktree_whose_child_never_started);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1185,6 +1185,88 @@ START_TEST(isolated_child_works_in_its_worktree)
 }
 END_TEST
 
+/* Shuts the runtime down once an agent is settling (its git work queued, here where offloads run
+ * from the queue). It keeps a place among the tasks queued now, so it runs between the one that
+ * starts the settlement and the settlement's work; with nothing else queued it waits for the
+ * model's requests (after the sync). */
+struct exit_poll {
+	char id[SESS_ID_LEN + 1];
+	int tries, fired;
+};
+
+static void
+exit_when_finishing(void *arg)
+{
+	struct exit_poll *p = arg;
+
+	for (size_t i = 0; i < T.rt.nall; i++) {
+		struct agent *a = T.rt.all[i];
+		if (!a->released && a->finishing) {
+			snprintf(p->id, sizeof(p->id), "%s", agent_id(a));
+			agent_rt_shutdown(&T.rt);
+			p->fired = 1;
+			return;
+		}
+	}
+	if (++p->tries == 100000)
+		return;
+	if (T.q.head != NULL)
+		runq_push(&T.q, exit_when_finishing, p);
+	else
+		runq_push_after_sync(&T.q, exit_when_finishing, p);
+}
+
+/* docs/contract.md §24: a process asked to exit while an isolated child's work is committed waits
+ * for it, and logs it: the worktree events and the settlement (whose notice the parent's next load
+ * delivers), not a removed worktree its log knows nothing of. */
+START_TEST(isolated_child_settles_when_the_process_exits_meanwhile)
+{
+	static const char rec[] = "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
+	    "{\"agent\":\"label:w\",\"replies\":[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":"
+	    "\"lib.c\",\"content\":\"int lib;\\n\"}}]},{\"text\":\"wrote lib.c\"}]}]}";
+	char dir[64], *cmd, *path, *log;
+	struct tool_result r;
+	struct exit_poll poll = { .tries = 0 };
+
+	test_mkdtemp(dir, sizeof(dir));
+	cmd = xasprintf("mkdir -p %s/repo && cd %s/repo && git init -q && printf 'x\\n' > main.c && git add -A && "
+	    "git -c user.name=t -c user.email=t@t commit -q -m first", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	path = xasprintf("%s/repo", dir);
+	test_runtime_start(&T, rec);
+	toolbox_init(&tb);
+	toolsets_build(&tb, toolsets_profile("default", 1));
+	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
+	struct agent *root = agent_new_root(&T.rt, path, &tb, NULL);
+	free(path);
+	spawn_kind_iso(root, "w", 1, NULL, "worktree", &r);
+	runq_push(&T.q, exit_when_finishing, &poll);
+	runq_drain(&T.q);
+	ck_assert_msg(poll.fired, "tries %d", poll.tries);
+	ck_assert_msg(r.error_code == ERR_NONE && r.output, "%s", r.text ? r.text : "(pending)");
+	ck_assert_str_eq(json_string_value(json_object_get(r.output, "subagentId")), poll.id);
+	ck_assert(T.rt.shutting_down);
+	ck_assert_ptr_null(agent_rt_get(&T.rt, poll.id));	/* released once it was logged */
+	path = xasprintf("%s/sessions/%s.jsonl", T.state, poll.id);
+	log = test_read_file(path, NULL);
+	char *committed = strstr(log, "\"type\":\"worktree/committed\""), *removed = strstr(log, "\"type\":\"worktree/removed\""),
+	    *settled = strstr(log, "\"type\":\"subagent/settled\"");
+	ck_assert_msg(committed && removed && settled && committed < removed && removed < settled, "%s", log);
+	char *want = xasprintf("\"work\":\"Its work is on branch acp-agent/%.8s: 1 file(s) changed, +1 -0.\"", poll.id);
+	ck_assert_msg(strstr(settled, want) != NULL, "%s", settled);
+	free(want);
+	free(log);
+	free(path);
+	path = xasprintf("%s/worktrees/%s", T.state, poll.id);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	free(path);
+	tool_result_clear(&r);
+	finish();
+	test_rmtree(dir);
+}
+END_TEST
+
 Suite *
 subagent_suite(void)
 {
@@ -1207,6 +1289,7 @@ subagent_suite(void)
 	tcase_add_test(tc, depth_limit);
 	tcase_add_test(tc, typed_children_are_composed_from_their_type);
 	tcase_add_test(tc, isolated_child_works_in_its_worktree);
+	tcase_add_test(tc, isolated_child_settles_when_the_process_exits_meanwhile);
 	suite_add_tcase(s, tc);
 	return s;
 }

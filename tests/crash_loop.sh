@@ -6,8 +6,10 @@
 # whose model calls their tools; after each kill no mock-mcp of the iteration may be left, running
 # or a zombie, within 2 s (the servers die with the agent: PR_SET_PDEATHSIG; they ignore stdin EOF,
 # one ignores SIGTERM), and the log is judged the same way.
+# CRASH_WT_ITERATIONS more kill a background child in its own git worktree anywhere in its life
+# (made, written, committed, removed) and check that a restart leaves nothing of it behind.
 # Usage: tests/crash_loop.sh AGENT STATE_CHECK [MOCK_MCP]   (CRASH_SEED, CRASH_ITERATIONS,
-# CRASH_MCP_ITERATIONS)
+# CRASH_WT_ITERATIONS, CRASH_MCP_ITERATIONS)
 set -u
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 check=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -17,7 +19,7 @@ seed=${CRASH_SEED:-1}
 iterations=${CRASH_ITERATIONS:-50}
 mcp_iterations=${CRASH_MCP_ITERATIONS:-12}
 tmp=$(mktemp -d /tmp/acp-crash-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${CRASH_KEEP:-}" ] && echo "crash-loop: kept $tmp" || rm -rf "$tmp"' EXIT
 root=00000000-0000-4000-8000-000000000001
 cat > "$tmp/rec.json" <<'REC'
 {"version": 1, "scripts": [
@@ -106,6 +108,101 @@ if [ -d "$tmp/traces" ] && [ -d "$schema/node_modules/ajv" ] && command -v node 
 	fi
 fi
 echo "crash-loop: seed $seed, $iterations iterations: $kills SIGKILLs, $faults fault exits, $survived ran to the end; $checked restarts checked, $turns answered turns and $notices notices verified; $announced children announced on loads that show them, $valid; $failed lost or broken"
+
+# --- isolated children: a worktree killed anywhere in its life ---
+# A background child in its own worktree of a repository the loop makes writes a file; the agent
+# is killed (SIGKILL after a random delay, or _exit after an event of the worktree's life) and
+# restarted on the root. After the restart, nothing of the worktree may be left: no directory or
+# claim under <state>/worktrees, git lists the repository's own worktree only, every acp-agent/
+# branch left holds a commit (one without is deleted), and the user's tree is as it was.
+wfailed=0; wkills=0; wfaults=0; wmade=0; wbranches=0; wchecked=0
+if command -v git >/dev/null 2>&1; then
+wtypes="subagent/descriptor worktree/created tool/result worktree/committed worktree/removed subagent/settled turn/end"
+cat > "$tmp/wrec.json" <<'REC'
+{"version": 1, "scripts": [
+ {"agent": "root", "replies": [
+  {"tool_calls": [{"name": "subagent", "arguments": {"description": "iso", "prompt": "Write new.txt.", "isolation": "worktree"}}]},
+  {"text": "Started it."}, {"text": "noted 1"}, {"text": "noted 2"}, {"text": "noted 3"}, {"text": "noted 4"}]},
+ {"agent": "label:iso", "replies": [
+  {"tool_calls": [{"name": "write", "arguments": {"file_path": "new.txt", "content": "child\n"}}]},
+  {"text": "iso done"}, {"text": "again"}]}]}
+REC
+i=1
+while [ $i -le "${CRASH_WT_ITERATIONS:-16}" ]; do
+	plan=$(awk -v s=$((seed * 1000 + 800 + i)) -v types="$wtypes" 'BEGIN { srand(s); n = split(types, t, " ");
+		r = rand(); printf "%s %d %s\n", (r < 0.4 ? "kill" : r < 0.8 ? "fault" : "made"), int(rand() * 400), t[int(rand() * n) + 1] }')
+	set -- $plan
+	mode=$1; delay=$2; ftype=$3
+	dir="$tmp/wt$i"; repo="$dir/repo"; mkdir -p "$repo"
+	(cd "$repo" && git init -q && echo base > README && git add README &&
+		git -c user.name=u -c user.email=u@u commit -q -m base) || { echo "crash-loop: cannot make a repository"; exit 1; }
+	rm -f "$dir/in"; mkfifo "$dir/in"
+	# made: the exit comes between git's add and the child's first log line (the claim's case)
+	case $mode in fault) env="exit-after-event:$ftype:1" ;; made) env=exit-after-worktree ;; *) env="" ;; esac
+	ACP_AGENT_FAULTS=$env "$agent" --deterministic --model replay --recording "$tmp/wrec.json" \
+		--state-dir "$dir/state" < "$dir/in" > "$dir/out1" 2>"$dir/err1" &
+	pid=$!
+	exec 3>"$dir/in"
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"$repo\",\"mcpServers\":[]}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$root\",\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}" \
+		'{"jsonrpc":"2.0","id":4,"method":"_acp_agent/wait_idle","params":{"timeoutMs":20000}}' >&3 2>/dev/null
+	# stdin stays open until the kill, the fault's exit or the run's idle: its EOF would be a
+	# shutdown, which is not what this loop tests
+	if [ "$mode" = kill ]; then
+		sleep "0.$(printf '%03d' "$delay")"
+		kill -9 $pid 2>/dev/null && wkills=$((wkills + 1))
+	else
+		t=0; while [ $t -lt 1000 ] && kill -0 $pid 2>/dev/null && ! grep -q '"id":4,"result"' "$dir/out1" 2>/dev/null; do
+			sleep 0.02; t=$((t + 1)); done
+	fi
+	exec 3>&-
+	{ wait $pid; } 2>/dev/null; rc=$?
+	[ "$mode" != kill ] && [ $rc -eq 3 ] && wfaults=$((wfaults + 1))
+	[ "$mode" = made ] && [ $rc -eq 3 ] && wmade=$((wmade + 1))
+	if [ -f "$dir/state/sessions/$root.jsonl" ]; then
+		# the restart's stdin, too, stays open until it is idle (the settlement and the notice's turn done)
+		rm -f "$dir/in2"; mkfifo "$dir/in2"
+		"$agent" --deterministic --model replay --recording "$tmp/wrec.json" --state-dir "$dir/state" \
+			< "$dir/in2" > "$dir/out2" 2>"$dir/err2" &
+		pid=$!
+		exec 3>"$dir/in2"
+		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+			"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/load\",\"params\":{\"sessionId\":\"$root\",\"cwd\":\"$repo\",\"mcpServers\":[]}}" \
+			'{"jsonrpc":"2.0","id":3,"method":"_acp_agent/wait_idle","params":{"timeoutMs":20000}}' >&3 2>/dev/null
+		t=0; while [ $t -lt 1000 ] && kill -0 $pid 2>/dev/null && ! grep -q '"id":3,"result"' "$dir/out2" 2>/dev/null; do
+			sleep 0.02; t=$((t + 1)); done
+		exec 3>&-
+		{ wait $pid; } 2>/dev/null
+		grep -q '"id":2,"result":{"modes"' "$dir/out2" || { echo "crash-loop: worktree iteration $i ($plan): the root did not load"; wfailed=$((wfailed + 1)); }
+		if ! "$check" "$dir/state" $root "$dir/out1" > "$dir/check"; then
+			echo "crash-loop: worktree iteration $i ($plan):"; cat "$dir/check"; wfailed=$((wfailed + 1))
+		fi
+	else
+		# the root never published: a start-up alone must sweep what the kill left
+		printf '' | "$agent" --deterministic --model replay --recording "$tmp/wrec.json" --state-dir "$dir/state" \
+			> "$dir/out2" 2>"$dir/err2"
+	fi
+	wchecked=$((wchecked + 1))
+	left=$(ls -A "$dir/state/worktrees" 2>/dev/null)
+	[ -z "$left" ] || { echo "crash-loop: worktree iteration $i ($plan): left in worktrees/: $left"; wfailed=$((wfailed + 1)); }
+	n=$(cd "$repo" && git worktree list --porcelain | grep -c '^worktree ')
+	[ "$n" = 1 ] || { echo "crash-loop: worktree iteration $i ($plan): git lists $n worktrees"; wfailed=$((wfailed + 1)); }
+	for b in $(cd "$repo" && git for-each-ref --format='%(refname:short)' 'refs/heads/acp-agent/'); do
+		c=$(cd "$repo" && git rev-list --count "HEAD..$b")
+		[ "$c" -ge 1 ] && wbranches=$((wbranches + 1)) ||
+			{ echo "crash-loop: worktree iteration $i ($plan): branch $b has no commit"; wfailed=$((wfailed + 1)); }
+	done
+	st=$(cd "$repo" && git status --porcelain)
+	[ -z "$st" ] || { echo "crash-loop: worktree iteration $i ($plan): the user's tree changed: $st"; wfailed=$((wfailed + 1)); }
+	[ $wfailed -eq 0 ] && rm -rf "$dir"
+	i=$((i + 1))
+done
+echo "crash-loop: ${CRASH_WT_ITERATIONS:-16} iterations with an isolated child: $wkills SIGKILLs, $wfaults fault exits ($wmade between the worktree and the child's log); $wchecked restarts checked, $wbranches branches with the child's commit; $wfailed with a worktree, claim or empty branch left, or the user's tree changed"
+else
+	echo "crash-loop: no git: the isolated-child iterations did not run"
+fi
+failed=$((failed + wfailed))
 [ -n "$mock" ] || { [ $failed -eq 0 ]; exit; }
 
 # --- MCP servers: killed with the agent ---

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include "base/xmalloc.h"
 
 #define GIT_ARGS_MAX 16
+#define GIT_CLAIM_ID_MAX 64	/* a child id, as a claim's name carries it */
 #define GIT_OUT_MAX ((size_t)1 << 20)	/* more output than any call here prints */
 
 /* One git run: its exit status (128 + the signal when killed), its output, and its reason. */
@@ -319,14 +321,50 @@ git_has_branch(const char *repo, const struct git_ctx *ctx, const char *branch)
 	return has;
 }
 
+/* The claim of child_id's worktree, written and locked under a temporary name, then renamed into
+ * place, so a sweep never sees it unlocked while we live. Its fd, or -1 with why. */
+static int
+git_claim_make(const char *dir, const char *child_id, const struct git_wt *wt, char *why)
+{
+	char *tmp = xasprintf("%s/.%s.claim.tmp", dir, child_id), *final = xasprintf("%s/.%s.claim", dir, child_id);
+	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0 || flock(fd, LOCK_EX) < 0 || dprintf(fd, "%s\n%s\n%s\n", wt->repo, wt->branch, wt->base) < 0 ||
+	    rename(tmp, final) < 0) {
+		snprintf(why, GIT_WHY_MAX, "cannot write %s: %s", final, strerror(errno));
+		if (fd >= 0) {
+			unlink(tmp);
+			close(fd);
+		}
+		fd = -1;
+	}
+	free(tmp);
+	free(final);
+	return fd;
+}
+
+void
+git_wt_unclaim(const char *dir, const char *child_id, int claim)
+{
+	char *path;
+
+	if (claim < 0)
+		return;
+	path = xasprintf("%s/.%s.claim", dir, child_id);
+	unlink(path);
+	free(path);
+	close(claim);
+}
+
 int
 git_wt_create(const char *workspace, const char *repo, const char *subdir, const char *child_id, const char *dir,
-    const struct git_ctx *ctx, struct git_wt *wt, char *why)
+    const struct git_ctx *ctx, struct git_wt *wt, int *claim, char *why)
 {
 	struct git_res r;
 	struct stat st;
 	char *base;
 
+	*claim = -1;
 	memset(wt, 0, sizeof(*wt));
 	/* the user's tracked edits, as a commit nobody references, else HEAD */
 	if (GIT_MUST(workspace, ctx, &r, why, "stash", "create") < 0)
@@ -362,6 +400,8 @@ git_wt_create(const char *workspace, const char *repo, const char *subdir, const
 		snprintf(why, GIT_WHY_MAX, "the branch %s exists already", wt->branch);
 		goto fail;
 	}
+	if ((*claim = git_claim_make(dir, child_id, wt, why)) < 0)
+		goto fail;
 	if (GIT_MUST(repo, ctx, &r, why, "worktree", "add", "--quiet", "-b", wt->branch, wt->path, wt->base) < 0) {
 add_failed:;
 		/* whatever the failed add left of ours: its directory, its branch, git's record (not
@@ -395,6 +435,8 @@ add_failed:;
 		goto add_failed;
 	return 0;
 fail:
+	git_wt_unclaim(dir, child_id, *claim);
+	*claim = -1;
 	git_wt_free(wt);
 	return -1;
 }
@@ -524,6 +566,10 @@ git_wt_remove(const struct git_wt *wt, const struct git_ctx *ctx, int *branch_de
 	}
 	if (git_run(wt->repo, ctx, &r, "worktree", "prune", (const char *)NULL) == 0)
 		buf_free(&r.out);
+	if (!git_has_branch(wt->repo, ctx, wt->branch)) {
+		*branch_deleted = 1;	/* deleted already: an earlier removal's, whose log was cut */
+		return 0;
+	}
 	range = xasprintf("%s..%s", wt->base, wt->branch);
 	if (GIT_MUST(wt->repo, ctx, &r, why, "rev-list", "--count", range) < 0) {
 		free(range);
@@ -577,8 +623,78 @@ git_wt_listed(const char *path)
 	return listed;
 }
 
-int
-git_wt_sweep(const char *dir)
+/* A claim's content, read from disk: an absolute repository, an acp-agent/ branch, a full commit
+ * id, one per line. 0 with the three (owned), or -1. */
+static int
+git_claim_read(int fd, char **repo, char **branch, char **base)
+{
+	char text[4096 + 256], *save = NULL, *r, *b, *c;
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	size_t hex;
+
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	r = strtok_r(text, "\n", &save);
+	b = strtok_r(NULL, "\n", &save);
+	c = strtok_r(NULL, "\n", &save);
+	if (r == NULL || b == NULL || c == NULL || strtok_r(NULL, "\n", &save) != NULL || r[0] != '/' ||
+	    strncmp(b, "acp-agent/", 10) != 0 || strstr(b, "..") != NULL || b[10] == '\0')
+		return -1;
+	hex = strspn(c, "0123456789abcdef");
+	if ((hex != 40 && hex != 64) || c[hex] != '\0')
+		return -1;
+	*repo = xstrdup(r);
+	*branch = xstrdup(b);
+	*base = xstrdup(c);
+	return 0;
+}
+
+/* The worktree a dead process made for a child never published: its directory, git's record and
+ * the branch while it is still at its base. 1 when nothing of it is left, 0 when some is. */
+static int
+git_claim_undo(const char *dir, const char *id, int fd)
+{
+	struct git_wt wt = { 0 };
+	struct git_res q;
+	struct stat st;
+	char *tip = NULL;
+	int gone;
+
+	if (git_claim_read(fd, &wt.repo, &wt.branch, &wt.base) < 0) {
+		log_warn("worktree claim %s/.%s.claim: not a claim of ours; left as it is", dir, id);
+		return 0;
+	}
+	wt.path = xasprintf("%s/%s", dir, id);
+	if (lstat(wt.path, &st) == 0 &&
+	    git_run(wt.repo, NULL, &q, "worktree", "remove", "-f", "-f", wt.path, (const char *)NULL) == 0)
+		buf_free(&q.out);
+	if (lstat(wt.path, &st) == 0 && git_wt_listed(wt.path) < 0)
+		nftw(wt.path, git_rm_step, 16, FTW_DEPTH | FTW_PHYS);	/* git never finished it */
+	if (git_run(wt.repo, NULL, &q, "worktree", "prune", (const char *)NULL) == 0)
+		buf_free(&q.out);
+	if (git_has_branch(wt.repo, NULL, wt.branch) &&
+	    git_run(wt.repo, NULL, &q, "rev-parse", "--verify", "--quiet", wt.branch, (const char *)NULL) == 0) {
+		tip = git_line(&q);
+		buf_free(&q.out);
+	}
+	if (tip && strcmp(tip, wt.base) == 0 &&
+	    git_run(wt.repo, NULL, &q, "branch", "-D", wt.branch, (const char *)NULL) == 0)
+		buf_free(&q.out);
+	free(tip);
+	gone = lstat(wt.path, &st) < 0;
+	if (gone)
+		log_info("worktree %s: made for a child that never started; removed", wt.path);
+	else
+		log_warn("worktree %s: made for a child that never started, and not removable; left as it is", wt.path);
+	git_wt_free(&wt);
+	return gone;
+}
+
+/* The claims in dir nobody holds: undone when their child was never published, else dropped.
+ * Returns how many worktrees went. */
+static int
+git_claims_sweep(const char *dir, git_published_fn *published, void *arg)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -586,6 +702,39 @@ git_wt_sweep(const char *dir)
 
 	if (d == NULL)
 		return 0;
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (de->d_name[0] != '.' || len < 8 || strcmp(de->d_name + len - 6, ".claim") != 0 ||
+		    len - 7 > GIT_CLAIM_ID_MAX)
+			continue;
+		char id[GIT_CLAIM_ID_MAX + 1], *path = xasprintf("%s/%s", dir, de->d_name);
+		snprintf(id, sizeof(id), "%.*s", (int)(len - 7), de->d_name + 1);
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		/* held: its process lives and is making it now */
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && strchr(id, '/') == NULL) {
+			int undone = 1;
+			if (!published(id, arg))
+				removed += (undone = git_claim_undo(dir, id, fd));
+			if (undone)
+				unlink(path);
+		}
+		if (fd >= 0)
+			close(fd);
+		free(path);
+	}
+	closedir(d);
+	return removed;
+}
+
+int
+git_wt_sweep(const char *dir, git_published_fn *published, void *arg)
+{
+	int removed = git_claims_sweep(dir, published, arg);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (d == NULL)
+		return removed;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;

@@ -50,11 +50,17 @@ int git_wt_probe(const char *workspace, const struct git_ctx *ctx, char **repo, 
     char *why);
 /*
  * Makes child_id's worktree under dir (dir/<child_id>) on a new branch, from workspace's tracked
- * changes (git stash create) or HEAD. 0 with wt filled, or -1 with why (git's first "fatal: " or
- * "error: " line, else its last, or ours); then no branch or directory of ours is left.
+ * changes (git stash create) or HEAD. 0 with wt filled and *claim, or -1 with why (git's first
+ * "fatal: " or "error: " line, else its last, or ours); then no branch or directory of ours is
+ * left.
+ * The claim (dir/.<child_id>.claim, naming the repository, branch and base) is written and locked
+ * before git adds anything, and stays until git_wt_unclaim: a process that dies before the child
+ * it was made for is published leaves it unlocked, and the next sweep removes what it names.
  */
 int git_wt_create(const char *workspace, const char *repo, const char *subdir, const char *child_id, const char *dir,
-    const struct git_ctx *ctx, struct git_wt *wt, char *why);
+    const struct git_ctx *ctx, struct git_wt *wt, int *claim, char *why);
+/* The child is published (its log holds it): its claim goes. claim < 0 is nothing. */
+void git_wt_unclaim(const char *dir, const char *child_id, int claim);
 /* Adds wt's worktree back at wt->path on its branch (a cold resume). 0, or -1 with why. */
 int git_wt_readd(const struct git_wt *wt, const struct git_ctx *ctx, char *why);
 /* Commits everything in the worktree (author and committer acp-agent <acp-agent@localhost>,
@@ -67,10 +73,14 @@ int git_wt_count(const struct git_wt *wt, const struct git_ctx *ctx, struct git_
 /* Removes the worktree directory, and the branch when it has no commit beyond its base
  * (*branch_deleted). 0, or -1 with why. */
 int git_wt_remove(const struct git_wt *wt, const struct git_ctx *ctx, int *branch_deleted, char *why);
-/* The worktrees directory swept after a crash: each directory git never finished making (no .git
- * file) and not touched in the last hour is removed, whole; one whose .git names a git directory
- * that is gone is left (it may hold work) and warned about. Returns how many were removed. */
-int git_wt_sweep(const char *dir);
+/* Whether the child of that id was published (its log exists): the sweep's question. */
+typedef int git_published_fn(const char *child_id, void *arg);
+/* The worktrees directory swept after a crash: each claim nobody holds goes, with the worktree
+ * and branch it names when its child was never published; each directory git never finished
+ * making (no .git file) and not touched in the last hour is removed, whole; one whose .git names a
+ * git directory that is gone is left (it may hold work) and warned about. Returns how many
+ * worktrees were removed. */
+int git_wt_sweep(const char *dir, git_published_fn *published, void *arg);
 void git_wt_free(struct git_wt *wt);
 
 #endif
