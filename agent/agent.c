@@ -119,6 +119,12 @@ agent_rt_recover(struct agent *a)
 	AGENT_EXT_EACH(a->rt, recover, a);
 }
 
+void
+agent_worktree_leaving(struct agent *a)
+{
+	AGENT_EXT_EACH(a->rt, worktree_leaving, a);
+}
+
 int
 agent_rt_idle(const struct agent_rt *rt)
 {

@@ -159,6 +159,8 @@ struct agent *agent_rt_get(struct agent_rt *rt, const char *id);
 void agent_rt_set_exts(struct agent_rt *rt, const struct agent_ext *const *exts);
 /* A root came back to a client (session/load, session/resume): every extension's recover hook. */
 void agent_rt_recover(struct agent *a);
+/* a's worktree is about to be committed and removed: the extensions stop what runs in it. */
+void agent_worktree_leaving(struct agent *a);
 /*
  * Work that outlives its agents and must end before the process exits (an MCP server's
  * shutdown): +1 when it begins, -1 when it ends (then the run queue is kicked, so the

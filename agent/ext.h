@@ -29,6 +29,9 @@ struct agent_ext {
 	void (*turn_end)(struct agent *a);	/* status is AGENT_IDLE, before the owner hears */
 	void (*release)(struct agent *a);	/* released; its session is still there */
 	void (*recover)(struct agent *a);	/* a root came back: session/load or session/resume */
+	/* a's worktree is about to be committed and removed (docs/contract.md §24): what runs in it
+	 * stops first */
+	void (*worktree_leaving)(struct agent *a);
 	/*
 	 * Tools that come and go (MCP, docs/contract.md §18): the extension's tool set for a now, or NULL;
 	 * borrowed, read at each step. Its tools have a hold hook (agent/toolbox.h): the runtime

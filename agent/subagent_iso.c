@@ -456,8 +456,10 @@ sub_iso_settle(struct agent *a)
 
 	if (a->comp.wt == NULL || st->iso == SUB_ISO_ABSENT)
 		return 0;
-	if (st->iso != SUB_ISO_BUSY)
+	if (st->iso != SUB_ISO_BUSY) {
+		agent_worktree_leaving(a);	/* its jobs, first: nothing writes while it is committed */
 		iso_start(a, ISO_SETTLE);
+	}
 	return 1;
 }
 

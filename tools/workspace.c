@@ -120,6 +120,19 @@ ws_release(struct agent *a)
 	}
 }
 
+/* An isolated agent's worktree is committed and removed: the jobs of its tree (held by it) die
+ * first, as a root's do at its release; the tree's record stays for its next residency. */
+static void
+ws_worktree_leaving(struct agent *a)
+{
+	struct ws_state *st = agent_state(a, &ws_key);
+
+	if (st && st->root == a) {
+		ws_jobs_free(st->jobs);
+		st->jobs = NULL;
+	}
+}
+
 static const struct tool *const ws_tools[] = {
 	&tool_read, &tool_write, &tool_edit, &tool_glob, &tool_grep, &tool_bash, &tool_job_output,
 	&tool_job_kill, NULL,
@@ -129,4 +142,5 @@ const struct agent_ext workspace_ext = {
 	.name = "workspace",
 	.tools = ws_tools,
 	.release = ws_release,
+	.worktree_leaving = ws_worktree_leaving,
 };
