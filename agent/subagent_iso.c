@@ -47,6 +47,7 @@ struct iso_make {
 	/* the thread's results */
 	struct git_wt wt;
 	int claim;			/* the worktree's claim until the child is published (workspace/git.h) */
+	int cancelled;			/* the call went: what git made goes, nothing is told */
 	int ok;
 	enum err_code code;
 	char why[GIT_WHY_MAX + 64];
@@ -165,6 +166,13 @@ iso_make_done(void *arg)
 	struct agent *child;
 	struct err e;
 
+	if (m->cancelled) {
+		agent_rt_linger(m->rt, -1);
+		if (m->ok)
+			iso_drop(m->rt, m);
+		iso_make_free(m);
+		return;
+	}
 	inv->cancel = NULL;
 	inv->state = NULL;
 	err_clear(&e);
@@ -200,7 +208,9 @@ iso_make_done(void *arg)
 	iso_make_free(m);
 }
 
-/* The call is cancelled while the worktree is made: git is stopped; whatever it made goes. */
+/* The call is cancelled while the worktree is made: git is stopped (SIGTERM), and its thread
+ * undoes what it made without the loop waiting; the done removes a worktree that was complete.
+ * The exit waits for both. */
 static void
 iso_make_cancel(struct tool_inv *inv)
 {
@@ -209,16 +219,17 @@ iso_make_cancel(struct tool_inv *inv)
 	inv->state = NULL;
 	if (m == NULL)
 		return;
-	offload_cancel(m->job);
-	if (m->ok)
-		iso_drop(m->rt, m);
+	m->cancelled = 1;
+	m->inv = NULL;
+	agent_rt_linger(m->rt, 1);
+	offload_stop(m->job);
 	if (m->spawned) {
 		struct err e;
 		err_clear(&e);
 		err_set(&e, ERR_CANCELLED, "the call was cancelled while its worktree was made");
 		m->spawned(m->spawned_arg, NULL, &e);
+		m->spawned = NULL;
 	}
-	iso_make_free(m);
 }
 
 int

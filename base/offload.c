@@ -17,6 +17,7 @@ struct offload {
 	pthread_t thread;
 	int started;
 	atomic_int cancel;
+	int keep_done;			/* stopped, not cancelled: done still runs (loop thread only) */
 	void (*fn)(void *arg, const atomic_int *cancel);
 	void (*done)(void *arg);
 	void *arg;
@@ -65,11 +66,12 @@ offload_deliver(void *p)
 	void (*done)(void *) = o->done;
 	void *arg = o->arg;
 
-	if (atomic_load(&o->cancel)) {
+	if (!atomic_load(&o->cancel))
+		o->fn(arg, &o->cancel);
+	else if (!o->keep_done) {
 		free(o);
 		return;
 	}
-	o->fn(arg, &o->cancel);
 	free(o);
 	done(arg);
 }
@@ -106,6 +108,13 @@ offload_start_behind(struct ev_loop *loop, struct runq *q, void (*fn)(void *arg,
 	o->loop = NULL;
 	runq_push(q, offload_deliver, o);
 	return o;
+}
+
+void
+offload_stop(struct offload *o)
+{
+	o->keep_done = 1;
+	atomic_store(&o->cancel, 1);
 }
 
 void

@@ -25,5 +25,9 @@ struct offload *offload_start_behind(struct ev_loop *loop, struct runq *q,
     void (*fn)(void *arg, const atomic_int *cancel), void (*done)(void *arg), void *arg, int nice);
 /* Asks fn to stop, waits for its thread, frees the job; done never runs. */
 void offload_cancel(struct offload *o);
+/* Asks fn to stop and returns at once: done runs when fn has returned (or at once, without a
+ * loop, when fn had not started), then the job is gone. For work whose own clean-up must not
+ * wait on the loop. */
+void offload_stop(struct offload *o);
 
 #endif

@@ -1185,6 +1185,51 @@ START_TEST(isolated_child_works_in_its_worktree)
 }
 END_TEST
 
+/* docs/contract.md §24: a call cancelled while its worktree is made leaves nothing: no child, no
+ * worktree, no claim, no branch; the cancel does not wait for git. */
+START_TEST(isolated_call_cancelled_while_its_worktree_is_made)
+{
+	static const char rec[] = "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
+	    "{\"agent\":\"label:w\",\"replies\":[{\"text\":\"never\"}]}]}";
+	char dir[64], *cmd, *path;
+	struct tool_result r;
+
+	test_mkdtemp(dir, sizeof(dir));
+	cmd = xasprintf("mkdir -p %s/repo && cd %s/repo && git init -q && printf 'x\\n' > main.c && git add -A && "
+	    "git -c user.name=t -c user.email=t@t commit -q -m first", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	path = xasprintf("%s/repo", dir);
+	test_runtime_start(&T, rec);
+	toolbox_init(&tb);
+	toolsets_build(&tb, toolsets_profile("default", 1));
+	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
+	struct agent *root = agent_new_root(&T.rt, path, &tb, NULL);
+	free(path);
+	spawn_kind_iso(root, "w", 1, NULL, "worktree", &r);
+	ck_assert(iso_inv.cancel != NULL);
+	iso_inv.cancel(&iso_inv);
+	ck_assert_ptr_null(iso_inv.state);
+	runq_drain(&T.q);
+	ck_assert_ptr_null(r.text);		/* nothing is told to a call that went */
+	for (size_t i = 0; i < T.rt.nall; i++)
+		ck_assert_msg(T.rt.all[i] == root || T.rt.all[i]->released, "a child was made");
+	ck_assert_int_eq(agent_rt_lingering(&T.rt), 0);
+	cmd = xasprintf("ls -A %s/worktrees 2>/dev/null | wc -l", T.state);
+	FILE *p = popen(cmd, "r");
+	char line[64] = "";
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), p));
+	pclose(p);
+	free(cmd);
+	ck_assert_str_eq(line, "0\n");
+	cmd = xasprintf("cd %s/repo && test -z \"$(git branch --list 'acp-agent/*')\"", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	finish();
+	test_rmtree(dir);
+}
+END_TEST
+
 /* Shuts the runtime down once an agent is settling (its git work queued, here where offloads run
  * from the queue). It keeps a place among the tasks queued now, so it runs between the one that
  * starts the settlement and the settlement's work; with nothing else queued it waits for the
@@ -1290,6 +1335,7 @@ subagent_suite(void)
 	tcase_add_test(tc, typed_children_are_composed_from_their_type);
 	tcase_add_test(tc, isolated_child_works_in_its_worktree);
 	tcase_add_test(tc, isolated_child_settles_when_the_process_exits_meanwhile);
+	tcase_add_test(tc, isolated_call_cancelled_while_its_worktree_is_made);
 	suite_add_tcase(s, tc);
 	return s;
 }
