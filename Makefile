@@ -165,6 +165,7 @@ test: deps
 	$(Q)sh tests/two_process.sh $(AGENT)
 	$(Q)sh tests/enospc.sh $(AGENT)
 	$(Q)sh tests/readonly.sh $(AGENT)
+	$(Q)sh tests/worktree_readonly.sh $(AGENT)
 	$(Q)sh tests/load_race.sh $(AGENT)
 	$(Q)sh tests/load_replay.sh $(AGENT)
 	$(Q)sh tests/long_session.sh $(AGENT) $(MOCK)
