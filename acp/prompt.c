@@ -152,6 +152,7 @@ acp_send_event_update(struct acp_server *srv, const char *sid, struct agent *a, 
 	struct acp_replay *r = &srv->live;
 	const struct tool_inv *inv = NULL;
 
+	snprintf(r->sid, sizeof(r->sid), "%s", sid);	/* its plan's id */
 	if (!acp_update_live(r, ev))
 		return;
 	/* A call of ours in flight: its checks said whether it asks first, and what it shows. */

@@ -135,6 +135,8 @@ acp_replay_push(struct acp_replay_task *t, const char *parent, const char *id)
 	acp_replay_init(&f->cur, acp_replay_frame_pull, acp_replay_frame_tree, f, &srv->tools);
 	f->cur.compaction = srv->client_compaction;
 	f->cur.subagents = srv->client_subagents;
+	f->cur.plan = srv->client_plan;
+	snprintf(f->cur.sid, sizeof(f->cur.sid), "%s", id);
 	buf_init(&f->prefix);
 	acp_update_prefix(&f->prefix, id);
 	t->frames[t->depth++] = f;
@@ -441,6 +443,8 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	acp_replay_init(&t->cur, acp_replay_pull, acp_replay_tree, t->events, &srv->tools);
 	t->cur.compaction = srv->client_compaction;
 	t->cur.subagents = srv->client_subagents;
+	t->cur.plan = srv->client_plan;
+	snprintf(t->cur.sid, sizeof(t->cur.sid), "%s", as->id);
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
 		;
 	*pp = t;

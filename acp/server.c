@@ -111,6 +111,9 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	srv->client_compaction = json_is_object(json_object_get(json_object_get(caps, "session"),
 	    "compaction"));
 	srv->client_notices = json_is_object(json_object_get(json_object_get(caps, "session"), "notices"));
+	/* plan operations (docs/contract.md §26): {} opts in; absent or null keeps the legacy plan */
+	srv->client_plan = json_is_object(json_object_get(caps, "plan"));
+	srv->live.plan = srv->client_plan;
 	if (srv->client_subagents != json_is_object(json_object_get(caps, "subagents")))
 		acp_children_reset(srv);	/* observers and all: the new client is told afresh, or not at all */
 	srv->client_subagents = json_is_object(json_object_get(caps, "subagents"));

@@ -122,6 +122,7 @@ struct acp_server {
 	int client_fs_read, client_fs_write;	/* clientCapabilities.fs, from initialize */
 	int client_compaction;		/* clientCapabilities.session.compaction: compaction_update */
 	int client_notices;		/* clientCapabilities.session.notices: notice updates */
+	int client_plan;		/* clientCapabilities.plan: plan_update and plan_removed */
 	int client_subagents;		/* clientCapabilities.subagents: children as sessions (§22) */
 	struct map children;		/* child id -> what the client was told of it (acp/children.c) */
 	struct agent_watch watch;	/* how the runtime tells of children (acp/children.c) */

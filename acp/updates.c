@@ -126,7 +126,7 @@ acp_update_progress(const char *tool_call_id, const char *child_id, const char *
 
 /* What the replay shows something of (the others show nothing). */
 const char *const acp_replay_types[] = { "user/message", "assistant/message", "tool/call", "tool/result",
-	"context/compacted", "message/view", NULL };
+	"context/compacted", "message/view", "plan/updated", NULL };
 
 void
 acp_replay_init(struct acp_replay *r, acp_replay_pull_fn *pull, acp_replay_tree_fn *tree, void *arg,
@@ -795,6 +795,36 @@ acp_raw_view(struct acp_raw *x, size_t d)
 	return x->unsure ? -1 : 0;
 }
 
+/* A task list (docs/contract.md §26), live and replayed alike: to a client that takes plan
+ * operations, plan_update of the session's plan (an empty list: plan_removed); to others the
+ * legacy plan with every entry. */
+static int
+acp_raw_plan(struct acp_raw *x, size_t d)
+{
+	struct acp_replay *r = x->r;
+	size_t a = acp_raw_at(x, d, "entries");
+	int empty = acp_raw_items(x, a) == 0;
+	struct json_span v;
+
+	if (x->unsure || a == 0)
+		return x->unsure ? -1 : 0;
+	v = json_tape_span(x->tp, a);
+	if (r->plan && empty) {
+		buf_printf(&r->out, "{\"sessionUpdate\":\"plan_removed\",\"planId\":\"plan-%s\"}", r->sid);
+	} else {
+		if (r->plan)
+			buf_printf(&r->out, "{\"sessionUpdate\":\"plan_update\",\"plan\":{\"type\":\"items\","
+			    "\"planId\":\"plan-%s\",\"entries\":", r->sid);
+		else
+			buf_puts(&r->out, "{\"sessionUpdate\":\"plan\",\"entries\":");
+		if (acp_raw_value(&r->out, &v) < 0)
+			return -1;
+		buf_puts(&r->out, r->plan ? "}}" : "}");
+	}
+	acp_raw_end(r);
+	return 0;
+}
+
 enum { ACP_RENDER_REPLAY, ACP_RENDER_LIVE };
 
 /* Renders every update of the event whose bytes are s[0..n) into r->out (as it lies in the log,
@@ -849,6 +879,9 @@ acp_render(struct acp_replay *r, const char *s, size_t n, int canonical, int mod
 		if (mode == ACP_RENDER_REPLAY && r->compaction)
 			k = acp_raw_compacted(&x, d);
 		break;
+	case SESS_EV_PLAN_UPDATED:
+		k = acp_raw_plan(&x, d);
+		break;
 	default:
 		break;		/* shows nothing */
 	}
@@ -874,8 +907,10 @@ acp_update_live(struct acp_replay *r, const json_t *ev)
 {
 	enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
 
-	/* only a call, its result and a message view show live: the others are not encoded for nothing */
-	if ((et != SESS_EV_TOOL_CALL && et != SESS_EV_TOOL_RESULT && (et != SESS_EV_MESSAGE_VIEW || !r->subagents)) ||
+	/* only a call, its result, a task list and a message view show live: the others are not
+	 * encoded for nothing */
+	if ((et != SESS_EV_TOOL_CALL && et != SESS_EV_TOOL_RESULT && et != SESS_EV_PLAN_UPDATED &&
+		(et != SESS_EV_MESSAGE_VIEW || !r->subagents)) ||
 	    acp_render_tree(r, ev, ACP_RENDER_LIVE) < 0 ||
 	    r->nends != 1)
 		return 0;

@@ -12,6 +12,7 @@
 #include "agent/agent_int.h"
 #include "base/log.h"
 #include "base/xjson.h"
+#include "base/xmalloc.h"
 
 size_t
 agent_request_fixed(const char *system, const json_t *tools)
@@ -155,6 +156,9 @@ agent_compact_sink_finish(void *arg, const char *finish, const json_t *usage)
 	}
 	data = xjson_pack("{s:s, s:o, s:I}", "id", a->compact_id, "summary", xjson_text(a->summary.data,
 	    a->summary.len), "through", (json_int_t)a->compact_through);
+	/* the task list as it is now, carried in the summary's message (docs/contract.md §26) */
+	if (json_array_size(a->conv.plan) > 0)
+		json_object_set(data, "plan", a->conv.plan);
 	if (agent_log_event(a, "context/compacted", data) < 0) {
 		agent_compact_end(a, -1, "the session log cannot be written");
 		return;
@@ -162,9 +166,15 @@ agent_compact_sink_finish(void *arg, const char *finish, const json_t *usage)
 	/* The log's own text: a summary with bytes that are not UTF-8 was repaired there. */
 	if (a->hooks.compaction) {
 		const json_t *first = json_array_get(a->conv.msgs, 0);
-		const char *text = json_string_value(json_object_get(first, "content"));
-		a->hooks.compaction(a->hooks.arg, a, a->compact_id, "completed",
-		    text + strlen(AGENT_COMPACT_PREFIX));
+		char *text = xstrdup(json_string_value(json_object_get(first, "content")) + strlen(AGENT_COMPACT_PREFIX));
+		/* the summary alone, as the log holds it (a replay shows the same): without the task list */
+		char *tasks = NULL;
+		for (char *p = text; json_array_size(a->conv.plan) > 0 && (p = strstr(p, AGENT_COMPACT_TASKS)) != NULL; p++)
+			tasks = p;
+		if (tasks)
+			*tasks = '\0';
+		a->hooks.compaction(a->hooks.arg, a, a->compact_id, "completed", text);
+		free(text);
 	}
 	if (a->hooks.usage)
 		a->hooks.usage(a->hooks.arg, a, agent_conv_estimate(&a->conv, a->compact_fixed));

@@ -29,6 +29,8 @@ struct agent_conv {
 	long long usage;	/* prompt + completion tokens of the last response since then, or -1 */
 	size_t bytes_since;	/* bytes of the messages appended after that response */
 	unsigned attempts;	/* compaction attempts (context/compacted and compaction_failed) */
+	json_t *plan;		/* the task list (docs/contract.md §26): the entries of the latest
+				 * plan/updated, or of the latest compaction; owned; NULL: none yet */
 };
 
 void agent_conv_init(struct agent_conv *c);
@@ -62,8 +64,10 @@ int64_t agent_conv_through(const json_t *data, int64_t seq);
  * per 4 bytes of the whole request (fixed: the bytes of the system prompt and tools).
  */
 long long agent_conv_estimate(const struct agent_conv *c, size_t fixed);
-/* The user message that carries a summary (docs/contract.md §19; docs/prompts.md); returns new ref. */
-json_t *agent_conv_summary_message(const char *summary);
+/* The user message that carries a summary (docs/contract.md §19; docs/prompts.md), ending with the
+ * task list as it was when compacting (plan: entries, borrowed; NULL or empty: nothing); returns
+ * new ref. */
+json_t *agent_conv_summary_message(const char *summary, const json_t *plan);
 /* Text of a content block array: text blocks joined by newlines; returns owned. */
 char *agent_blocks_text(const json_t *content, size_t *len);	/* len may be NULL */
 
@@ -78,5 +82,6 @@ char *agent_blocks_text(const json_t *content, size_t *len);	/* len may be NULL 
 	"open, and the next steps. Be concise; leave out pleasantries and tool output that no "     \
 	"longer matters."
 #define AGENT_COMPACT_PREFIX "[The earlier conversation, summarised]\n"
+#define AGENT_COMPACT_TASKS "\n\nCurrent task list:\n"	/* then "- [<status>] <content>\n" each */
 
 #endif

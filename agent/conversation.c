@@ -113,6 +113,7 @@ void
 agent_conv_free(struct agent_conv *c)
 {
 	json_decref(c->msgs);
+	json_decref(c->plan);
 	free(c->meta);
 	memset(c, 0, sizeof(*c));
 }
@@ -144,14 +145,20 @@ agent_conv_push(struct agent_conv *c, json_t *msg, int64_t seq)
 }
 
 json_t *
-agent_conv_summary_message(const char *summary)
+agent_conv_summary_message(const char *summary, const json_t *plan)
 {
 	struct buf b;
-	json_t *msg;
+	json_t *msg, *entry;
+	size_t i;
 
 	buf_init(&b);
 	buf_puts(&b, AGENT_COMPACT_PREFIX);
 	buf_puts(&b, summary);
+	if (json_array_size(plan) > 0)
+		buf_puts(&b, AGENT_COMPACT_TASKS);
+	json_array_foreach(plan, i, entry)
+		buf_printf(&b, "- [%s] %s\n", agent_str(json_object_get(entry, "status")),
+		    agent_str(json_object_get(entry, "content")));
 	msg = xjson_pack("{s:s, s:o}", "role", "user", "content", xjson_text(b.data, b.len));
 	buf_free(&b);
 	return msg;
@@ -211,6 +218,14 @@ agent_conv_take(struct agent_conv *c, enum sess_ev et, const json_t *data, int64
 	}
 }
 
+/* The task list becomes entries (borrowed; not an array: none). */
+static void
+agent_conv_set_plan(struct agent_conv *c, const json_t *entries)
+{
+	json_decref(c->plan);
+	c->plan = json_is_array(entries) ? json_incref((json_t *)entries) : NULL;
+}
+
 int64_t
 agent_conv_through(const json_t *data, int64_t seq)
 {
@@ -240,7 +255,8 @@ agent_conv_fold(struct agent_conv *c, const json_t *ev)
 		c->bytes = 0;
 		c->msgs = json_array();
 		/* The summary first, then the messages after through, in order. */
-		json_t *sum = agent_conv_summary_message(json_string_value(json_object_get(data, "summary")));
+		agent_conv_set_plan(c, json_object_get(data, "plan"));
+		json_t *sum = agent_conv_summary_message(json_string_value(json_object_get(data, "summary")), c->plan);
 		size_t slen = json_dumpb(sum, NULL, 0, JSON_COMPACT) + 1;
 		for (size_t i = 0; i < n; i++)
 			if (m[i].seq > through)
@@ -261,6 +277,8 @@ agent_conv_fold(struct agent_conv *c, const json_t *ev)
 		free(c->meta);
 		c->meta = keep;
 		c->cap = k + 1;
+	} else if (et == SESS_EV_PLAN_UPDATED) {
+		agent_conv_set_plan(c, json_object_get(data, "entries"));
 	} else if (et != SESS_EV_NONE) {
 		agent_conv_take(c, et, data, seq);
 	}
@@ -286,8 +304,9 @@ agent_conv_rebuild(struct agent_conv *c, const json_t *events)
 	if (at < n) {
 		const json_t *data = json_object_get(json_array_get(events, at), "data");
 		int64_t through = agent_conv_through(data, (int64_t)at);
+		agent_conv_set_plan(c, json_object_get(data, "plan"));
 		agent_conv_push(c, agent_conv_summary_message(json_string_value(json_object_get(data,
-		    "summary"))), through);
+		    "summary")), c->plan), through);
 		c->through = through;
 		from = through < 0 ? 0 : (size_t)through + 1;
 	}
@@ -299,7 +318,11 @@ agent_conv_rebuild(struct agent_conv *c, const json_t *events)
 			c->bytes_since = 0;
 			continue;
 		}
-		if (et != SESS_EV_NONE && et != SESS_EV_COMPACTED && et != SESS_EV_COMPACTION_FAILED)
+		if (et == SESS_EV_PLAN_UPDATED && at < n && i < at)
+			continue;	/* before the compaction: its plan is newer (a fold of the file agrees) */
+		if (et == SESS_EV_PLAN_UPDATED)
+			agent_conv_set_plan(c, json_object_get(json_object_get(ev, "data"), "entries"));
+		else if (et != SESS_EV_NONE && et != SESS_EV_COMPACTED && et != SESS_EV_COMPACTION_FAILED)
 			agent_conv_take(c, et, json_object_get(ev, "data"), (int64_t)i);
 	}
 	c->attempts = attempts;

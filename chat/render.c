@@ -333,6 +333,10 @@ chat_plan(struct chat_render *r, struct buf *out, const json_t *u)
 	const json_t *e;
 
 	chat_end_run(r, out);
+	if (json_array_size(json_object_get(u, "entries")) == 0) {
+		chat_puts(r, out, CHAT_DIM, CHAT_PLAN_CLEARED);
+		return;
+	}
 	chat_puts(r, out, CHAT_BOLD, CHAT_PLAN);
 	json_array_foreach(json_object_get(u, "entries"), i, e) {
 		const char *st = json_string_value(json_object_get(e, "status"));

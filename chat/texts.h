@@ -35,6 +35,7 @@
 #define CHAT_COMPACT_FAILED "(compaction failed: %s)\n"
 #define CHAT_COMPACT_CANCELLED "(compaction cancelled)\n"
 #define CHAT_PLAN "plan:\n"
+#define CHAT_PLAN_CLEARED "plan: cleared\n"
 /* A child's lines and states (chat/children.c): its label in front. */
 #define CHAT_CHILD_LINE "  [%s] "
 #define CHAT_CHILD_RUNNING "[%s] working\n"

@@ -38,7 +38,8 @@
 	X(CONTEXT_INSTRUCTIONS, "context/instructions")                   \
 	X(WORKTREE_CREATED, "worktree/created")                           \
 	X(WORKTREE_COMMITTED, "worktree/committed")                       \
-	X(WORKTREE_REMOVED, "worktree/removed")
+	X(WORKTREE_REMOVED, "worktree/removed")                           \
+	X(PLAN_UPDATED, "plan/updated")
 
 enum sess_ev {
 	SESS_EV_NONE,		/* not a known type */

@@ -84,7 +84,10 @@ SHAPE(e_rule, F("rule", PK_STR), F("allow", PK_BOOL));
 SHAPE(e_job_started, F("jobId", PK_STR), F("command", PK_STR));
 SHAPE(e_job_ended, F("jobId", PK_STR), F("exit", PK_ANY), FO("signal", PK_STR));
 SHAPE(e_mcp_server, F("name", PK_STR), F("state", PK_STR), FO("reason", PK_STR), FA("tools", PK_STR, OPT, NULL));
-SHAPE(e_compacted, F("id", PK_STR), F("summary", PK_STR), F("through", PK_COUNT));
+SHAPE(p_plan_entry, F("content", PK_STR), F("status", PK_STR), F("priority", PK_STR));
+SHAPE(e_compacted, F("id", PK_STR), F("summary", PK_STR), F("through", PK_COUNT),
+    FA("plan", PK_OBJ, OPT, &p_plan_entry));
+SHAPE(e_plan, FA("entries", PK_OBJ, REQ, &p_plan_entry));
 SHAPE(e_compaction_failed, F("id", PK_STR), F("reason", PK_STR));
 SHAPE(e_turn, F("turn", PK_COUNT));
 SHAPE(e_step, F("turn", PK_COUNT), F("step", PK_COUNT));
@@ -124,7 +127,7 @@ static const struct pshape *const sess_payloads[SESS_EV_COUNT] = {
 	[SESS_EV_COMPACTED] = &e_compacted, [SESS_EV_COMPACTION_FAILED] = &e_compaction_failed,
 	[SESS_EV_MESSAGE_VIEW] = &e_view, [SESS_EV_CONTEXT_INSTRUCTIONS] = &e_instructions,
 	[SESS_EV_WORKTREE_CREATED] = &e_wt_created, [SESS_EV_WORKTREE_COMMITTED] = &e_wt_committed,
-	[SESS_EV_WORKTREE_REMOVED] = &e_wt_removed,
+	[SESS_EV_WORKTREE_REMOVED] = &e_wt_removed, [SESS_EV_PLAN_UPDATED] = &e_plan,
 };
 
 static const struct {

@@ -270,6 +270,7 @@ START_TEST(chat_render_history_plan_mode_and_errors)
 	    "\"content\":[{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"(no subagents)\"}}]},"
 	    "{\"sessionUpdate\":\"plan\",\"entries\":[{\"content\":\"read\",\"priority\":\"high\",\"status\":\"completed\"},"
 	    "{\"content\":\"edit\",\"priority\":\"high\",\"status\":\"in_progress\"},{\"content\":\"test\",\"priority\":\"low\",\"status\":\"pending\"}]},"
+	    "{\"sessionUpdate\":\"plan\",\"entries\":[]},"
 	    "{\"sessionUpdate\":\"current_mode_update\",\"currentModeId\":\"accept-edits\"},"
 	    "{\"sessionUpdate\":\"available_commands_update\",\"availableCommands\":[{\"name\":\"agents\"},{\"name\":\"mode\"}]},"
 	    "{\"sessionUpdate\":\"compaction_update\",\"compactionId\":\"compaction-1\",\"status\":\"in_progress\"},"
@@ -278,7 +279,7 @@ START_TEST(chat_render_history_plan_mode_and_errors)
 	chat_render_prompt_sent(&r, "next", 0, &out);
 	chat_render_error(&r, err, &out);
 	ck_assert_str_eq(out.data, "> hi\nhello\n[done] List agents\n  (no subagents)\nplan:\n  [x] read\n"
-	    "  [>] edit\n  [ ] test\n(mode: accept-edits)\ncommands: /agents /mode\n"
+	    "  [>] edit\n  [ ] test\nplan: cleared\n(mode: accept-edits)\ncommands: /agents /mode\n"
 	    "(compacting the conversation)\n(compaction failed: too big)\n> next\n"
 	    "error: Internal error: turn failed: boom\n");
 	json_decref(err);

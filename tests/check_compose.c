@@ -196,18 +196,19 @@ START_TEST(compose_from_a_root)
 	agent_comp_make(&c, &root, &tb, &t, NULL, 1);
 	s = comp_tools(&c);
 	ck_assert_str_eq(s, "[\"subagent\",\"list_agents\",\"send_message\",\"interrupt_agent\",\"read\",\"write\","
-	    "\"edit\",\"glob\",\"grep\",\"bash\",\"job_output\",\"job_kill\",\"mcp__*\"]");
+	    "\"edit\",\"glob\",\"grep\",\"bash\",\"job_output\",\"job_kill\",\"todo_write\",\"mcp__*\"]");
 	free(s);
 	ck_assert_ptr_null(c.model);
 	ck_assert_int_eq(c.ceiling, -1);
 	agent_comp_free(&c);
 	type_clear(&t);
-	/* explore's list: a tool this build lacks (todo_write) is not given; a one-shot child gets no
-	 * send_message, a continuable one does */
-	type_set(&t, "explore", "[\"read\",\"glob\",\"grep\",\"todo_write\"]", NULL, PERMIT_READ_ONLY, NULL);
+	/* explore's list, and a tool this build lacks (notebook_edit): not given; a one-shot child gets
+	 * no send_message, a continuable one does */
+	type_set(&t, "explore", "[\"read\",\"glob\",\"grep\",\"todo_write\",\"notebook_edit\"]", NULL, PERMIT_READ_ONLY,
+	    NULL);
 	agent_comp_make(&c, &root, &tb, &t, NULL, 0);
 	s = comp_tools(&c);
-	ck_assert_str_eq(s, "[\"read\",\"glob\",\"grep\"]");
+	ck_assert_str_eq(s, "[\"read\",\"glob\",\"grep\",\"todo_write\"]");
 	free(s);
 	ck_assert_int_eq(c.ceiling, PERMIT_READ_ONLY);
 	ck_assert(!agent_comp_allows(&c, "bash"));
@@ -215,7 +216,7 @@ START_TEST(compose_from_a_root)
 	agent_comp_free(&c);
 	agent_comp_make(&c, &root, &tb, &t, NULL, 1);
 	s = comp_tools(&c);
-	ck_assert_str_eq(s, "[\"read\",\"glob\",\"grep\",\"send_message\"]");
+	ck_assert_str_eq(s, "[\"read\",\"glob\",\"grep\",\"todo_write\",\"send_message\"]");
 	free(s);
 	agent_comp_free(&c);
 	type_clear(&t);

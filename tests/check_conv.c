@@ -12,7 +12,7 @@
 static json_t *
 ev(int64_t seq, const char *type, json_t *data)
 {
-	return json_pack("{s:I, s:s, s:s, s:o}", "seq", (json_int_t)seq, "time", "t", "type", type, "data", data);
+	return json_pack("{s:I, s:i, s:s, s:o}", "seq", (json_int_t)seq, "time", 0, "type", type, "data", data);
 }
 
 static json_t *
@@ -58,7 +58,7 @@ agree(const json_t *events, const char *where)
 		json_decref(prefix);
 		if (!json_equal(inc.msgs, whole.msgs) || inc.bytes != whole.bytes || inc.usage != whole.usage ||
 		    inc.bytes_since != whole.bytes_since || inc.attempts != whole.attempts ||
-		    inc.through != whole.through)
+		    inc.through != whole.through || (inc.plan || whole.plan ? !json_equal(inc.plan, whole.plan) : 0))
 			ck_abort_msg("%s: the fold and the rebuild differ after event %zu", where, i);
 	}
 	agent_conv_free(&inc);
@@ -101,7 +101,10 @@ agree_loaded(const json_t *events, const char *where)
 	sess_store_init(&store, &env);
 	ck_assert_ptr_nonnull(ld = sess_store_load_start(&store, LOAD_ID, &e));
 	sess_loading_read(ld, NULL);
-	ck_assert_msg(sess_loading_ok(ld), "%s: the load refused the log", where);
+	if (!sess_loading_ok(ld)) {
+		struct sess *bad = sess_store_load_finish(&store, ld, &e);
+		ck_abort_msg("%s: the load refused the log: %s (%p)", where, e.msg, (void *)bad);
+	}
 	agent_conv_init(&loaded);
 	cur = agent_conv_begin_loading(&loaded, ld, &n);
 	ck_assert_uint_eq(n, json_array_size(closed));
@@ -112,7 +115,7 @@ agree_loaded(const json_t *events, const char *where)
 	agent_conv_rebuild(&whole, closed);
 	if (!json_equal(loaded.msgs, whole.msgs) || loaded.bytes != whole.bytes || loaded.usage != whole.usage ||
 	    loaded.bytes_since != whole.bytes_since || loaded.attempts != whole.attempts ||
-	    loaded.through != whole.through)
+	    loaded.through != whole.through || (loaded.plan || whole.plan ? !json_equal(loaded.plan, whole.plan) : 0))
 		ck_abort_msg("%s: the loaded conversation and the rebuild differ", where);
 	agent_conv_free(&loaded);
 	agent_conv_free(&whole);
@@ -140,6 +143,58 @@ START_TEST(conv_fold_keeps_messages_after_through_and_the_summary_first)
 	ck_assert_int_eq(c.through, 1);
 	agent_conv_free(&c);
 	agree(events, "kept");
+	json_decref(events);
+}
+END_TEST
+
+static json_t *
+plan(int64_t seq, const char *first_status)
+{
+	return ev(seq, "plan/updated", json_pack("{s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "entries", "content", "Read",
+	    "status", first_status, "priority", "medium", "content", "Fix", "status", "pending", "priority", "high"));
+}
+
+/* docs/contract.md §26: the summary's message ends with the task list as it was when compacting
+ * (the compaction's own plan, not a later one), and later messages carry it unchanged; the plan
+ * is the latest, whether folded, rebuilt or loaded. */
+START_TEST(conv_the_summary_carries_the_task_list)
+{
+	json_t *events = json_pack("[o, o, o, o, o, o]", user(0, "one"), plan(1, "in_progress"), assistant(2, "two", 100, 10),
+	    user(3, "three"), plan(4, "completed"), user(5, "four"));
+	json_t *c5, *entries;
+	struct agent_conv c;
+
+	/* the compaction of seq 6 covers through 3; it logged the plan of that moment (seq 4's) */
+	agent_conv_init(&c);
+	agent_conv_rebuild(&c, events);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c.plan, 0), "status")), "completed");
+	entries = json_deep_copy(c.plan);
+	agent_conv_free(&c);
+	c5 = compacted(6, "S", 3);
+	json_object_set_new(json_object_get(c5, "data"), "plan", entries);
+	json_array_append_new(events, c5);
+	json_array_append_new(events, user(7, "five"));
+	agent_conv_init(&c);
+	agent_conv_rebuild(&c, events);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c.msgs, 0), "content")),
+	    AGENT_COMPACT_PREFIX "S\n\nCurrent task list:\n- [completed] Read\n- [pending] Fix\n");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c.plan, 0), "status")), "completed");
+	agent_conv_free(&c);
+	agree(events, "plan");
+	agree_loaded(events, "plan");
+	/* a later change of the list is the plan now; the summary's message stays as it was */
+	json_array_append_new(events, ev(8, "plan/updated", json_pack("{s:[]}", "entries")));
+	agent_conv_init(&c);
+	agent_conv_rebuild(&c, events);
+	ck_assert_uint_eq(json_array_size(c.plan), 0);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(json_array_get(c.msgs, 0), "content")),
+	    "- [pending] Fix\n"));
+	agent_conv_free(&c);
+	agree(events, "plan emptied");
+	/* with no list, nothing is added */
+	json_t *plain = agent_conv_summary_message("S", NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(plain, "content")), AGENT_COMPACT_PREFIX "S");
+	json_decref(plain);
 	json_decref(events);
 }
 END_TEST
@@ -250,6 +305,7 @@ conv_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, conv_fold_keeps_messages_after_through_and_the_summary_first);
+	tcase_add_test(tc, conv_the_summary_carries_the_task_list);
 	tcase_add_test(tc, conv_estimate_is_usage_plus_bytes_since_or_the_whole_request);
 	tcase_add_test(tc, conv_a_lying_through_is_clamped_and_bad_usage_ignored);
 	tcase_add_test(tc, conv_failed_attempts_count_and_change_nothing_else);

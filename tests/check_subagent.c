@@ -917,7 +917,7 @@ START_TEST(typed_children_are_composed_from_their_type)
 	struct agent *x = spawn_kind(root, "x", 0, "explore", NULL, &r);
 	ck_assert_ptr_nonnull(x);
 	s = tool_names(x);
-	ck_assert_str_eq(s, "read,glob,grep");
+	ck_assert_str_eq(s, "read,glob,grep,todo_write");
 	free(s);
 	ck_assert_int_eq(agent_mode(x), PERMIT_READ_ONLY);
 	s = agent_system_prompt(x);
@@ -929,7 +929,7 @@ START_TEST(typed_children_are_composed_from_their_type)
 	ck_assert_ptr_nonnull(xb);
 	tool_result_clear(&r);
 	s = tool_names(xb);
-	ck_assert_str_eq(s, "send_message,read,glob,grep");
+	ck_assert_str_eq(s, "send_message,read,glob,grep,todo_write");
 	free(s);
 	s = agent_system_prompt(xb);
 	ck_assert_ptr_null(strstr(s, "Delegation:"));

@@ -26,6 +26,11 @@ extern const struct tool tool_read, tool_write, tool_edit, tool_glob, tool_grep,
     tool_job_kill;
 extern const struct agent_ext workspace_ext;
 
+/* The task list (docs/contract.md §26; tools/todo_write.c): every agent of a profile with the workspace
+ * tools gets it, after them. */
+extern const struct tool tool_todo_write;
+extern const struct agent_ext plan_ext;
+
 /* The editor's MCP servers (docs/contract.md §18; tools/mcp.c): every profile has them, after its own tools. */
 extern const struct agent_ext mcp_ext;
 

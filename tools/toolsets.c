@@ -24,12 +24,14 @@ static const struct agent_ext delegation_ext = {
 static const struct agent_ext *const default_exts[] = { &delegation_ext, &subagent_ext, &mcp_ext, NULL };
 static const struct agent_ext *const team_exts[] = { &subagent_ext, &team_ext, &mcp_ext, NULL };
 static const struct agent_ext *const default_ws_exts[] = {
-	&delegation_ext, &subagent_ext, &workspace_ext, &mcp_ext, NULL,
+	&delegation_ext, &subagent_ext, &workspace_ext, &plan_ext, &mcp_ext, NULL,
 };
-static const struct agent_ext *const team_ws_exts[] = { &subagent_ext, &team_ext, &workspace_ext, &mcp_ext, NULL };
+static const struct agent_ext *const team_ws_exts[] = {
+	&subagent_ext, &team_ext, &workspace_ext, &plan_ext, &mcp_ext, NULL,
+};
 
-/* Each profile twice: with the workspace tools (the default) and without (--tools none); the
- * session's MCP tools (mcp_ext) come in both, after the rest. */
+/* Each profile twice: with the workspace tools and todo_write (the default) and without (--tools
+ * none); the session's MCP tools (mcp_ext) come in both, after the rest. */
 static const struct {
 	struct toolset_profile p;
 	int workspace;
