@@ -420,7 +420,6 @@ sub_last_end(struct sess *s, char *buf, size_t size)
 	return "completed";
 }
 
-/* Settles a quiescent continuable child: log, sync, release, notice. */
 const char *
 sub_settle_record(struct agent *a, char *end_buf, size_t size, struct err *e)
 {
@@ -436,6 +435,34 @@ sub_settle_record(struct agent *a, char *end_buf, size_t size, struct err *e)
 	return end;
 }
 
+void
+sub_settle_at_exit(struct agent *a)
+{
+	struct sub_state *st = sub_state(a);
+	char end[32], parent_id[SESS_ID_LEN + 1];
+	struct err e;
+
+	/* a turn begun meanwhile (a message came): not quiescent; the next load settles it */
+	if (st->mode != SUBAGENT_CONTINUABLE || a->status == AGENT_RUNNING || a->inbox || a->request_held)
+		return;
+	if (sub_settle_record(a, end, sizeof(end), &e) == NULL) {
+		log_error("subagent %s: settlement not recorded: %s", agent_id(a), e.msg);
+		return;
+	}
+	if (st->delivered) {
+		/* its view of the notice; the parent's comes with its next load (subagent_redeliver) */
+		char *final = agent_final_text(a);
+		char *text = subagent_notice_text(agent_id(a), end, final, st->iso_work);
+		json_t *view = sub_text_blocks(text);
+		snprintf(parent_id, sizeof(parent_id), "%s", agent_parent(a));
+		agent_view_out(a, parent_id, view, NULL);
+		json_decref(view);
+		free(text);
+		free(final);
+	}
+}
+
+/* Settles a quiescent continuable child: log, sync, release, notice. */
 static void
 sub_settle_check(void *arg)
 {

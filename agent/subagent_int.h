@@ -67,6 +67,10 @@ void sub_settle_again(struct agent *a);
 /* a's settlement logged (subagent/settled: its epoch, how its last turn ended, its work line) and
  * synced: how it ended (in end_buf), or NULL with e. The notice is the caller's. */
 const char *sub_settle_record(struct agent *a, char *end_buf, size_t size, struct err *e);
+/* The process exits while a's settlement work ran: a quiescent continuable child's settlement
+ * and its view of the notice are logged (the parent hears at its next load); one whose turn began
+ * meanwhile is left to that load. */
+void sub_settle_at_exit(struct agent *a);
 /* a's label (its descriptor's), "" for none; borrowed. */
 const char *sub_label(const struct agent *a);
 

@@ -368,14 +368,14 @@ iso_job_done(void *arg)
 	j->rt->working--;
 	if (j->op == ISO_SETTLE)
 		agent_rt_linger(j->rt, -1);
-	if (a == NULL || a->released) {
-		/* released meanwhile (its parent closed): what git did is not logged; the parent's next
-		 * load settles it again from its log (subagent_redeliver) */
+	st = a ? agent_state(a, &subagent_ext) : NULL;
+	if (a == NULL || a->released || st == NULL || st->iso_arg != j) {
+		/* released meanwhile: what git did is not logged; the parent's next load settles it
+		 * again from its log (subagent_redeliver) */
 		iso_job_free(j);
 		return;
 	}
 	a->finishing = 0;
-	st = sub_state(a);
 	st->iso_job = NULL;
 	st->iso_arg = NULL;
 	err_clear(&e);
@@ -402,11 +402,9 @@ iso_job_done(void *arg)
 	st->iso = SUB_ISO_ABSENT;
 	iso_job_free(j);
 	if (a->rt->shutting_down) {
-		/* the process exits: its settlement is logged now (the notice reaches the parent at its
-		 * next load), then it goes as the shutdown would have let it */
-		char end[32];
-		if (st->mode == SUBAGENT_CONTINUABLE && sub_settle_record(a, end, sizeof(end), &e) == NULL)
-			log_error("subagent %s: settlement not recorded: %s", agent_id(a), e.msg);
+		/* the process exits: its settlement is logged now, then it goes as the shutdown would
+		 * have let it */
+		sub_settle_at_exit(a);
 		agent_release(a);
 		return;
 	}

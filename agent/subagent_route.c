@@ -368,7 +368,8 @@ sub_cut_off(const json_t *marks)
 		else if (et == SESS_EV_SUBAGENT_SETTLED)
 			open = unsettled = 0;
 		else if (et == SESS_EV_WORKTREE_CREATED ||
-		    (et == SESS_EV_SUBAGENT_DESCRIPTOR && json_object_get(json_object_get(ev, "data"), "isolation")))
+		    (et == SESS_EV_SUBAGENT_DESCRIPTOR && json_is_object(json_object_get(json_object_get(ev, "data"),
+			"isolation"))))
 			isolated = unsettled = 1;	/* a worktree is there until a settlement removes it */
 	}
 	return open || (isolated && unsettled);

@@ -3,7 +3,8 @@
  * loop (from an ev_async watcher), unless the job was cancelled first. fn must touch only what
  * its argument owns and check *cancel between slices of its work. Without a loop (unit tests)
  * fn and then done run from a task queued on the run queue, so other queued work runs between the
- * start and them, as it would while a thread worked; a cancel before that task runs either.
+ * start and them, as it would while a thread worked; after a cancel before that task runs, neither
+ * does.
  */
 #ifndef BASE_OFFLOAD_H
 #define BASE_OFFLOAD_H
@@ -25,9 +26,9 @@ struct offload *offload_start_behind(struct ev_loop *loop, struct runq *q,
     void (*fn)(void *arg, const atomic_int *cancel), void (*done)(void *arg), void *arg, int nice);
 /* Asks fn to stop, waits for its thread, frees the job; done never runs. */
 void offload_cancel(struct offload *o);
-/* Asks fn to stop and returns at once: done runs when fn has returned (or at once, without a
- * loop, when fn had not started), then the job is gone. For work whose own clean-up must not
- * wait on the loop. */
+/* Asks fn to stop and returns at once: done runs when fn has returned (without a loop, from the
+ * queued task, fn skipped when it had not started), then the job is gone. For work whose own
+ * clean-up must not wait on the loop. */
 void offload_stop(struct offload *o);
 
 #endif

@@ -1,4 +1,4 @@
-/* Starting child processes: fork, the child's set-up, exec, the failure pipe. */
+/* Starting child processes: clone as vfork does, the child's set-up, exec, the failure pipe. */
 #include "base/spawn.h"
 
 #include <errno.h>
@@ -23,7 +23,7 @@ extern char **environ;
 #define SPAWN_STACK (64 * 1024)	/* the child's, between clone and exec */
 /* Code run by the child on its own stack: ASan's stack bookkeeping (its poisoned frames, its
  * handling of a call that does not return) is the parent's, whose memory the child shares. */
-#define SPAWN_CHILD_CODE __attribute__((no_sanitize_address))
+#define SPAWN_CHILD_CODE __attribute__((no_sanitize("address", "undefined")))
 
 struct spawn_fail {
 	int stage;
@@ -63,7 +63,8 @@ spawn_child_fail(const struct spawn_child *c, int stage)
 
 /*
  * The child between clone and exec. It shares our memory (CLONE_VM) while we wait for its exec:
- * it writes only its own stack and async-signal-safe calls only.
+ * async-signal-safe calls only, and it writes its own stack and errno alone (the errno of the
+ * thread that waits; spawn_start reads it only on failure, from the status pipe).
  */
 static void SPAWN_CHILD_CODE __attribute__((noreturn))
 spawn_child(const struct spawn_child *c)
@@ -116,6 +117,7 @@ static int SPAWN_CHILD_CODE
 spawn_child_entry(void *arg)
 {
 	spawn_child(arg);
+	return 0;	/* not reached: spawn_child execs or exits */
 }
 
 pid_t
@@ -153,6 +155,11 @@ spawn_start(const struct spawn_opts *o, enum spawn_stage *stage, int *err)
 	 * stack of its own; this thread sleeps until its exec or exit.
 	 */
 	stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	/* its lowest page a guard: an overflow faults in the child, never writes our memory */
+	if (stack != MAP_FAILED && mprotect(stack, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE) < 0) {
+		munmap(stack, SPAWN_STACK);
+		stack = MAP_FAILED;
+	}
 	if (stack == MAP_FAILED) {
 		*err = errno;
 		close(st[0]);

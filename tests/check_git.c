@@ -19,6 +19,7 @@
 #define ID2 "1a2b3c4d-0000-4000-8000-000000000002"
 #define ID3 "5e6f7a8b-0000-4000-8000-000000000003"
 #define ID4 "9c8d7e6f-0000-4000-8000-000000000004"
+#define ID5 "0e0e0e0e-0000-4000-8000-000000000005"
 
 /* The commands below name their directory up to four times: fmt takes dir for each %s. */
 #pragma GCC diagnostic push
@@ -365,7 +366,11 @@ START_TEST(git_sweep_undoes_a_worktree_whose_child_never_started)
 	close(cdead);		/* their process died: the kernel lets go of the locks */
 	close(cmoved);
 	close(cpub);
-	sh("printf 'repo\nacp-agent/x\nnothex\n' > %s/worktrees/.garbage.claim", root);
+	/* a claim named by an id whose text is not a claim's: warned about, left; names not of ours
+	 * (".." and the like would name the directory itself) and a stale temporary one */
+	sh("printf 'repo\nacp-agent/x\nnothex\n' > %s/worktrees/." ID5 ".claim && printf '/r\nacp-agent/x\n"
+	    "0123456789012345678901234567890123456789\n' > %s/worktrees/....claim && touch %s/worktrees/.garbage.claim "
+	    "%s/worktrees/." ID5 ".claim.tmp", root);
 	char pub_id[] = ID4;
 	test_log_capture_start();
 	log_set_level(LOG_INFO);
@@ -373,7 +378,7 @@ START_TEST(git_sweep_undoes_a_worktree_whose_child_never_started)
 	log_set_level(LOG_WARN);
 	char *log = test_log_capture_stop();
 	ck_assert_msg(strstr(log, ID1 ": made for a child that never started; removed") != NULL, "%s", log);
-	ck_assert_ptr_nonnull(strstr(log, ".garbage.claim: not a claim of ours; left as it is"));
+	ck_assert_ptr_nonnull(strstr(log, "." ID5 ".claim: not a claim of ours; left as it is"));
 	free(log);
 	ck_assert(!exists(dead.path));
 	ck_assert(!exists(moved.path));
@@ -395,8 +400,18 @@ START_TEST(git_sweep_undoes_a_worktree_whose_child_never_started)
 	p = xasprintf("%s/." ID1 ".claim", dir);
 	ck_assert(!exists(p));
 	free(p);
+	p = xasprintf("%s/." ID5 ".claim", dir);
+	ck_assert(exists(p));
+	free(p);
 	p = xasprintf("%s/.garbage.claim", dir);
 	ck_assert(exists(p));
+	free(p);
+	p = xasprintf("%s/....claim", dir);
+	ck_assert(exists(p));
+	free(p);
+	ck_assert(exists(dir));
+	p = xasprintf("%s/." ID5 ".claim.tmp", dir);
+	ck_assert(!exists(p));			/* nobody holds it: a dead process's */
 	free(p);
 	git_wt_unclaim(dir, ID3, clive);
 	git_wt_free(&dead);

@@ -1185,9 +1185,10 @@ START_TEST(isolated_child_works_in_its_worktree)
 }
 END_TEST
 
-/* docs/contract.md §24: a worktree git cannot add is ISOLATION_FAILED with git's reason; a call
- * cancelled while its worktree is made leaves nothing: no child, no worktree, no claim, no branch;
- * the cancel does not wait for git. */
+/* docs/contract.md §24: a worktree that cannot be made (the worktrees directory is a file: the
+ * claim cannot be written) is ISOLATION_FAILED with the reason; a call cancelled before its
+ * worktree's work ran leaves nothing: no child, no worktree, no claim, no branch, nothing
+ * lingering. (Without a loop the work had not started: git stopped mid-way is check_git's.) */
 START_TEST(isolated_call_cancelled_while_its_worktree_is_made)
 {
 	static const char rec[] = "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
@@ -1207,15 +1208,15 @@ START_TEST(isolated_call_cancelled_while_its_worktree_is_made)
 	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
 	struct agent *root = agent_new_root(&T.rt, path, &tb, NULL);
 	free(path);
-	/* git cannot add it (its directory's parent is a file): ISOLATION_FAILED with git's line,
-	 * nothing made, no branch */
+	/* its claim cannot be written (the directory is a file): ISOLATION_FAILED naming it, nothing
+	 * made, no branch */
 	path = xasprintf("%s/worktrees", T.state);
 	test_write_file(path, "x", 1);
 	spawn_kind_iso(root, "w", 1, NULL, "worktree", &r);
 	runq_drain(&T.q);
 	ck_assert_int_eq(r.error_code, ERR_ISOLATION_FAILED);
-	ck_assert_msg(r.text && strncmp(r.text, "Error: ", 7) == 0 && strstr(r.text, "worktrees") != NULL, "%s",
-	    r.text ? r.text : "(pending)");
+	ck_assert_msg(r.text && strncmp(r.text, "Error: cannot write ", 20) == 0 && strstr(r.text, "Not a directory"),
+	    "%s", r.text ? r.text : "(pending)");
 	tool_result_clear(&r);
 	cmd = xasprintf("cd %s/repo && test -z \"$(git branch --list 'acp-agent/*')\" && test -z \"$(git worktree list | sed 1d)\"",
 	    dir);

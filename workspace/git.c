@@ -307,18 +307,32 @@ git_wt_mkdirs(const char *base, const char *rel, char *why)
 	return 0;
 }
 
-/* Whether refs/heads/<branch> exists. */
+/* Whether refs/heads/<branch> exists: 1, 0 (git said no such ref), or -1 when git could not tell
+ * (it did not run, or failed otherwise: a repository gone), with why when why is not NULL. */
 static int
-git_has_branch(const char *repo, const struct git_ctx *ctx, const char *branch)
+git_branch_state(const char *repo, const struct git_ctx *ctx, const char *branch, char *why)
 {
 	struct git_res r;
 	char *ref = xasprintf("refs/heads/%s", branch);
-	int has = git_run(repo, ctx, &r, "rev-parse", "--verify", "--quiet", ref, (const char *)NULL) == 0 &&
-	    r.status == 0;
+	int state = -1;
 
-	buf_free(&r.out);
+	if (git_run(repo, ctx, &r, "rev-parse", "--verify", "--quiet", ref, (const char *)NULL) == 0) {
+		state = r.status == 0 ? 1 : r.status == 1 ? 0 : -1;
+		if (state < 0 && why)
+			snprintf(why, GIT_WHY_MAX, "cannot tell whether %.100s exists: %.380s", branch, r.why);
+		buf_free(&r.out);
+	} else if (why) {
+		snprintf(why, GIT_WHY_MAX, "cannot tell whether %.100s exists: %.380s", branch, r.why);
+	}
 	free(ref);
-	return has;
+	return state;
+}
+
+/* Whether refs/heads/<branch> surely exists. */
+static int
+git_has_branch(const char *repo, const struct git_ctx *ctx, const char *branch)
+{
+	return git_branch_state(repo, ctx, branch, NULL) == 1;
 }
 
 /* The claim of child_id's worktree, written and locked under a temporary name, then renamed into
@@ -327,7 +341,10 @@ static int
 git_claim_make(const char *dir, const char *child_id, const struct git_wt *wt, char *why)
 {
 	char *tmp = xasprintf("%s/.%s.claim.tmp", dir, child_id), *final = xasprintf("%s/.%s.claim", dir, child_id);
-	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd;
+
+	unlink(tmp);	/* a dead process's, for this id (ids are unique; a deterministic run reuses them) */
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 
 	if (fd < 0 || flock(fd, LOCK_EX) < 0 || dprintf(fd, "%s\n%s\n%s\n", wt->repo, wt->branch, wt->base) < 0 ||
 	    rename(tmp, final) < 0) {
@@ -427,6 +444,12 @@ add_failed:;
 		    git_run(repo, &quiet, &q, "branch", "-D", wt->branch, (const char *)NULL) == 0)
 			buf_free(&q.out);
 		free(tip);
+		/* what could not be undone stays claimed: the next start-up's sweep tries again */
+		if (lstat(wt->path, &st) == 0 || git_has_branch(repo, &quiet, wt->branch)) {
+			log_warn("worktree %s: not all of a failed add could be undone; left for the next start", wt->path);
+			close(*claim);
+			*claim = -1;
+		}
 		goto fail;
 	}
 	buf_free(&r.out);
@@ -520,8 +543,14 @@ git_wt_count(const struct git_wt *wt, const struct git_ctx *ctx, struct git_comm
 	char *range;
 
 	c->files = c->insertions = c->deletions = 0;
-	if (!git_has_branch(wt->repo, ctx, wt->branch))
+	switch (git_branch_state(wt->repo, ctx, wt->branch, why)) {
+	case 0:
 		return 0;	/* deleted already (it had no commit): nothing to count */
+	case -1:
+		return -1;
+	default:
+		break;
+	}
 	/* the whole branch against its base: what a merge would bring, as one line of totals
 	 * (" 3 files changed, 10 insertions(+), 2 deletions(-)"; nothing when nothing changed) */
 	range = xasprintf("%s..%s", wt->base, wt->branch);
@@ -566,9 +595,14 @@ git_wt_remove(const struct git_wt *wt, const struct git_ctx *ctx, int *branch_de
 	}
 	if (git_run(wt->repo, ctx, &r, "worktree", "prune", (const char *)NULL) == 0)
 		buf_free(&r.out);
-	if (!git_has_branch(wt->repo, ctx, wt->branch)) {
+	switch (git_branch_state(wt->repo, ctx, wt->branch, why)) {
+	case 0:
 		*branch_deleted = 1;	/* deleted already: an earlier removal's, whose log was cut */
 		return 0;
+	case -1:
+		return -1;
+	default:
+		break;
 	}
 	range = xasprintf("%s..%s", wt->base, wt->branch);
 	if (GIT_MUST(wt->repo, ctx, &r, why, "rev-list", "--count", range) < 0) {
@@ -623,6 +657,19 @@ git_wt_listed(const char *path)
 	return listed;
 }
 
+/* Whether name is a child id as we make them (36 of lowercase hex and '-'): a claim's name is read
+ * from disk, and what it names is removed. */
+static int
+git_claim_id_ok(const char *id, size_t len)
+{
+	if (len != 36)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') || id[i] == '-'))
+			return 0;
+	return 1;
+}
+
 /* A claim's content, read from disk: an absolute repository, an acp-agent/ branch, a full commit
  * id, one per line. 0 with the three (owned), or -1. */
 static int
@@ -653,20 +700,21 @@ git_claim_read(int fd, char **repo, char **branch, char **base)
 /* The worktree a dead process made for a child never published: its directory, git's record and
  * the branch while it is still at its base. 1 when nothing of it is left, 0 when some is. */
 static int
-git_claim_undo(const char *dir, const char *id, int fd)
+git_claim_undo(const char *dir, const char *id, int fd, int *removed)
 {
 	struct git_wt wt = { 0 };
 	struct git_res q;
 	struct stat st;
 	char *tip = NULL;
-	int gone;
+	int gone, existed;
 
 	if (git_claim_read(fd, &wt.repo, &wt.branch, &wt.base) < 0) {
 		log_warn("worktree claim %s/.%s.claim: not a claim of ours; left as it is", dir, id);
 		return 0;
 	}
 	wt.path = xasprintf("%s/%s", dir, id);
-	if (lstat(wt.path, &st) == 0 &&
+	existed = lstat(wt.path, &st) == 0;
+	if (existed &&
 	    git_run(wt.repo, NULL, &q, "worktree", "remove", "-f", "-f", wt.path, (const char *)NULL) == 0)
 		buf_free(&q.out);
 	if (lstat(wt.path, &st) == 0 && git_wt_listed(wt.path) < 0)
@@ -683,8 +731,10 @@ git_claim_undo(const char *dir, const char *id, int fd)
 		buf_free(&q.out);
 	free(tip);
 	gone = lstat(wt.path, &st) < 0;
-	if (gone)
+	if (gone && existed) {
 		log_info("worktree %s: made for a child that never started; removed", wt.path);
+		(*removed)++;
+	}
 	else
 		log_warn("worktree %s: made for a child that never started, and not removable; left as it is", wt.path);
 	git_wt_free(&wt);
@@ -703,20 +753,26 @@ git_claims_sweep(const char *dir, git_published_fn *published, void *arg)
 	if (d == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
-		if (de->d_name[0] != '.' || len < 8 || strcmp(de->d_name + len - 6, ".claim") != 0 ||
-		    len - 7 > GIT_CLAIM_ID_MAX)
+		size_t len = strlen(de->d_name), idlen;
+		int tmp = len > 11 && strcmp(de->d_name + len - 10, ".claim.tmp") == 0;
+		if (de->d_name[0] != '.' || (!tmp && (len < 7 || strcmp(de->d_name + len - 6, ".claim") != 0)))
 			continue;
+		idlen = len - 1 - (tmp ? 10 : 6);
+		if (!git_claim_id_ok(de->d_name + 1, idlen))
+			continue;	/* not a name of ours: never acted on */
 		char id[GIT_CLAIM_ID_MAX + 1], *path = xasprintf("%s/%s", dir, de->d_name);
-		snprintf(id, sizeof(id), "%.*s", (int)(len - 7), de->d_name + 1);
+		struct stat a, b;
+		snprintf(id, sizeof(id), "%.*s", (int)idlen, de->d_name + 1);
 		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		/* held: its process lives and is making it now */
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && strchr(id, '/') == NULL) {
+		/* held: its process lives and is making it now; the name must still be this file (a
+		 * claim renamed over it since is another's) */
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && lstat(path, &b) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
 			int undone = 1;
-			if (!published(id, arg))
-				removed += (undone = git_claim_undo(dir, id, fd));
+			if (!tmp && !published(id, arg))
+				undone = git_claim_undo(dir, id, fd, &removed);
 			if (undone)
-				unlink(path);
+				unlink(path);	/* a temporary one names nothing git made yet */
 		}
 		if (fd >= 0)
 			close(fd);
