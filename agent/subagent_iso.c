@@ -305,6 +305,7 @@ struct iso_job {
 	char *ceiling;			/* <state-dir>/worktrees: git never looks above it */
 	char date[32];
 	/* the thread's results */
+	int recovering;			/* its last process died: a killed git's locks may be left */
 	int ok, committed, branch_deleted;
 	struct git_commit c;
 	char why[GIT_WHY_MAX];
@@ -332,6 +333,8 @@ iso_job_run(void *arg, const atomic_int *cancel)
 	}
 	/* a worktree a crash left, or this residency's: everything in it committed, then it goes */
 	if (lstat(j->wt.path, &st) == 0) {
+		if (j->recovering)
+			git_wt_unlock(&j->wt);
 		if (git_wt_commit(&j->wt, j->message, &ctx, &j->c, j->why) < 0)
 			return;
 		j->committed = 1;
@@ -436,6 +439,7 @@ iso_start(struct agent *a, enum iso_op op)
 	j->message = xstrdup(*sub_label(a) ? sub_label(a) : agent_id(a));
 	iso_date(a->rt, j->date, sizeof(j->date));
 	j->ceiling = xasprintf("%s/worktrees", a->rt->env->state_dir);
+	j->recovering = st->iso == SUB_ISO_UNKNOWN;	/* loaded, not made or added back here */
 	st->iso = SUB_ISO_BUSY;
 	st->iso_arg = j;
 	a->rt->working++;	/* the run is not idle until it is done */

@@ -403,6 +403,49 @@ sub_recover_cut_off(struct agent *parent, const char *id)
 	sub_settle_cut_off(child);
 }
 
+/* Whether a one-shot child's log (as the scan kept worktree/created and worktree/removed, in
+ * order) says its worktree is still there: the crash came before its run's end removed it. */
+static int
+sub_worktree_left(const json_t *marks)
+{
+	int present = 0;
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(marks, i, ev) {
+		enum sess_ev et = sess_ev_of(json_string_value(json_object_get(ev, "type")));
+		if (et == SESS_EV_WORKTREE_CREATED)
+			present = 1;
+		else if (et == SESS_EV_WORKTREE_REMOVED)
+			present = 0;
+	}
+	return present;
+}
+
+/* A one-shot isolated child the crash cut off: nobody waits for its result any more (its
+ * parent's call ended with the crash), but its worktree is there: committed and removed as at the
+ * end of its run (logged), then it goes. */
+static void
+sub_recover_one_shot(struct agent *parent, const char *id)
+{
+	struct agent *child;
+	struct err e;
+
+	err_clear(&e);
+	if ((child = agent_load(parent->rt, id, parent->tools, NULL, &e)) == NULL) {
+		log_warn("subagent %s: cut off by a crash with its worktree, and cannot be loaded: %s", id, e.msg);
+		return;
+	}
+	if (sess_failure(child->sess) || child->comp.wt == NULL) {
+		agent_release(child);
+		return;
+	}
+	sub_adopt(child, SUBAGENT_ONESHOT);
+	log_info("subagent %s: cut off by a crash; its worktree is committed and removed", id);
+	if (!sub_iso_settle(child))
+		agent_release(child);
+}
+
 void
 subagent_redeliver(struct agent *parent)
 {
@@ -417,10 +460,26 @@ subagent_redeliver(struct agent *parent)
 		"subagent/descriptor", NULL };
 	static const char *const keep[] = { "turn/start", "assistant/message", "subagent/settled", "message/view", NULL };
 
+	static const char *const worktree[] = { "worktree/created", "worktree/removed", NULL };
+
 	for (size_t i = 0; i < n; i++) {
 		struct sess_scan img;
 		struct err e;
 		char *path;
+		/* an isolated one (the index knows its branch): read only those */
+		if (sub_is_subagent(kids[i]) && kids[i]->state == SESS_ENTRY_OK && kids[i]->mode &&
+		    strcmp(kids[i]->mode, "one-shot") == 0 && kids[i]->branch && agent_rt_get(rt, kids[i]->id) == NULL) {
+			int left = 0;
+			path = sess_env_path(rt->env, kids[i]->id);
+			err_clear(&e);
+			if (sess_scan_file(path, worktree, &img, &e) == 0 && img.kept)
+				left = sub_worktree_left(img.kept);
+			sess_scan_free(&img);
+			free(path);
+			if (left)
+				sub_recover_one_shot(parent, kids[i]->id);
+			continue;
+		}
 		if (!sub_is_subagent(kids[i]) || kids[i]->state != SESS_ENTRY_OK || kids[i]->mode == NULL ||
 		    strcmp(kids[i]->mode, "continuable") != 0)
 			continue;

@@ -426,6 +426,42 @@ START_TEST(git_sweep_undoes_a_worktree_whose_child_never_started)
 }
 END_TEST
 
+/* A git killed mid-commit (the agent SIGKILLed) leaves its lock files: the recovering settlement
+ * removes them (the worktree's index and HEAD, the branch's ref), and the commit goes through. */
+START_TEST(git_unlock_removes_what_a_killed_git_left)
+{
+	char root[64], *repo, *subdir, why[GIT_WHY_MAX], *ws, *dir;
+	struct git_wt wt;
+	struct git_commit c;
+	int cl;
+
+	test_mkdtemp(root, sizeof(root));
+	make_repo(root);
+	ws = xasprintf("%s/repo", root);
+	dir = xasprintf("%s/worktrees", root);
+	ck_assert_int_eq(git_wt_probe(ws, NULL, &repo, &subdir, why), 0);
+	ck_assert_msg(git_wt_create(ws, repo, subdir, ID1, dir, NULL, &wt, &cl, why) == 0, "%s", why);
+	claim_published(dir, ID1, cl);
+	sh("cd %s/worktrees/" ID1 " && echo new > new.txt && touch \"$(git rev-parse --git-dir)/index.lock\" "
+	    "\"$(git rev-parse --git-dir)/HEAD.lock\" \"$(git rev-parse --git-common-dir)/refs/heads/acp-agent/1a2b3c4d.lock\"", root);
+	ck_assert_int_eq(git_wt_commit(&wt, "w", NULL, &c, why), -1);	/* git refuses: the locks */
+	test_log_capture_start();
+	ck_assert_int_eq(git_wt_unlock(&wt), 3);
+	char *log = test_log_capture_stop();
+	ck_assert_ptr_nonnull(strstr(log, "HEAD.lock, left by a git that was killed"));
+	free(log);
+	ck_assert_msg(git_wt_commit(&wt, "w", NULL, &c, why) == 0, "%s", why);
+	ck_assert_int_eq(c.files, 1);
+	ck_assert_int_eq(git_wt_unlock(&wt), 0);	/* nothing left to remove */
+	git_wt_free(&wt);
+	free(repo);
+	free(subdir);
+	free(ws);
+	free(dir);
+	test_rmtree(root);
+}
+END_TEST
+
 Suite *
 git_suite(void)
 {
@@ -438,6 +474,7 @@ git_suite(void)
 	tcase_add_test(tc, git_worktree_refused_leaves_nothing);
 	tcase_add_test(tc, git_sweep_removes_what_git_does_not_list);
 	tcase_add_test(tc, git_sweep_undoes_a_worktree_whose_child_never_started);
+	tcase_add_test(tc, git_unlock_removes_what_a_killed_git_left);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -118,15 +118,18 @@ echo "crash-loop: seed $seed, $iterations iterations: $kills SIGKILLs, $faults f
 wfailed=0; wkills=0; wfaults=0; wmade=0; wbranches=0; wchecked=0
 if command -v git >/dev/null 2>&1; then
 wtypes="subagent/descriptor worktree/created tool/result worktree/committed worktree/removed subagent/settled turn/end"
-cat > "$tmp/wrec.json" <<'REC'
+# odd iterations: a background child; even: a foreground one (one-shot: its parent's call waits)
+for bg in true false; do
+cat > "$tmp/wrec-$bg.json" <<REC
 {"version": 1, "scripts": [
  {"agent": "root", "replies": [
-  {"tool_calls": [{"name": "subagent", "arguments": {"description": "iso", "prompt": "Write new.txt.", "isolation": "worktree"}}]},
+  {"tool_calls": [{"name": "subagent", "arguments": {"description": "iso", "prompt": "Write new.txt.", "isolation": "worktree", "run_in_background": $bg}}]},
   {"text": "Started it."}, {"text": "noted 1"}, {"text": "noted 2"}, {"text": "noted 3"}, {"text": "noted 4"}]},
  {"agent": "label:iso", "replies": [
-  {"tool_calls": [{"name": "write", "arguments": {"file_path": "new.txt", "content": "child\n"}}]},
+  {"tool_calls": [{"name": "write", "arguments": {"file_path": "new.txt", "content": "child\\n"}}]},
   {"text": "iso done"}, {"text": "again"}]}]}
 REC
+done
 i=1
 while [ $i -le "${CRASH_WT_ITERATIONS:-16}" ]; do
 	plan=$(awk -v s=$((seed * 1000 + 800 + i)) -v types="$wtypes" 'BEGIN { srand(s); n = split(types, t, " ");
@@ -134,12 +137,13 @@ while [ $i -le "${CRASH_WT_ITERATIONS:-16}" ]; do
 	set -- $plan
 	mode=$1; delay=$2; ftype=$3
 	dir="$tmp/wt$i"; repo="$dir/repo"; mkdir -p "$repo"
+	rec="$tmp/wrec-$([ $((i % 2)) -eq 1 ] && echo true || echo false).json"
 	(cd "$repo" && git init -q && echo base > README && git add README &&
 		git -c user.name=u -c user.email=u@u commit -q -m base) || { echo "crash-loop: cannot make a repository"; exit 1; }
 	rm -f "$dir/in"; mkfifo "$dir/in"
 	# made: the exit comes between git's add and the child's first log line (the claim's case)
 	case $mode in fault) env="exit-after-event:$ftype:1" ;; made) env=exit-after-worktree ;; *) env="" ;; esac
-	ACP_AGENT_FAULTS=$env "$agent" --deterministic --model replay --recording "$tmp/wrec.json" \
+	ACP_AGENT_FAULTS=$env "$agent" --deterministic --model replay --recording "$rec" \
 		--state-dir "$dir/state" < "$dir/in" > "$dir/out1" 2>"$dir/err1" &
 	pid=$!
 	exec 3>"$dir/in"
@@ -163,7 +167,7 @@ while [ $i -le "${CRASH_WT_ITERATIONS:-16}" ]; do
 	if [ -f "$dir/state/sessions/$root.jsonl" ]; then
 		# the restart's stdin, too, stays open until it is idle (the settlement and the notice's turn done)
 		rm -f "$dir/in2"; mkfifo "$dir/in2"
-		"$agent" --deterministic --model replay --recording "$tmp/wrec.json" --state-dir "$dir/state" \
+		"$agent" --deterministic --model replay --recording "$rec" --state-dir "$dir/state" \
 			< "$dir/in2" > "$dir/out2" 2>"$dir/err2" &
 		pid=$!
 		exec 3>"$dir/in2"
@@ -180,7 +184,7 @@ while [ $i -le "${CRASH_WT_ITERATIONS:-16}" ]; do
 		fi
 	else
 		# the root never published: a start-up alone must sweep what the kill left
-		printf '' | "$agent" --deterministic --model replay --recording "$tmp/wrec.json" --state-dir "$dir/state" \
+		printf '' | "$agent" --deterministic --model replay --recording "$rec" --state-dir "$dir/state" \
 			> "$dir/out2" 2>"$dir/err2"
 	fi
 	wchecked=$((wchecked + 1))

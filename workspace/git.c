@@ -501,6 +501,60 @@ git_wt_readd(const struct git_wt *wt, const struct git_ctx *ctx, char *why)
 	return 0;
 }
 
+/* Removes name in dir when it is a regular file; 1 when it went. */
+static int
+git_unlink_lock(const char *dir, const char *name)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	struct stat st;
+	int gone = lstat(p, &st) == 0 && S_ISREG(st.st_mode) && unlink(p) == 0;
+
+	if (gone)
+		log_warn("git: removed %s, left by a git that was killed", p);
+	free(p);
+	return gone;
+}
+
+int
+git_wt_unlock(const struct git_wt *wt)
+{
+	char *dotgit = xasprintf("%s/.git", wt->path), line[4096], *gd = NULL, *common = NULL, *ref;
+	FILE *f = fopen(dotgit, "re");
+	int n = 0;
+
+	free(dotgit);
+	if (f == NULL)
+		return 0;
+	if (fgets(line, sizeof(line), f) && strncmp(line, "gitdir: ", 8) == 0) {
+		line[strcspn(line, "\n")] = '\0';
+		gd = line[8] == '/' ? xstrdup(line + 8) : xasprintf("%s/%s", wt->path, line + 8);
+	}
+	fclose(f);
+	if (gd == NULL)
+		return 0;
+	/* the worktree's own: its index and HEAD */
+	n += git_unlink_lock(gd, "index.lock");
+	n += git_unlink_lock(gd, "HEAD.lock");
+	/* the branch's ref, in the repository's common directory (gitdir/commondir names it) */
+	char *cfile = xasprintf("%s/commondir", gd);
+	if ((f = fopen(cfile, "re")) != NULL) {
+		if (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			common = line[0] == '/' ? xstrdup(line) : xasprintf("%s/%s", gd, line);
+		}
+		fclose(f);
+	}
+	free(cfile);
+	if (common && strncmp(wt->branch, "acp-agent/", 10) == 0 && strstr(wt->branch, "..") == NULL) {
+		ref = xasprintf("refs/heads/%s.lock", wt->branch);
+		n += git_unlink_lock(common, ref);
+		free(ref);
+	}
+	free(common);
+	free(gd);
+	return n;
+}
+
 int
 git_wt_commit(const struct git_wt *wt, const char *message, const struct git_ctx *ctx,
     struct git_commit *c, char *why)

@@ -63,6 +63,10 @@ int git_wt_create(const char *workspace, const char *repo, const char *subdir, c
 void git_wt_unclaim(const char *dir, const char *child_id, int claim);
 /* Adds wt's worktree back at wt->path on its branch (a cold resume). 0, or -1 with why. */
 int git_wt_readd(const struct git_wt *wt, const struct git_ctx *ctx, char *why);
+/* After a crash: the lock files a killed git left for wt (its worktree's index.lock and HEAD.lock,
+ * its branch's ref lock; ours alone) are removed. Only while no git of ours can be at work on it.
+ * Returns how many. */
+int git_wt_unlock(const struct git_wt *wt);
 /* Commits everything in the worktree (author and committer acp-agent <acp-agent@localhost>,
  * message as given, hooks skipped), nothing when nothing changed, and counts the branch against
  * its base. 0 with c, or -1 with why. */
