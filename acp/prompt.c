@@ -13,9 +13,12 @@
 #include "acp/rpc.h"
 #include "acp/updates.h"
 #include "agent/turnend.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
+#include "session/entry.h"
+#include "session/evtype.h"
 
 void
 acp_hook_delta(void *arg, struct agent *a, int reasoning, const char *msg_id, const char *s, size_t n)
@@ -174,6 +177,26 @@ acp_send_event_update(struct acp_server *srv, const char *sid, struct agent *a, 
 	acp_send_update_raw(srv, sid, r->out.data, r->out.len);
 }
 
+/* The first prompt of a person's in a root session names it (docs/contract.md §27): its title, as
+ * session/list shows it, and the time. */
+static void
+acp_title_update(struct acp_session *as, const json_t *ev)
+{
+	const json_t *data = json_object_get(ev, "data");
+	const char *kind = json_string_value(json_object_get(json_object_get(data, "source"), "kind"));
+	const char *text = json_string_value(json_object_get(json_array_get(json_object_get(data, "content"), 0), "text"));
+	char iso[32], *title;
+
+	if (kind == NULL || strcmp(kind, "user") != 0 || text == NULL)
+		return;
+	as->titled = 1;
+	title = sess_title_from_text(text);
+	clock_iso8601(json_integer_value(json_object_get(ev, "time")), iso, sizeof(iso));
+	acp_send_update(as->srv, as->id, xjson_pack("{s:s, s:s, s:s}", "sessionUpdate", "session_info_update", "title",
+	    title, "updatedAt", iso));
+	free(title);
+}
+
 void
 acp_observe_event(void *arg, struct sess *s, const json_t *ev)
 {
@@ -181,6 +204,8 @@ acp_observe_event(void *arg, struct sess *s, const json_t *ev)
 
 	(void)s;
 	acp_send_event_update(as->srv, as->id, as->agent, ev);
+	if (!as->titled && sess_ev_of(json_string_value(json_object_get(ev, "type"))) == SESS_EV_USER_MESSAGE)
+		acp_title_update(as, ev);
 }
 
 /* A /compact ends (agent_compact's done): a line for the person, then the prompt's answer. */

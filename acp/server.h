@@ -92,6 +92,7 @@ struct acp_session {
 	int replays;			/* session/load replays of it in flight */
 	json_t *held;			/* its messages held while replays > 0: owned array, or NULL */
 	struct acp_parked_prompt parked;	/* a checked prompt that waits (acp/gate.c) */
+	int titled;			/* its title is known (a person's prompt is logged): said once */
 };
 
 struct acp_waiter;

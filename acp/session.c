@@ -35,6 +35,8 @@ acp_session_attach(struct acp_server *srv, struct agent *a)
 		srv->all[srv->nall++] = as;
 	}
 	as->agent = a;
+	const struct sess_entry *en = sess_corpus_get(&srv->corpus, as->id);
+	as->titled = en && en->title;	/* a stored session's title was there before */
 	agent_hooks(a)->delta = acp_hook_delta;
 	agent_hooks(a)->turn_end = acp_hook_turn_end;
 	agent_hooks(a)->tool_progress = acp_hook_tool_progress;
