@@ -15,6 +15,10 @@ json_t *acp_commands_update(void);
 /* /compact's lines (docs/contract.md §19): the thought while compacting (a client without
  * session.compaction), and the answers. ACP_COMPACT_FAILED takes the reason. */
 #define ACP_COMPACTING "Compacting the conversation\xe2\x80\xa6"
+/* The notices a root's start may give (docs/contract.md §27): the file's path, then the reason. */
+#define ACP_NOTICE_INSTRUCTIONS_CUT "Instructions file \"%s\" cut at 32 KiB"
+#define ACP_NOTICE_INSTRUCTIONS_CUT_WHY "the rest of it, and the instructions files after it, were left out"
+#define ACP_NOTICE_TYPE_SKIPPED "Agent type file \"%s\" skipped"
 #define ACP_COMPACT_DONE "The conversation was compacted: the model goes on from its summary."
 #define ACP_COMPACT_FAILED "Compaction failed: %s"
 #define ACP_COMPACT_NOTHING "There is nothing to compact yet."

@@ -35,6 +35,9 @@ void acp_send_update_bytes(struct acp_server *srv, const struct buf *prefix, con
 void acp_hold(struct acp_session *as, json_t *msg);
 /* The client's session of sid: its own, or for a live agent below a root, the root's; or NULL. */
 struct acp_session *acp_root_session(struct acp_server *srv, const char *sid);
+/* What the root's start met (a cut instructions file, skipped agent type files), as notices to a
+ * client with session.notices, once per session (docs/contract.md §27). */
+void acp_session_notices(struct acp_server *srv, struct acp_session *as);
 /* The session whose replay in flight holds what is sent about session sid (its own, or a child's
  * root's), or NULL. */
 struct acp_session *acp_held_by(struct acp_server *srv, const char *sid);

@@ -326,6 +326,7 @@ acp_replay_finish(struct acp_replay_task *t)
 		acp_session_describe(srv, as->agent, result);
 	acp_send(srv, acp_result_new(t->id, result));
 	acp_send(srv, acp_update_msg(as->id, acp_commands_update()));
+	acp_session_notices(srv, as);
 	t->busy = 0;
 	if (t->as == NULL) {
 		acp_replay_free_task(t);

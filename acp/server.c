@@ -341,6 +341,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->loop = loop;
 	srv->opts = *opts;
 	map_init(&srv->sessions);
+	map_init(&srv->noticed);
 	acp_gate_init(srv);
 	srv->load_offload_min = opts->deterministic ? (off_t)INT64_MAX : ACP_LOAD_OFFLOAD_MIN;
 	runq_init(&srv->runq, loop);
@@ -451,6 +452,7 @@ acp_server_free(struct acp_server *srv)
 		acp_session_free(srv->all[i]);
 	free(srv->all);
 	map_free(&srv->sessions);
+	map_free(&srv->noticed);
 	runq_stop(&srv->runq);
 	acp_outbound_free(&srv->out);	/* after the queue: a queued delivery still points at its entry */
 	agent_rt_free(&srv->rt);

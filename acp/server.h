@@ -93,6 +93,7 @@ struct acp_session {
 	json_t *held;			/* its messages held while replays > 0: owned array, or NULL */
 	struct acp_parked_prompt parked;	/* a checked prompt that waits (acp/gate.c) */
 	int titled;			/* its title is known (a person's prompt is logged): said once */
+
 };
 
 struct acp_waiter;
@@ -116,6 +117,7 @@ struct acp_server {
 	struct acp_replay live;		/* renders the live updates of events (acp_update_live) */
 	struct buf prefix;		/* scratch: a live update's envelope (acp_send_update_raw) */
 	struct map sessions;		/* id -> struct acp_session * */
+	struct map noticed;		/* root ids told what their start met (acp_session_notices): once */
 	struct acp_session **all;	/* every session not yet reaped, in creation order */
 	size_t nall, call;
 	struct acp_outbound out;	/* our requests to the client */

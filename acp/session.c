@@ -48,6 +48,31 @@ acp_session_attach(struct acp_server *srv, struct agent *a)
 }
 
 void
+acp_session_notices(struct acp_server *srv, struct acp_session *as)
+{
+	const char *cut;
+	const json_t *skipped, *f;
+	size_t i;
+	char *title;
+
+	if (as == NULL || !srv->client_notices || as->agent == NULL || map_get(&srv->noticed, as->id))
+		return;
+	map_put(&srv->noticed, as->id, srv);	/* once per root session in this process */
+	if ((cut = agent_instructions_cut(as->agent)) != NULL) {
+		title = xasprintf(ACP_NOTICE_INSTRUCTIONS_CUT, cut);
+		acp_send_update(srv, as->id, acp_update_notice("warning", title, ACP_NOTICE_INSTRUCTIONS_CUT_WHY));
+		free(title);
+	}
+	skipped = agent_types_skipped(as->agent);
+	json_array_foreach(skipped, i, f) {
+		title = xasprintf(ACP_NOTICE_TYPE_SKIPPED, json_string_value(json_object_get(f, "path")));
+		acp_send_update(srv, as->id, acp_update_notice("warning", title,
+		    json_string_value(json_object_get(f, "reason"))));
+		free(title);
+	}
+}
+
+void
 acp_session_free(struct acp_session *as)
 {
 	json_decref(as->prompt_id);
@@ -139,6 +164,7 @@ acp_m_session_new(struct acp_server *srv, struct acp_msg *m)
 	acp_session_describe(srv, a, result);
 	acp_send(srv, acp_result_new(m->id, result));
 	acp_send_update(srv, agent_id(a), acp_commands_update());
+	acp_session_notices(srv, map_get(&srv->sessions, agent_id(a)));
 	return NULL;
 }
 
@@ -287,6 +313,7 @@ acp_resume_answer(struct acp_server *srv, struct acp_session *as, json_t *id)
 	acp_send(srv, acp_result_new(id, result));
 	/* Clients that only ever resume learn the commands too (docs/contract.md §20). */
 	acp_send_update(srv, as->id, acp_commands_update());
+	acp_session_notices(srv, as);
 	acp_children_resumed(srv, as->id);
 }
 

@@ -1652,6 +1652,18 @@ agent_type_description(const struct sess_entry *en)
 	return en && en->type_description ? en->type_description : AGENT_TYPE_GENERAL_DESCRIPTION;
 }
 
+const char *
+agent_instructions_cut(const struct agent *a)
+{
+	return a->instr.cut;
+}
+
+const json_t *
+agent_types_skipped(struct agent *a)
+{
+	return agent_types_of(a)->skipped;
+}
+
 const struct agent_types *
 agent_types_of(struct agent *a)
 {

@@ -159,6 +159,11 @@ struct agent *agent_rt_get(struct agent_rt *rt, const char *id);
 void agent_rt_set_exts(struct agent_rt *rt, const struct agent_ext *const *exts);
 /* A root came back to a client (session/load, session/resume): every extension's recover hook. */
 void agent_rt_recover(struct agent *a);
+/* What a root met when it started that its user should hear of (docs/contract.md §27): the
+ * instructions file cut at 32 KiB (NULL: none), and the agent type files skipped ([{path,
+ * reason}]); both borrowed. */
+const char *agent_instructions_cut(const struct agent *a);
+const json_t *agent_types_skipped(struct agent *a);
 /* a's worktree is about to be committed and removed: the extensions stop what runs in it. */
 void agent_worktree_leaving(struct agent *a);
 /*

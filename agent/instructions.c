@@ -97,6 +97,8 @@ instr_add(struct agent_instructions *in, const char *abs, const char *confine, c
 	cut = len > *budget;
 	if (cut)
 		log_warn("instructions %s: cut at 32 KiB", abs);
+	if (cut && left && in->cut == NULL)
+		in->cut = xstrdup(abs);		/* a client with notices is told (docs/contract.md §27) */
 	buf_printf(out, "\n\n# Instructions from %s\n", shown);
 	buf_append(out, text, keep);
 	if (cut)
@@ -331,5 +333,6 @@ agent_instructions_free(struct agent_instructions *in)
 	json_decref(in->files);
 	json_decref(in->dirs);
 	free(in->workspace);
+	free(in->cut);
 	memset(in, 0, sizeof(*in));
 }

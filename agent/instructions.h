@@ -21,6 +21,7 @@ struct agent_instructions {
 	json_t *files;		/* owned [{path, bytes, sha256}]: the set given so far, prompt files first */
 	json_t *dirs;		/* owned {dir: true}: directories below the workspace already looked at */
 	char *workspace;	/* owned */
+	char *cut;		/* owned: the prompt's file cut at the budget (its real path), or NULL */
 };
 
 /* Reads the prompt's files for an agent in workspace; home, config_home: the user's (NULL: no
