@@ -25,6 +25,7 @@ static const struct acp_method {
 	{ "session/resume", acp_m_session_resume, 0 },
 	{ "session/list", acp_m_session_list, 0 },
 	{ "session/close", acp_m_session_close, 0 },
+	{ "session/delete", acp_m_session_delete, 0 },
 	{ "session/prompt", acp_m_session_prompt, 0 },
 	{ "session/cancel", acp_m_session_cancel, 1 },
 	{ "session/set_mode", acp_m_session_set_mode, 0 },

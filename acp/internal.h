@@ -136,6 +136,7 @@ json_t *acp_m_session_load(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_resume(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_list(struct acp_server *srv, struct acp_msg *m);
 json_t *acp_m_session_close(struct acp_server *srv, struct acp_msg *m);
+json_t *acp_m_session_delete(struct acp_server *srv, struct acp_msg *m);
 
 /* ---- load.c: loads of big stored sessions, read off the loop ---- */
 

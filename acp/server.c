@@ -120,10 +120,10 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	srv->rt.watch = srv->client_subagents ? &srv->watch : NULL;
 	srv->live.subagents = srv->client_subagents;
 	return acp_result_new(m->id, xjson_pack(
-	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
+	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
 	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
 	    "audio", 0, "embeddedContext", 1, "mcpCapabilities", "http", 1, "sse", 0,
-	    "sessionCapabilities", "list", "resume", "close", "authMethods", "agentInfo", "name",
+	    "sessionCapabilities", "list", "resume", "close", "delete", "authMethods", "agentInfo", "name",
 	    "acp-agent", "title", "acp-agent", "version", ACP_AGENT_VERSION));
 }
 
@@ -395,6 +395,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->rt.config_home = getenv("XDG_CONFIG_HOME");
 	srv->tool_names = toolsets_names();
 	agent_rt_sweep_worktrees(&srv->rt);	/* what a crash left of isolated children's worktrees */
+	agent_rt_finish_deletes(&srv->rt);	/* and of deletions */
 	srv->rt.tool_names = (const char *const *)srv->tool_names;
 	/* a subagent call's model is checked against ACP_AGENT_MODELS, not under replay or builtin,
 	 * whose model answers any name (docs/contract.md §23.2) */

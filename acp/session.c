@@ -438,14 +438,10 @@ acp_session_cancel(struct acp_session *as)
 	}
 }
 
-json_t *
-acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
+/* Closes a live ACP session: its replays stopped, its prompt cancelled (answered), its agent released. */
+static void
+acp_session_close_now(struct acp_server *srv, struct acp_session *as)
 {
-	json_t *reply = NULL;
-	struct acp_session *as = acp_live_session(srv, m, &reply);
-
-	if (as == NULL)
-		return reply;
 	acp_replays_stop(srv, as);
 	acp_gate_drop_prompt(as, ACP_WAIT_REPLAY);
 	acp_session_cancel(as);		/* the turn's answer is queued here... */
@@ -455,5 +451,70 @@ acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
 	memset(agent_hooks(as->agent), 0, sizeof(*agent_hooks(as->agent)));	/* its struct waits for its reap */
 	as->agent = NULL;
 	acp_session_reap_later(as);
+}
+
+json_t *
+acp_m_session_close(struct acp_server *srv, struct acp_msg *m)
+{
+	json_t *reply = NULL;
+	struct acp_session *as = acp_live_session(srv, m, &reply);
+
+	if (as == NULL)
+		return reply;
+	acp_session_close_now(srv, as);
 	return acp_result_new(m->id, json_object());
+}
+
+/* A deletion's answer, once everything of it is removed. */
+struct acp_delete_wait {
+	struct acp_server *srv;
+	json_t *id;		/* owned */
+};
+
+static void
+acp_delete_done(void *arg, const struct err *e)
+{
+	struct acp_delete_wait *w = arg;
+
+	(void)e;	/* what could not be removed is in the log; the session is gone */
+	acp_send(w->srv, acp_result_new(w->id, json_object()));
+	json_decref(w->id);
+	free(w);
+}
+
+json_t *
+acp_m_session_delete(struct acp_server *srv, struct acp_msg *m)
+{
+	const json_t *jsid = json_object_get(m->params, "sessionId");
+	const char *sid = json_string_value(jsid);
+	struct acp_session *as;
+	struct agent_delete *d;
+	struct acp_delete_wait *w;
+	struct err e;
+
+	if (sid == NULL)
+		return acp_invalid_params(m->id, "sessionId: expected a string");
+	if (acp_has_nul(jsid))
+		return acp_invalid_params(m->id, "sessionId: must not contain \\u0000");
+	if (!sess_id_valid(sid))
+		return acp_invalid_params(m->id, "sessionId: malformed session id");
+	err_clear(&e);
+	if ((d = agent_rt_delete_plan(&srv->rt, sid, &e)) == NULL) {
+		if (e.code == ERR_CHILD_SESSION)
+			return acp_error_new(m->id, ERR_CHILD_SESSION, e.msg, NULL);
+		return acp_session_error(m->id, sid, &e);
+	}
+	/* open here: closed first (a prompt in flight is cancelled and answered) */
+	if ((as = map_get(&srv->sessions, sid)) != NULL && as->agent)
+		acp_session_close_now(srv, as);
+	w = xcalloc(1, sizeof(*w));
+	w->srv = srv;
+	w->id = json_incref(m->id ? m->id : json_null());
+	if (agent_delete_go(d, acp_delete_done, w, &e) < 0) {
+		json_decref(w->id);
+		free(w);
+		return acp_session_error(m->id, sid, &e);
+	}
+	map_del(&srv->noticed, sid);
+	return NULL;
 }

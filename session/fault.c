@@ -22,6 +22,8 @@ sess_faults_one(struct sess_faults *f, const char *name, struct err *e)
 		f->exit_after_settled = 1;
 	} else if (strcmp(name, "exit-after-worktree") == 0) {
 		f->exit_after_worktree = 1;
+	} else if (strcmp(name, "exit-in-delete") == 0) {
+		f->exit_in_delete = 1;
 	} else if (strncmp(name, "exit-after-event:", 17) == 0) {
 		const char *type = name + 17, *colon = strrchr(type, ':');
 		char *end;

@@ -13,6 +13,7 @@ struct sess_faults {
 	int dir_sync_fail;		/* armed: the next directory sync (publication) fails */
 	int exit_after_settled;
 	int exit_after_worktree;	/* _exit(3) once a child's worktree is made, before its log is */
+	int exit_in_delete;		/* _exit(3) once a deletion's root log is gone, before the rest */
 	char exit_type[64];		/* exit-after-event:<type>:<n> */
 	long exit_n;
 	long exit_seen;

@@ -27,6 +27,9 @@
 #define GIT_CLAIM_ID_MAX 64	/* a child id, as a claim's name carries it */
 #define GIT_OUT_MAX ((size_t)1 << 20)	/* more output than any call here prints */
 
+static int git_rm_step(const char *path, const struct stat *st, int flag, struct FTW *ftw);
+static int git_wt_listed(const char *path);
+
 /* One git run: its exit status (128 + the signal when killed), its output, and its reason. */
 struct git_res {
 	int status;
@@ -515,36 +518,80 @@ git_unlink_lock(const char *dir, const char *name)
 	return gone;
 }
 
-int
-git_wt_unlock(const struct git_wt *wt)
+/* The git directory a worktree's .git file names, and the common directory that names (owned,
+ * NULL when not read). */
+static void
+git_wt_dirs(const char *path, char **gitdir, char **common)
 {
-	char *dotgit = xasprintf("%s/.git", wt->path), line[4096], *gd = NULL, *common = NULL, *ref;
+	char *dotgit = xasprintf("%s/.git", path), line[4096];
 	FILE *f = fopen(dotgit, "re");
-	int n = 0;
 
+	*gitdir = *common = NULL;
 	free(dotgit);
 	if (f == NULL)
-		return 0;
+		return;
 	if (fgets(line, sizeof(line), f) && strncmp(line, "gitdir: ", 8) == 0) {
 		line[strcspn(line, "\n")] = '\0';
-		gd = line[8] == '/' ? xstrdup(line + 8) : xasprintf("%s/%s", wt->path, line + 8);
+		*gitdir = line[8] == '/' ? xstrdup(line + 8) : xasprintf("%s/%s", path, line + 8);
 	}
 	fclose(f);
-	if (gd == NULL)
-		return 0;
-	/* the worktree's own: its index and HEAD */
-	n += git_unlink_lock(gd, "index.lock");
-	n += git_unlink_lock(gd, "HEAD.lock");
-	/* the branch's ref, in the repository's common directory (gitdir/commondir names it) */
-	char *cfile = xasprintf("%s/commondir", gd);
+	if (*gitdir == NULL)
+		return;
+	char *cfile = xasprintf("%s/commondir", *gitdir);
 	if ((f = fopen(cfile, "re")) != NULL) {
 		if (fgets(line, sizeof(line), f)) {
 			line[strcspn(line, "\n")] = '\0';
-			common = line[0] == '/' ? xstrdup(line) : xasprintf("%s/%s", gd, line);
+			*common = line[0] == '/' ? xstrdup(line) : xasprintf("%s/%s", *gitdir, line);
 		}
 		fclose(f);
 	}
 	free(cfile);
+}
+
+int
+git_wt_discard(const char *path, char *why)
+{
+	char *gitdir, *common;
+	struct git_res r;
+	struct stat st;
+	int listed;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	git_wt_dirs(path, &gitdir, &common);
+	if (common && git_run(common, NULL, &r, "worktree", "remove", "-f", "-f", path, (const char *)NULL) == 0) {
+		if (r.status != 0)
+			snprintf(why, GIT_WHY_MAX, "%s", r.why);
+		buf_free(&r.out);
+		if (git_run(common, NULL, &r, "worktree", "prune", (const char *)NULL) == 0)
+			buf_free(&r.out);
+	}
+	free(gitdir);
+	free(common);
+	if (lstat(path, &st) < 0)
+		return 0;
+	/* git did not (or could not: no repository): whole, unless git still has it */
+	listed = git_wt_listed(path);
+	if (listed <= 0 && nftw(path, git_rm_step, 16, FTW_DEPTH | FTW_PHYS) == 0)
+		return 0;
+	if (why[0] == '\0')
+		snprintf(why, GIT_WHY_MAX, "%s could not be removed", path);
+	return -1;
+}
+
+int
+git_wt_unlock(const struct git_wt *wt)
+{
+	char *gd, *common, *ref;
+	int n = 0;
+
+	git_wt_dirs(wt->path, &gd, &common);
+	if (gd) {
+		/* the worktree's own: its index and HEAD */
+		n += git_unlink_lock(gd, "index.lock");
+		n += git_unlink_lock(gd, "HEAD.lock");
+	}
+	/* the branch's ref, in the repository's common directory */
 	if (common && strncmp(wt->branch, "acp-agent/", 10) == 0 && strstr(wt->branch, "..") == NULL) {
 		ref = xasprintf("refs/heads/%s.lock", wt->branch);
 		n += git_unlink_lock(common, ref);

@@ -77,6 +77,9 @@ int git_wt_count(const struct git_wt *wt, const struct git_ctx *ctx, struct git_
 /* Removes the worktree directory, and the branch when it has no commit beyond its base
  * (*branch_deleted). 0, or -1 with why. */
 int git_wt_remove(const struct git_wt *wt, const struct git_ctx *ctx, int *branch_deleted, char *why);
+/* Removes the worktree at path for good (its session is deleted): git's record and the directory,
+ * the branch kept. 0 (also when there is none), or -1 with why, the directory left. */
+int git_wt_discard(const char *path, char *why);
 /* Whether the child of that id was published (its log exists): the sweep's question. */
 typedef int git_published_fn(const char *child_id, void *arg);
 /* The worktrees directory swept after a crash: each claim nobody holds goes, with the worktree
