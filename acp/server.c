@@ -120,10 +120,11 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	srv->rt.watch = srv->client_subagents ? &srv->watch : NULL;
 	srv->live.subagents = srv->client_subagents;
 	return acp_result_new(m->id, xjson_pack(
-	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
+	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
 	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
 	    "audio", 0, "embeddedContext", 1, "mcpCapabilities", "http", 1, "sse", 0,
-	    "sessionCapabilities", "list", "resume", "close", "delete", "authMethods", "agentInfo", "name",
+	    "sessionCapabilities", "list", "resume", "close", "delete", "additionalDirectories", "authMethods",
+	    "agentInfo", "name",
 	    "acp-agent", "title", "acp-agent", "version", ACP_AGENT_VERSION));
 }
 

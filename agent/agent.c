@@ -1652,6 +1652,24 @@ agent_type_description(const struct sess_entry *en)
 	return en && en->type_description ? en->type_description : AGENT_TYPE_GENERAL_DESCRIPTION;
 }
 
+json_t *
+agent_additional_dirs(struct agent *a)
+{
+	struct agent *root = agent_root(a) ? agent_root(a) : a;
+	struct sess *s = agent_sess(root);
+
+	for (size_t i = s ? sess_nev(s) : 0; i-- > 0;) {
+		if (sess_type_at(s, i) != SESS_EV_SESSION_ROOTS)
+			continue;
+		json_t *ev = sess_event_get(s, i), *dirs = NULL;
+		if (ev)
+			dirs = json_incref(json_object_get(json_object_get(ev, "data"), "directories"));
+		json_decref(ev);
+		return dirs;
+	}
+	return NULL;
+}
+
 const char *
 agent_instructions_cut(const struct agent *a)
 {

@@ -163,6 +163,9 @@ void agent_rt_recover(struct agent *a);
  * instructions file cut at 32 KiB (NULL: none), and the agent type files skipped ([{path,
  * reason}]); both borrowed. */
 const char *agent_instructions_cut(const struct agent *a);
+/* The additional directories of a's tree (docs/contract.md §27): its root's last session/roots
+ * (new ref), or NULL. */
+json_t *agent_additional_dirs(struct agent *a);
 const json_t *agent_types_skipped(struct agent *a);
 /*
  * session/delete (docs/contract.md §27; agent/delete.c), in two steps. The plan: root's tree (a

@@ -39,7 +39,8 @@
 	X(WORKTREE_CREATED, "worktree/created")                           \
 	X(WORKTREE_COMMITTED, "worktree/committed")                       \
 	X(WORKTREE_REMOVED, "worktree/removed")                           \
-	X(PLAN_UPDATED, "plan/updated")
+	X(PLAN_UPDATED, "plan/updated")                                   \
+	X(SESSION_ROOTS, "session/roots")
 
 enum sess_ev {
 	SESS_EV_NONE,		/* not a known type */

@@ -88,6 +88,7 @@ SHAPE(p_plan_entry, F("content", PK_STR), F("status", PK_STR), F("priority", PK_
 SHAPE(e_compacted, F("id", PK_STR), F("summary", PK_STR), F("through", PK_COUNT),
     FA("plan", PK_OBJ, OPT, &p_plan_entry));
 SHAPE(e_plan, FA("entries", PK_OBJ, REQ, &p_plan_entry));
+SHAPE(e_roots, FA("directories", PK_STR, REQ, NULL));
 SHAPE(e_compaction_failed, F("id", PK_STR), F("reason", PK_STR));
 SHAPE(e_turn, F("turn", PK_COUNT));
 SHAPE(e_step, F("turn", PK_COUNT), F("step", PK_COUNT));
@@ -128,6 +129,7 @@ static const struct pshape *const sess_payloads[SESS_EV_COUNT] = {
 	[SESS_EV_MESSAGE_VIEW] = &e_view, [SESS_EV_CONTEXT_INSTRUCTIONS] = &e_instructions,
 	[SESS_EV_WORKTREE_CREATED] = &e_wt_created, [SESS_EV_WORKTREE_COMMITTED] = &e_wt_committed,
 	[SESS_EV_WORKTREE_REMOVED] = &e_wt_removed, [SESS_EV_PLAN_UPDATED] = &e_plan,
+	[SESS_EV_SESSION_ROOTS] = &e_roots,
 };
 
 static const struct {

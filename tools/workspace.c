@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include "agent/ask.h"
+#include "base/log.h"
+#include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "tools/tools.h"
 
@@ -34,6 +36,26 @@ ws_state_free(void *p)
 	free(st);
 }
 
+/* The tree's additional directories as more roots of st (again, when they change). A directory
+ * gone since it was given is left out, and said. */
+static void
+ws_state_set_dirs(struct ws_state *st, struct agent *holder)
+{
+	json_t *dirs = agent_additional_dirs(holder), *d;
+	size_t i;
+	struct err e;
+
+	for (size_t k = 0; k < st->roots.nextra; k++)
+		free(st->roots.extra[k]);
+	st->roots.nextra = 0;
+	json_array_foreach(dirs, i, d) {
+		err_clear(&e);
+		if (ws_roots_add(&st->roots, json_string_value(d), &e) < 0)
+			log_warn("workspace %s: additional directory left out: %s", st->roots.root, e.msg);
+	}
+	json_decref(dirs);
+}
+
 struct ws_state *
 ws_state(struct agent *a, struct err *e)
 {
@@ -57,6 +79,7 @@ ws_state(struct agent *a, struct err *e)
 		free(st);
 		return NULL;
 	}
+	ws_state_set_dirs(st, holder);
 	ws_obs_init(&st->obs);
 	map_init(&st->editor);
 	agent_state_set(holder, &ws_key, st, ws_state_free);
@@ -108,6 +131,80 @@ ws_state_sid(struct agent *a)
 	return root ? agent_id(root) : NULL;
 }
 
+/* One additionalDirectories entry (docs/contract.md §27): an absolute path of an existing directory,
+ * neither "/" nor the workspace; its realpath (owned), or NULL with e. */
+static char *
+ws_dir_check(const json_t *v, size_t i, const char *workspace, struct err *e)
+{
+	const char *p = json_string_value(v);
+	char *real;
+	struct stat st;
+
+	if (p == NULL || strlen(p) != json_string_length(v)) {
+		err_set(e, ERR_INVALID_PARAMS, "additionalDirectories[%zu]: expected a path", i);
+		return NULL;
+	}
+	if (p[0] != '/') {
+		err_set(e, ERR_INVALID_PARAMS, "additionalDirectories[%zu]: \"%.300s\" is not an absolute path", i, p);
+		return NULL;
+	}
+	if ((real = realpath(p, NULL)) == NULL || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		err_set(e, ERR_INVALID_PARAMS, "additionalDirectories[%zu]: \"%.300s\" is not an existing directory", i, p);
+		free(real);
+		return NULL;
+	}
+	if (strcmp(real, "/") == 0 || (workspace && strcmp(real, workspace) == 0)) {
+		err_set(e, ERR_INVALID_PARAMS, "additionalDirectories[%zu]: \"%.300s\" is %s", i, p,
+		    strcmp(real, "/") == 0 ? "the root directory" : "the workspace itself");
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
+/* session/new, load, resume: additionalDirectories checked (a NULL); for a root, logged when they
+ * differ from its last and given to its tree. Absent: a stored root keeps its own. */
+static int
+ws_session_params(struct agent *a, const json_t *params, struct err *e)
+{
+	const json_t *dirs = json_object_get(params, "additionalDirectories");
+	const char *cwd = json_string_value(json_object_get(params, "cwd"));
+	char *workspace = cwd ? realpath(cwd, NULL) : NULL;
+	json_t *real = json_array(), *v, *old;
+	size_t i;
+	int rc = 0;
+
+	if (dirs == NULL || json_is_null(dirs))
+		goto out;
+	if (!json_is_array(dirs)) {
+		rc = err_set(e, ERR_INVALID_PARAMS, "additionalDirectories: expected an array of paths");
+		goto out;
+	}
+	json_array_foreach(dirs, i, v) {
+		char *r = ws_dir_check(v, i, workspace, e);
+		if (r == NULL) {
+			rc = -1;
+			goto out;
+		}
+		json_array_append_new(real, json_string(r));
+		free(r);
+	}
+	if (a == NULL || agent_parent(a))
+		goto out;
+	old = agent_additional_dirs(a);
+	if (!json_equal(old, real) && (json_array_size(real) > 0 || old != NULL) &&
+	    agent_append(a, "session/roots", xjson_pack("{s:O}", "directories", real)) == 0) {
+		struct ws_state *st = agent_state(a, &ws_key);
+		if (st && st->root == a)
+			ws_state_set_dirs(st, a);
+	}
+	json_decref(old);
+out:
+	json_decref(real);
+	free(workspace);
+	return rc;
+}
+
 /* A root released: its jobs die with it (docs/contract.md §16.3); the record goes at the reap. */
 static void
 ws_release(struct agent *a)
@@ -143,4 +240,5 @@ const struct agent_ext workspace_ext = {
 	.tools = ws_tools,
 	.release = ws_release,
 	.worktree_leaving = ws_worktree_leaving,
+	.session_params = ws_session_params,
 };

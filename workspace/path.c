@@ -38,7 +38,8 @@ struct walk {
 	const char *p;			/* the caller's path, for messages */
 	enum walk_mode mode;
 	int for_write;			/* messages say "write" (WALK_WRITE, or a resolve for one) */
-	int which;			/* the base: 0 the workspace root, 1 the read-only root */
+	int which;			/* the base: 0 the workspace root, 1 the read-only root, 2 + k the
+					 * additional root k */
 	int dirfd;
 	struct buf canon;		/* below the base: real names, '/'-joined */
 	char *rest;			/* owned: what is left, '/'-separated, may hold ".." */
@@ -135,6 +136,8 @@ int
 ws_roots_init(struct ws_roots *r, const char *cwd, const char *spill, struct err *err)
 {
 	r->spill = NULL;
+	r->extra = NULL;
+	r->nextra = 0;
 	if ((r->root = realpath(cwd, NULL)) == NULL)
 		return err_set(err, ERR_FS_IO, "cannot resolve the workspace \"%.300s\": %s", cwd,
 		    strerror(errno));
@@ -163,7 +166,28 @@ ws_roots_free(struct ws_roots *r)
 {
 	free(r->root);
 	free(r->spill);
+	for (size_t i = 0; i < r->nextra; i++)
+		free(r->extra[i]);
+	free(r->extra);
 	r->root = r->spill = NULL;
+	r->extra = NULL;
+	r->nextra = 0;
+}
+
+int
+ws_roots_add(struct ws_roots *r, const char *dir, struct err *err)
+{
+	char *real = realpath(dir, NULL);
+	struct stat st;
+
+	if (real == NULL || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		int e = real ? ENOTDIR : errno;
+		free(real);
+		return err_set(err, ERR_FS_IO, "cannot use \"%.300s\" as a root: %s", dir, strerror(e));
+	}
+	r->extra = xrealloc(r->extra, (r->nextra + 1) * sizeof(*r->extra));
+	r->extra[r->nextra++] = real;
+	return 0;
 }
 
 void
@@ -190,7 +214,22 @@ walk_io(const struct walk *w, int e, struct err *err)
 static const char *
 walk_base(const struct walk *w)
 {
-	return w->which ? w->roots->spill : w->roots->root;
+	return w->which == 0 ? w->roots->root : w->which == 1 ? w->roots->spill : w->roots->extra[w->which - 2];
+}
+
+/* The root p lies under, as walk's which (-1: none), and the part below it in *rest: the
+ * workspace first, then the read-only root, then the additional ones in order. */
+static int
+ws_which(const struct ws_roots *r, const char *p, const char **rest)
+{
+	if ((*rest = ws_under(r->root, p)) != NULL)
+		return 0;
+	if ((*rest = ws_under(r->spill, p)) != NULL)
+		return 1;
+	for (size_t i = 0; i < r->nextra; i++)
+		if ((*rest = ws_under(r->extra[i], p)) != NULL)
+			return 2 + (int)i;
+	return -1;
 }
 
 /* The absolute path of <base>/<canon>[/<name>]; owned. */
@@ -245,7 +284,7 @@ walk_open_base(struct walk *w, struct err *err)
 {
 	walk_close(&w->dirfd);
 	w->dirfd = open(walk_base(w), O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (w->dirfd < 0 && (errno != ENOENT || w->which == 0))
+	if (w->dirfd < 0 && (errno != ENOENT || w->which != 1))
 		return walk_io(w, errno, err);
 	return 0;
 }
@@ -284,19 +323,15 @@ walk_translate(struct walk *w, const char *s, struct err *err)
 {
 	const char *r;
 	char *real = NULL, *rest;
-	int which = 0;
+	int which;
 
 	if (++w->hops > WS_SYMLINK_MAX)
 		return walk_io(w, ELOOP, err);
-	if ((r = ws_under(w->roots->root, s)) == NULL && (r = ws_under(w->roots->spill, s)) != NULL)
-		which = 1;
-	if (r == NULL) {
+	if ((which = ws_which(w->roots, s, &r)) < 0) {
 		real = ws_realpath_prefix(s);
-		if ((r = ws_under(w->roots->root, real)) == NULL &&
-		    (r = ws_under(w->roots->spill, real)) != NULL)
-			which = 1;
+		which = ws_which(w->roots, real, &r);
 	}
-	if (r == NULL) {
+	if (which < 0) {
 		free(real);
 		return walk_outside(w, err);
 	}
@@ -351,7 +386,7 @@ walk_dotdot(struct walk *w, struct err *err)
 	if (w->canon.len == 0) {
 		if (strcmp(base, "/") == 0)
 			return 0;
-		if (w->dirfd < 0 && w->which == 0)
+		if (w->dirfd < 0 && w->which != 1)
 			return walk_outside(w, err);
 		slash = strrchr(base, '/');
 		s = xasprintf("%.*s/%s", (int)(slash - base), base, w->rest + w->pos + strspn(w->rest + w->pos, "/"));

@@ -31,6 +31,8 @@
 struct ws_roots {
 	char *root;		/* owned */
 	char *spill;		/* owned, or NULL */
+	char **extra;		/* owned: more read-write roots, realpaths (docs/contract.md §27) */
+	size_t nextra;
 };
 
 /* Where a path resolved to. rel points into abs; abs is canonical as far as the path exists. */
@@ -47,6 +49,9 @@ struct ws_path {
 /* cwd, spill: borrowed (spill may be NULL). Fails (FS_IO) when cwd cannot be resolved. */
 int ws_roots_init(struct ws_roots *r, const char *cwd, const char *spill, struct err *err);
 void ws_roots_free(struct ws_roots *r);
+/* Adds dir (absolute, borrowed) as another read-write root: 0, or -1 with FS_IO when it cannot be
+ * resolved or is no directory. */
+int ws_roots_add(struct ws_roots *r, const char *dir, struct err *err);
 
 /*
  * Resolves path (borrowed) without opening or creating anything: FS_OUTSIDE_WORKSPACE, or 0
