@@ -8,8 +8,9 @@
 # one ignores SIGTERM), and the log is judged the same way.
 # CRASH_WT_ITERATIONS more kill a background child in its own git worktree anywhere in its life
 # (made, written, committed, removed) and check that a restart leaves nothing of it behind.
+# CRASH_DELETE_ITERATIONS more cut a session/delete and check that the tree is whole or gone.
 # Usage: tests/crash_loop.sh AGENT STATE_CHECK [MOCK_MCP]   (CRASH_SEED, CRASH_ITERATIONS,
-# CRASH_WT_ITERATIONS, CRASH_MCP_ITERATIONS)
+# CRASH_WT_ITERATIONS, CRASH_DELETE_ITERATIONS, CRASH_MCP_ITERATIONS)
 set -u
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 check=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -207,6 +208,83 @@ else
 	echo "crash-loop: no git: the isolated-child iterations did not run"
 fi
 failed=$((failed + wfailed))
+
+# --- session/delete: killed anywhere in a deletion ---
+# A root with a background child and an isolated one is deleted; the agent is SIGKILLed after a
+# random delay or exits at exit-in-delete (the root's log gone, the rest not). After a restart
+# (which finishes what a tombstone names), the tree is whole (the root listed, every log there) or
+# gone (not listed; no log, tombstone, spill directory or worktree of it left), never half.
+dfailed=0; dkills=0; dfaults=0; dwhole=0; dgone=0
+if command -v git >/dev/null 2>&1; then
+cat > "$tmp/drec.json" <<'REC'
+{"version": 1, "scripts": [
+ {"agent": "root", "replies": [
+  {"tool_calls": [{"name": "bash", "arguments": {"command": "echo spill", "description": "Echo"}},
+                  {"name": "subagent", "arguments": {"description": "plain", "prompt": "Hi."}},
+                  {"name": "subagent", "arguments": {"description": "iso", "prompt": "Write.", "isolation": "worktree"}}]},
+  {"text": "started"}, {"text": "noted 1"}, {"text": "noted 2"}, {"text": "noted 3"}]},
+ {"agent": "label:plain", "replies": [{"text": "hi"}]},
+ {"agent": "label:iso", "replies": [{"tool_calls": [{"name": "write", "arguments": {"file_path": "w.txt", "content": "w\n"}}]}, {"text": "wrote"}]}]}
+REC
+i=1
+while [ $i -le "${CRASH_DELETE_ITERATIONS:-8}" ]; do
+	plan=$(awk -v s=$((seed * 1000 + 900 + i)) 'BEGIN { srand(s); printf "%s %d\n", (rand() < 0.6 ? "kill" : "fault"), int(rand() * 60) }')
+	set -- $plan
+	mode=$1; delay=$2
+	dir="$tmp/del$i"; repo="$dir/repo"; mkdir -p "$repo"
+	(cd "$repo" && git init -q && echo base > README && git add README &&
+		git -c user.name=u -c user.email=u@u commit -q -m base) || { echo "crash-loop: cannot make a repository"; exit 1; }
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"$repo\",\"mcpServers\":[]}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"$root\",\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}" \
+		'{"jsonrpc":"2.0","id":4,"method":"_acp_agent/wait_idle","params":{"timeoutMs":20000}}' > "$dir/make.in"
+	rm -f "$dir/in"; mkfifo "$dir/in"
+	"$agent" --deterministic --permission-mode full-access --model replay --recording "$tmp/drec.json" \
+		--state-dir "$dir/state" < "$dir/in" > "$dir/out0" 2>"$dir/err0" &
+	pid=$!
+	exec 3>"$dir/in"
+	cat "$dir/make.in" >&3
+	t=0; while [ $t -lt 1000 ] && ! grep -q '"id":4,"result"' "$dir/out0" 2>/dev/null; do sleep 0.02; t=$((t + 1)); done
+	exec 3>&-
+	wait $pid
+	ids=$(ls "$dir/state/sessions" | sed -n 's/\.jsonl$//p')
+	if [ "$mode" = fault ]; then env=exit-in-delete; else env=""; fi
+	rm -f "$dir/in"; mkfifo "$dir/in"
+	ACP_AGENT_FAULTS=$env "$agent" --deterministic --model replay --recording "$tmp/drec.json" \
+		--state-dir "$dir/state" < "$dir/in" > "$dir/out1" 2>"$dir/err1" &
+	pid=$!
+	exec 3>"$dir/in"
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/delete\",\"params\":{\"sessionId\":\"$root\"}}" >&3
+	if [ "$mode" = kill ]; then
+		sleep "0.0$(printf '%02d' "$delay")"
+		kill -9 $pid 2>/dev/null && dkills=$((dkills + 1))
+	fi
+	t=0; while [ $t -lt 500 ] && kill -0 $pid 2>/dev/null && ! grep -q '"id":2,' "$dir/out1" 2>/dev/null; do sleep 0.02; t=$((t + 1)); done
+	exec 3>&-
+	{ wait $pid; } 2>/dev/null; rc=$?
+	[ "$mode" = fault ] && [ $rc -eq 3 ] && dfaults=$((dfaults + 1))
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"session/list","params":{}}' |
+		"$agent" --deterministic --model replay --recording "$tmp/drec.json" --state-dir "$dir/state" > "$dir/out2" 2>"$dir/err2"
+	if grep '"id":2,"result"' "$dir/out2" | grep -q "$root"; then
+		dwhole=$((dwhole + 1))
+		for id in $ids; do
+			[ -f "$dir/state/sessions/$id.jsonl" ] || { echo "crash-loop: delete iteration $i ($plan): listed, but $id is gone"; dfailed=$((dfailed + 1)); }
+		done
+	else
+		dgone=$((dgone + 1))
+		left=$(cd "$dir/state" && for id in $ids; do ls -d "sessions/$id.jsonl" "spill/$id" "worktrees/$id" 2>/dev/null; done; ls -A sessions | grep deleting)
+		[ -z "$left" ] || { echo "crash-loop: delete iteration $i ($plan): not listed, but left: $left"; dfailed=$((dfailed + 1)); }
+		n=$(cd "$repo" && git worktree list --porcelain | grep -c '^worktree ')
+		[ "$n" = 1 ] || { echo "crash-loop: delete iteration $i ($plan): git lists $n worktrees"; dfailed=$((dfailed + 1)); }
+	fi
+	[ $dfailed -eq 0 ] && rm -rf "$dir"
+	i=$((i + 1))
+done
+echo "crash-loop: ${CRASH_DELETE_ITERATIONS:-8} deletions cut: $dkills SIGKILLs, $dfaults fault exits; $dwhole trees whole after the restart, $dgone gone; $dfailed half-deleted"
+fi
+failed=$((failed + dfailed))
 [ -n "$mock" ] || { [ $failed -eq 0 ]; exit; }
 
 # --- MCP servers: killed with the agent ---
