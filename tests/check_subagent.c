@@ -154,6 +154,41 @@ put(const char *id, const char *text)
 	",\"cwd\":\"/w\",\"delegationDepth\":1,\"parentSession\":\"" parent "\"" extra "}\n"
 #define DESC(mode, label) "{\"seq\":0,\"time\":1,\"type\":\"subagent/descriptor\",\"data\":{\"version\":2,\"mode\":\"" mode "\",\"provider\":\"in-process\",\"label\":\"" label "\"}}\n"
 
+/* docs/contract.md §6.6 and §24: a parent's load settles a continuable child a crash cut off (its
+ * turn left open), and an isolated one that never settled; a child without a worktree whose turn
+ * ended is not cut off, even though its descriptor says "isolation": null. */
+START_TEST(load_settles_only_what_a_crash_cut_off)
+{
+	struct err e;
+	char path[256], *log;
+
+	start(hang_all);
+	put(ROOT, "{\"type\":\"session\",\"version\":1,\"id\":\"" ROOT "\",\"createdAt\":1,\"cwd\":\"/w\",\"delegationDepth\":0}\n");
+	put(CH(1), HDR(CH(1), ROOT, 5, ",\"origin\":\"subagent\"")
+	    "{\"seq\":0,\"time\":1,\"type\":\"subagent/descriptor\",\"data\":{\"version\":2,\"mode\":\"continuable\","
+	    "\"provider\":\"in-process\",\"label\":\"ended\",\"isolation\":null}}\n"
+	    "{\"seq\":1,\"time\":2,\"type\":\"turn/start\",\"data\":{\"turn\":1}}\n"
+	    "{\"seq\":2,\"time\":3,\"type\":\"turn/end\",\"data\":{\"turn\":1,\"reason\":{\"kind\":\"completed\"}}}\n");
+	put(CH(2), HDR(CH(2), ROOT, 6, ",\"origin\":\"subagent\"") DESC("continuable", "cut")
+	    "{\"seq\":1,\"time\":2,\"type\":\"turn/start\",\"data\":{\"turn\":1}}\n");
+	err_clear(&e);
+	ck_assert_int_eq(sess_corpus_scan(&T.corpus, &e), 0);
+	struct agent *root = agent_load(&T.rt, ROOT, &tb, NULL, &e);
+	ck_assert_msg(root != NULL, "%s", e.msg);
+	agent_rt_recover(root);
+	runq_drain(&T.q);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", T.state, CH(2));
+	log = test_read_file(path, NULL);
+	ck_assert_msg(strstr(log, "\"type\":\"subagent/settled\"") != NULL, "%s", log);	/* cut off: settled */
+	free(log);
+	snprintf(path, sizeof(path), "%s/sessions/%s.jsonl", T.state, CH(1));
+	log = test_read_file(path, NULL);
+	ck_assert_msg(strstr(log, "subagent/settled") == NULL, "%s", log);	/* ended, not isolated: left */
+	free(log);
+	finish();
+}
+END_TEST
+
 START_TEST(listing_matrix_with_unavailable_and_retry)
 {
 	struct err e;
@@ -1340,6 +1375,7 @@ subagent_suite(void)
 	tcase_add_test(tc, notice_wording_for_every_end);
 	tcase_add_test(tc, render_forms);
 	tcase_add_test(tc, listing_matrix_with_unavailable_and_retry);
+	tcase_add_test(tc, load_settles_only_what_a_crash_cut_off);
 	tcase_add_test(tc, listing_survives_a_lineage_cycle);
 	tcase_add_test(tc, listing_omits_a_live_child_in_its_creation_window);
 	tcase_add_test(tc, listing_memo_equals_a_fresh_build);
