@@ -154,6 +154,7 @@ spawn_start(const struct spawn_opts *o, enum spawn_stage *stage, int *err)
 	 * the loop thread then faults on each page it writes (tens of ms on a VM). The child runs on a
 	 * stack of its own; this thread sleeps until its exec or exit.
 	 */
+	/* cppcheck-suppress invalidFunctionArg ; an anonymous mapping takes no fd: -1 is the rule */
 	stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	/* its lowest page a guard: an overflow faults in the child, never writes our memory */
 	if (stack != MAP_FAILED && mprotect(stack, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE) < 0) {
