@@ -20,7 +20,7 @@
 
 extern char **environ;
 
-#define SPAWN_STACK (64 * 1024)	/* the child's, between clone and exec */
+#define SPAWN_STACK ((size_t)64 * 1024)	/* the child's, between clone and exec */
 /* Code run by the child on its own stack: ASan's stack bookkeeping (its poisoned frames, its
  * handling of a call that does not return) is the parent's, whose memory the child shares. */
 #define SPAWN_CHILD_CODE __attribute__((no_sanitize("address", "undefined")))

@@ -891,6 +891,7 @@ START_TEST(proc_spawn_leaves_our_pages_writable)
 		.fd = { -1, -1, -1 } };
 	enum spawn_stage stage;
 	struct rusage before, after;
+	/* cppcheck-suppress invalidFunctionArg ; an anonymous mapping takes no fd: -1 is the rule */
 	char *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int err, st;
 	pid_t pid;

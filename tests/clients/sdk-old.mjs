@@ -8,7 +8,8 @@ import { harness, pkgVersion, rawChannel, spawnAgent, stopAgent, zodExplainer } 
 import * as schema from "sdk-old/dist/schema.js";
 import { runFlow } from "./flow.mjs";
 
-const h = harness("sdk-old", { explain: zodExplainer(schema.sessionNotificationSchema) });
+// 0.5.1 predates session_info_update, which every client is sent (a session's title).
+const h = harness("sdk-old", { explain: zodExplainer(schema.sessionNotificationSchema), newer: ["session_info_update"] });
 const version = pkgVersion("sdk-old");
 
 const adapter = {
