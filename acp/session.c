@@ -504,17 +504,15 @@ acp_m_session_delete(struct acp_server *srv, struct acp_msg *m)
 			return acp_error_new(m->id, ERR_CHILD_SESSION, e.msg, NULL);
 		return acp_session_error(m->id, sid, &e);
 	}
-	/* open here: closed first (a prompt in flight is cancelled and answered) */
+	if (agent_delete_mark(d, &e) < 0)
+		return acp_session_error(m->id, sid, &e);	/* nothing changed */
+	/* open here: closed (a prompt in flight is cancelled and answered) */
 	if ((as = map_get(&srv->sessions, sid)) != NULL && as->agent)
 		acp_session_close_now(srv, as);
 	w = xcalloc(1, sizeof(*w));
 	w->srv = srv;
 	w->id = json_incref(m->id ? m->id : json_null());
-	if (agent_delete_go(d, acp_delete_done, w, &e) < 0) {
-		json_decref(w->id);
-		free(w);
-		return acp_session_error(m->id, sid, &e);
-	}
+	agent_delete_go(d, acp_delete_done, w);
 	map_del(&srv->noticed, sid);
 	return NULL;
 }

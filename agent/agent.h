@@ -171,15 +171,18 @@ const json_t *agent_types_skipped(struct agent *a);
  * session/delete (docs/contract.md §27; agent/delete.c), in two steps. The plan: root's tree (a
  * root session's id and every session whose lineage leads to it), or NULL with e and nothing
  * changed (ERR_UNKNOWN_SESSION, ERR_CHILD_SESSION, ERR_SESSION_BUSY: another process holds one of
- * it). Then (the root's ACP session closed meanwhile) go: the tree's agents stopped, and every
- * session of it removed, with its spill directory and worktree (branches kept): -1 with e
- * (ERR_SESSION_LOG_IO, nothing removed), or 0: the session is gone for every reader now, and
- * done(arg, NULL) runs once the rest is. The plan is freed by go or abandon.
+ * it); the tree's logs are held from here. Then mark (ERR_SESSION_LOG_IO), then (the root's ACP
+ * session closed meanwhile) go: the tree's agents stopped, and every session of it removed, with
+ * its spill directory and worktree (branches kept); done(arg, NULL) runs once the rest is. The
+ * plan is freed by a failed mark, by go's end, or by abandon.
  */
 struct agent_delete;
 typedef void agent_delete_done_fn(void *arg, const struct err *e);
 struct agent_delete *agent_rt_delete_plan(struct agent_rt *rt, const char *root, struct err *e);
-int agent_delete_go(struct agent_delete *d, agent_delete_done_fn *done, void *arg, struct err *e);
+/* The tombstone written and the root's log unlinked: 0, or -1 with e and nothing changed (the plan
+ * freed). */
+int agent_delete_mark(struct agent_delete *d, struct err *e);
+void agent_delete_go(struct agent_delete *d, agent_delete_done_fn *done, void *arg);
 void agent_delete_abandon(struct agent_delete *d);
 /* Start-up: deletions a crash cut off are finished (off the loop). */
 void agent_rt_finish_deletes(struct agent_rt *rt);

@@ -42,11 +42,19 @@ struct agent_delete {
 	agent_delete_done_fn *done;	/* NULL: a start-up's, nobody waits */
 	void *arg;
 	int failed;			/* something could not be removed (said in the log) */
+	int *locks;			/* the tree's logs, held (LOCK_EX) until they are unlinked */
+	size_t nlocks;
+	int tomb;			/* the tombstone, held while the deletion runs, or -1 */
 };
 
 static void
 del_free(struct agent_delete *d)
 {
+	for (size_t i = 0; i < d->nlocks; i++)
+		close(d->locks[i]);
+	free(d->locks);
+	if (d->tomb >= 0)
+		close(d->tomb);
 	for (size_t i = 0; i < d->n; i++)
 		free(d->ids[i]);
 	free(d->ids);
@@ -71,6 +79,16 @@ del_rm_step(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
 }
 
+/* On a worker: what could not be removed, said (strerror_r: strerror is not the thread's own). */
+static void
+del_warn(struct agent_delete *d, const char *path, int err)
+{
+	char buf[128];
+
+	log_warn("delete %s: %s: %s", d->root, path, strerror_r(err, buf, sizeof(buf)));
+	d->failed = 1;
+}
+
 /* On a worker: every id's worktree, spill directory and log, then the tombstone. */
 static void
 del_run(void *arg, const atomic_int *cancel)
@@ -88,14 +106,12 @@ del_run(void *arg, const atomic_int *cancel)
 		free(p);
 		p = xasprintf("%s/spill/%s", d->state_dir, d->ids[i]);
 		if (lstat(p, &st) == 0 && nftw(p, del_rm_step, 16, FTW_DEPTH | FTW_PHYS) < 0) {
-			log_warn("delete %s: %s: %s", d->root, p, strerror(errno));
-			d->failed = 1;
+			del_warn(d, p, errno);
 		}
 		free(p);
 		p = xasprintf("%s/%s.jsonl", d->dir, d->ids[i]);
 		if (unlink(p) < 0 && errno != ENOENT) {
-			log_warn("delete %s: %s: %s", d->root, p, strerror(errno));
-			d->failed = 1;
+			del_warn(d, p, errno);
 		}
 		free(p);
 	}
@@ -129,19 +145,37 @@ del_start(struct agent_delete *d)
 	offload_start(d->rt->loop, d->rt->runq, del_run, del_done, d);
 }
 
-/* Whether another process holds id's log (a writer, or a viewer). */
+/* Holds id's log (LOCK_EX) for d: 0, or -1 when another holds it (a writer, or a viewer); a log
+ * that is not there is nothing to hold. */
 static int
-del_held(const char *dir, const char *id)
+del_lock(struct agent_delete *d, const char *id)
 {
-	char *p = xasprintf("%s/%s.jsonl", dir, id);
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), held = 0;
+	char *p = xasprintf("%s/%s.jsonl", d->dir, id);
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
 	free(p);
 	if (fd < 0)
 		return 0;
-	held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	close(fd);
-	return held;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -1;
+	}
+	d->locks = xrealloc(d->locks, (d->nlocks + 1) * sizeof(*d->locks));
+	d->locks[d->nlocks++] = fd;
+	return 0;
+}
+
+static struct agent_delete *
+del_new(struct agent_rt *rt, const char *root)
+{
+	struct agent_delete *d = xcalloc(1, sizeof(*d));
+
+	d->rt = rt;
+	d->tomb = -1;
+	d->state_dir = xstrdup(rt->env->state_dir);
+	d->dir = xstrdup(rt->env->dir);
+	snprintf(d->root, sizeof(d->root), "%s", root);
+	return d;
 }
 
 struct agent_delete *
@@ -159,11 +193,7 @@ agent_rt_delete_plan(struct agent_rt *rt, const char *root, struct err *e)
 		    root);
 		return NULL;
 	}
-	d = xcalloc(1, sizeof(*d));
-	d->rt = rt;
-	d->state_dir = xstrdup(rt->env->state_dir);
-	d->dir = xstrdup(rt->env->dir);
-	snprintf(d->root, sizeof(d->root), "%s", root);
+	d = del_new(rt, root);
 	/* the tree, breadth first from the corpus's lineage */
 	del_add(d, root);
 	for (size_t i = 0; i < d->n; i++) {
@@ -174,9 +204,9 @@ agent_rt_delete_plan(struct agent_rt *rt, const char *root, struct err *e)
 				del_add(d, kids[k]->id);
 		free(kids);
 	}
-	/* nothing goes while another process holds any of it */
+	/* nothing goes while another process holds any of it; from here no other can take it */
 	for (size_t i = 0; i < d->n; i++) {
-		if (agent_rt_get(rt, d->ids[i]) == NULL && del_held(d->dir, d->ids[i])) {
+		if (agent_rt_get(rt, d->ids[i]) == NULL && del_lock(d, d->ids[i]) < 0) {
 			err_set(e, ERR_SESSION_BUSY, "session %s is held by another process", d->ids[i]);
 			del_free(d);
 			return NULL;
@@ -191,54 +221,74 @@ agent_delete_abandon(struct agent_delete *d)
 	del_free(d);
 }
 
-int
-agent_delete_go(struct agent_delete *d, agent_delete_done_fn *done, void *arg, struct err *e)
+/* fsyncs the sessions directory (when logs are synced at all). */
+static void
+del_sync_dir(const struct agent_delete *d)
 {
-	struct agent_rt *rt = d->rt;
-	struct buf tomb;
-	char *t;
-	int sync = rt->env->sync != SESS_SYNC_NONE;
+	int dfd;
 
-	d->done = done;
-	d->arg = arg;
-	/* ours: stopped and closed (the root's ACP session was closed by the caller) */
-	for (size_t i = d->n; i-- > 0;) {
-		struct agent *a = agent_rt_get(rt, d->ids[i]);
-		if (a)
-			agent_release(a);
-	}
+	if (d->rt->env->sync == SESS_SYNC_NONE || (dfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	(void)fsync(dfd);
+	close(dfd);
+}
+
+int
+agent_delete_mark(struct agent_delete *d, struct err *e)
+{
+	struct buf tomb;
+	char *t, *log;
+	int rc = 0;
+
 	buf_init(&tomb);
 	for (size_t i = 0; i < d->n; i++)
 		buf_printf(&tomb, "%s\n", d->ids[i]);
 	t = xasprintf("%s/.%s" DELETE_SUFFIX, d->dir, d->root);
-	if (atomic_write(t, tomb.data, tomb.len, 0600, sync ? ATOMIC_SYNC : 0) < 0) {
-		err_set(e, ERR_SESSION_LOG_IO, "cannot delete session %s: cannot write %s: %s", d->root, t, strerror(errno));
-		free(t);
-		buf_free(&tomb);
-		del_free(d);
-		return -1;
+	log = xasprintf("%s/%s.jsonl", d->dir, d->root);
+	if (atomic_write(t, tomb.data, tomb.len, 0600, d->rt->env->sync != SESS_SYNC_NONE ? ATOMIC_SYNC : 0) < 0) {
+		rc = err_set(e, ERR_SESSION_LOG_IO, "cannot delete session %s: cannot write %s: %s", d->root, t,
+		    strerror(errno));
+	} else if (unlink(log) < 0 && errno != ENOENT) {
+		/* still whole: the tombstone goes again, nothing else was touched */
+		rc = err_set(e, ERR_SESSION_LOG_IO, "cannot delete session %s: %s: %s", d->root, log, strerror(errno));
+		unlink(t);
+	} else {
+		/* the moment it is gone for every reader; the tombstone held: a start-up leaves it to us */
+		if ((d->tomb = open(t, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0 && flock(d->tomb, LOCK_EX | LOCK_NB) < 0) {
+			close(d->tomb);
+			d->tomb = -1;
+		}
+		del_sync_dir(d);
+		(void)sess_corpus_get(d->rt->corpus, d->root);
 	}
 	free(t);
+	free(log);
 	buf_free(&tomb);
-	/* the moment it is gone: its log's name */
-	t = xasprintf("%s/%s.jsonl", d->dir, d->root);
-	if (unlink(t) < 0 && errno != ENOENT)
-		log_warn("delete %s: %s: %s (the tombstone finishes it at the next start)", d->root, t, strerror(errno));
-	free(t);
-	if (sync) {
-		int dfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			(void)fsync(dfd);
-			close(dfd);
+	if (rc < 0)
+		del_free(d);
+	return rc;
+}
+
+void
+agent_delete_go(struct agent_delete *d, agent_delete_done_fn *done, void *arg)
+{
+	struct agent_rt *rt = d->rt;
+
+	d->done = done;
+	d->arg = arg;
+	/* ours: stopped and closed (the root's ACP session was closed by the caller); their logs held */
+	for (size_t i = d->n; i-- > 0;) {
+		struct agent *a = agent_rt_get(rt, d->ids[i]);
+		if (a) {
+			agent_release(a);
+			(void)del_lock(d, d->ids[i]);
 		}
 	}
-	(void)sess_corpus_get(rt->corpus, d->root);	/* gone from the listing from here */
 	if (rt->env->faults.exit_in_delete) {
 		log_warn("fault: exit-in-delete reached");
 		_exit(3);
 	}
 	del_start(d);
-	return 0;
 }
 
 void
@@ -259,15 +309,16 @@ agent_rt_finish_deletes(struct agent_rt *rt)
 		if (!sess_id_valid(root))
 			continue;
 		p = xasprintf("%s/%s", rt->env->dir, de->d_name);
-		f = fopen(p, "re");
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		free(p);
-		if (f == NULL)
+		/* held: another process is deleting it now */
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || (f = fdopen(fd, "r")) == NULL) {
+			if (fd >= 0)
+				close(fd);
 			continue;
-		struct agent_delete *d = xcalloc(1, sizeof(*d));
-		d->rt = rt;
-		d->state_dir = xstrdup(rt->env->state_dir);
-		d->dir = xstrdup(rt->env->dir);
-		snprintf(d->root, sizeof(d->root), "%s", root);
+		}
+		struct agent_delete *d = del_new(rt, root);
+		d->tomb = dup(fd);
 		/* the tombstone is read from disk: only ids, the root first */
 		while (fgets(line, sizeof(line), f)) {
 			line[strcspn(line, "\n")] = '\0';
@@ -277,7 +328,17 @@ agent_rt_finish_deletes(struct agent_rt *rt)
 		fclose(f);
 		if (d->n == 0)
 			del_add(d, root);
-		log_warn("delete %s: cut off by a crash; finishing it", root);
+		/* its ids are never given again (a deterministic run counts), and its root is gone now,
+		 * before anything can list or load it */
+		for (size_t i = 0; i < d->n; i++)
+			sess_ids_seen(&rt->env->ids, d->ids[i]);
+		p = xasprintf("%s/%s.jsonl", rt->env->dir, root);
+		unlink(p);
+		free(p);
+		del_sync_dir(d);
+		if (sess_corpus_is_ready(rt->corpus))
+			(void)sess_corpus_get(rt->corpus, root);	/* a scan at start-up had it */
+		log_warn("delete %s: an earlier deletion did not finish; finishing it", root);
 		del_start(d);
 	}
 	closedir(dir);

@@ -7,6 +7,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+command -v git >/dev/null 2>&1 || { echo "session-delete: SKIPPED (git is not installed)"; exit 0; }
 tmp=$(mktemp -d /tmp/acp-delete-XXXXXX)
 pa= pb=
 trap 'kill -9 $pa $pb 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -90,8 +91,21 @@ ACP_AGENT_FAULTS=exit-in-delete "$agent" --deterministic --model replay --record
 "$agent" --deterministic --model replay --recording "$tmp/rec2.json" --state-dir "$tmp/state" < "$tmp/e.in" > "$tmp/e.out" 2>"$tmp/e.err" ||
 	fail "the restart failed"
 grep -q '"id":2,"result":{"sessions":\[\]}' "$tmp/e.out" || fail "the half-deleted session is listed"
-grep -q "cut off by a crash; finishing it" "$tmp/e.err" || fail "the restart did not say it finished the deletion"
+grep -q "an earlier deletion did not finish; finishing it" "$tmp/e.err" || fail "the restart did not say it finished the deletion"
 for p in "sessions/$kid.jsonl" "sessions/.$root.deleting"; do
 	[ ! -e "$tmp/state/$p" ] || fail "$p is still there after the restart"
 done
-echo "session-delete: ok (a live isolated child stopped, its worktree removed and its branch kept, the spill gone; session_busy from another process, nothing removed; killed after the root's log went: nothing listed, the next start finished it)"
+# Cut before the root's log went (the tombstone written, the log still there): the next start
+# unlinks it before anything lists it, then finishes.
+rm -rf "$tmp/state"
+"$agent" --deterministic --model replay --recording "$tmp/rec2.json" --state-dir "$tmp/state" < "$tmp/c.in" > "$tmp/c.out" 2>"$tmp/c.err" ||
+	fail "the second tree was not made"
+kid=$(sed -n 's/.*started subagent \([0-9a-f-]*\).*/\1/p' "$tmp/c.out" | head -n 1)
+printf '%s\n%s\n' "$root" "$kid" > "$tmp/state/sessions/.$root.deleting"
+"$agent" --deterministic --model replay --recording "$tmp/rec2.json" --state-dir "$tmp/state" < "$tmp/e.in" > "$tmp/f.out" 2>"$tmp/f.err" ||
+	fail "the restart failed"
+grep -q '"id":2,"result":{"sessions":\[\]}' "$tmp/f.out" || fail "a tree with a tombstone is listed"
+for p in "sessions/$root.jsonl" "sessions/$kid.jsonl" "sessions/.$root.deleting"; do
+	[ ! -e "$tmp/state/$p" ] || fail "$p is still there after the restart (tombstone before the unlink)"
+done
+echo "session-delete: ok (a live isolated child stopped, its worktree removed and its branch kept, the spill gone; session_busy from another process, nothing removed; killed after the root's log went, or before: nothing listed, the next start finished it)"
