@@ -1655,9 +1655,11 @@ agent_type_description(const struct sess_entry *en)
 json_t *
 agent_additional_dirs(struct agent *a)
 {
-	struct agent *root = agent_root(a) ? agent_root(a) : a;
-	struct sess *s = agent_sess(root);
+	struct agent *root = agent_root(a);
+	struct sess *s;
 
+	/* a child whose root is not live (a cold resume): the copy its own log got when it was made */
+	s = agent_sess(root ? root : a);
 	for (size_t i = s ? sess_nev(s) : 0; i-- > 0;) {
 		if (sess_type_at(s, i) != SESS_EV_SESSION_ROOTS)
 			continue;

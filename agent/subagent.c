@@ -692,8 +692,13 @@ sub_new_child(struct agent *parent, const char *label, int background, const cha
 	desc = xjson_pack("{s:i, s:s, s:s, s:s}", "version", SESS_DESCRIPTOR_VERSION, "mode",
 	    background ? "continuable" : "one-shot", "provider", "in-process", "label", label ? label : "");
 	agent_comp_describe(&child->comp, desc);
+	/* the tree's additional directories, copied: it keeps them on a cold resume (docs/contract.md §27) */
+	json_t *dirs = agent_additional_dirs(parent);
 	if (sess_append(child->sess, "subagent/descriptor", desc, e) == NULL ||
+	    (json_array_size(dirs) > 0 &&
+		sess_append(child->sess, "session/roots", xjson_pack("{s:O}", "directories", dirs), e) == NULL) ||
 	    (child->comp.wt && sub_iso_created(child, e) < 0)) {
+		json_decref(dirs);
 		char msg[sizeof(e->msg)];
 		snprintf(msg, sizeof(msg), "%s", e->msg);
 		err_clear(e);
@@ -706,6 +711,7 @@ sub_new_child(struct agent *parent, const char *label, int background, const cha
 		agent_release(child);
 		return NULL;
 	}
+	json_decref(dirs);
 	sub_state(child)->epoch = 1;
 	sub_state(child)->delivered = 1;
 	if (rt->watch)

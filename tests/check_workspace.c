@@ -323,6 +323,72 @@ START_TEST(path_symlink_loops_are_an_io_error)
 }
 END_TEST
 
+/* docs/contract.md §27: an additional directory is another read-write root: reached by its
+ * absolute path or a link from the workspace, written there; ".." above it, a link out of it and a
+ * relative path climbing out of the workspace stay outside; the read-only root inside it stays
+ * read-only. */
+START_TEST(path_additional_root_is_read_write_and_confined)
+{
+	struct ws_path w;
+	char *extra = at("extra"), *in = at("extra/in.txt"), *up = at("extra/../outside/secret.txt"), *c;
+	char *ro = at("extra/spill2/r.txt"), *esc = at("extra/esc/secret.txt");
+	struct ws_roots r2;
+	struct err e;
+
+	md("extra");
+	mk("extra/in.txt", "in\n");
+	md("extra/spill2");
+	mk("extra/spill2/r.txt", "r\n");
+	ln("@/extra", "ws/toextra");
+	ln("../outside", "extra/esc");
+	/* not a root yet: outside */
+	expect_outside(ws_path_resolve(&fx.roots, in, 0, &w, &fx.e), in);
+	err_clear(&e);
+	ck_assert_int_eq(ws_roots_add(&fx.roots, extra, &e), 0);
+	c = read_via(in, &w);
+	ck_assert_str_eq(c, "in\n");
+	ck_assert_int_eq(w.read_only, 0);
+	ck_assert_str_eq(w.rel, w.abs);		/* not under the workspace: the absolute path */
+	ws_path_free(&w);
+	free(c);
+	c = read_via("toextra/in.txt", &w);		/* a link from the workspace into it */
+	ck_assert_str_eq(c, "in\n");
+	ws_path_free(&w);
+	free(c);
+	ck_assert_int_eq(ws_fs_write(&fx.roots, "toextra/new.txt", "n", 1, 0, &w, &fx.e), 0);
+	ws_path_free(&w);
+	c = rd("extra/new.txt");
+	ck_assert_str_eq(c, "n");
+	free(c);
+	ck_assert_int_eq(ws_fs_write(&fx.roots, in, "w", 1, 0, &w, &fx.e), 0);
+	ws_path_free(&w);
+	/* ways out of it */
+	expect_outside(ws_path_resolve(&fx.roots, up, 0, &w, &fx.e), up);
+	expect_outside(ws_path_resolve(&fx.roots, esc, 0, &w, &fx.e), esc);
+	expect_outside(ws_path_resolve(&fx.roots, "../extra/in.txt", 0, &w, &fx.e), "../extra/in.txt");
+	refused_everywhere(esc);
+	/* a read-only root inside it stays read-only */
+	err_clear(&e);
+	char *spill2 = at("extra/spill2");
+	ck_assert_int_eq(ws_roots_init(&r2, fx.ws, spill2, &e), 0);
+	ck_assert_int_eq(ws_roots_add(&r2, extra, &e), 0);
+	ck_assert_int_eq(ws_path_resolve(&r2, ro, 0, &w, &e), 0);
+	ck_assert_int_eq(w.read_only, 1);
+	ws_path_free(&w);
+	ck_assert_int_eq(ws_path_resolve(&r2, ro, 1, &w, &e), -1);
+	ws_roots_free(&r2);
+	/* not a directory, or missing: refused */
+	ck_assert_int_eq(ws_roots_add(&fx.roots, in, &e), -1);
+	ck_assert_int_eq(ws_roots_add(&fx.roots, "/nonexistent/dir", &e), -1);
+	free(spill2);
+	free(extra);
+	free(in);
+	free(up);
+	free(ro);
+	free(esc);
+}
+END_TEST
+
 START_TEST(path_read_only_root_is_readable_never_writable)
 {
 	struct ws_path w;
@@ -1139,6 +1205,7 @@ workspace_suite(void)
 	tcase_add_test(tc, path_symlinks_leading_out_are_refused);
 	tcase_add_test(tc, path_symlink_loops_are_an_io_error);
 	tcase_add_test(tc, path_read_only_root_is_readable_never_writable);
+	tcase_add_test(tc, path_additional_root_is_read_write_and_confined);
 	tcase_add_test(tc, path_open_read_errors_fill_the_path_for_absence);
 	tcase_add_test(tc, path_roots_init_resolves_and_fails_clearly);
 	tcase_add_test(tc, path_directory_swapped_for_a_symlink_after_resolve_writes_nothing_outside);

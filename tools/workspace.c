@@ -48,10 +48,18 @@ ws_state_set_dirs(struct ws_state *st, struct agent *holder)
 	for (size_t k = 0; k < st->roots.nextra; k++)
 		free(st->roots.extra[k]);
 	st->roots.nextra = 0;
+	/* read from a log: what a request would be refused stays out (an absolute directory, not
+	 * "/", still the realpath it was when given: not a link made since) */
 	json_array_foreach(dirs, i, d) {
+		const char *p = json_string_value(d);
+		char *real = p && p[0] == '/' ? realpath(p, NULL) : NULL;
 		err_clear(&e);
-		if (ws_roots_add(&st->roots, json_string_value(d), &e) < 0)
+		if (real == NULL || strcmp(real, p) != 0 || strcmp(real, "/") == 0)
+			log_warn("workspace %s: additional directory %s left out: it is not the directory it was", st->roots.root,
+			    p ? p : "(not a path)");
+		else if (ws_roots_add(&st->roots, p, &e) < 0)
 			log_warn("workspace %s: additional directory left out: %s", st->roots.root, e.msg);
+		free(real);
 	}
 	json_decref(dirs);
 }
@@ -182,9 +190,16 @@ ws_session_params(struct agent *a, const json_t *params, struct err *e)
 	}
 	json_array_foreach(dirs, i, v) {
 		char *r = ws_dir_check(v, i, workspace, e);
-		if (r == NULL) {
+		if (r == NULL && a == NULL) {
 			rc = -1;
 			goto out;
+		}
+		if (r == NULL) {
+			/* checked before; gone since (a load read off the loop meanwhile): left out, said,
+			 * and the other extensions still run */
+			log_warn("session %s: %s: left out", agent_id(a), e->msg);
+			err_clear(e);
+			continue;
 		}
 		json_array_append_new(real, json_string(r));
 		free(r);
