@@ -1079,6 +1079,29 @@ last_event(struct agent *a, const char *type)
 	return NULL;
 }
 
+/* A repository at <dir>/repo with <sub>/main.c committed, the runtime started on rec with the
+ * workspace tools, and a root working in <dir>/repo/<sub>; dir gets the test's directory. */
+static struct agent *
+iso_root(const char *rec, char *dir, size_t size, const char *sub)
+{
+	char *cmd, *ws;
+	struct agent *root;
+
+	test_mkdtemp(dir, size);
+	cmd = xasprintf("mkdir -p %s/repo/%s && cd %s/repo && git init -q && printf 'x\\n' > %s/main.c && git add -A && "
+	    "git -c user.name=t -c user.email=t@t commit -q -m first", dir, sub, dir, sub);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	ws = xasprintf("%s/repo/%s", dir, sub);
+	test_runtime_start(&T, rec);
+	toolbox_init(&tb);
+	toolsets_build(&tb, toolsets_profile("default", 1));
+	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
+	root = agent_new_root(&T.rt, ws, &tb, NULL);
+	free(ws);
+	return root;
+}
+
 /*
  * docs/contract.md §24 end to end in a real repository: a background child with isolation
  * worktree works in its own worktree (its edit does not ask, the user's files untouched), and
@@ -1096,18 +1119,9 @@ START_TEST(isolated_child_works_in_its_worktree)
 	    "\"g\",\"prompt\":\"p\"}}]},{\"expect\":\"cannot start background subagents\",\"text\":\"alone then\"}]}]}";
 	char dir[64], *ws, *cmd, *s;
 	struct tool_result r;
+	struct agent *root = iso_root(rec, dir, sizeof(dir), "src");
 
-	test_mkdtemp(dir, sizeof(dir));
-	cmd = xasprintf("mkdir -p %s/repo/src && cd %s/repo && git init -q && printf 'x\\n' > src/main.c && git add -A && "
-	    "git -c user.name=t -c user.email=t@t commit -q -m first", dir, dir);
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
 	ws = xasprintf("%s/repo/src", dir);
-	test_runtime_start(&T, rec);
-	toolbox_init(&tb);
-	toolsets_build(&tb, toolsets_profile("default", 1));
-	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
-	struct agent *root = agent_new_root(&T.rt, ws, &tb, NULL);
 	/* outside a repository: refused, nothing made */
 	struct agent *other = agent_new_root(&T.rt, dir, &tb, NULL);
 	spawn_kind_iso(other, "w", 1, NULL, "worktree", &r);
@@ -1230,19 +1244,8 @@ START_TEST(isolated_call_cancelled_while_its_worktree_is_made)
 	    "{\"agent\":\"label:w\",\"replies\":[{\"text\":\"never\"}]}]}";
 	char dir[64], *cmd, *path;
 	struct tool_result r;
+	struct agent *root = iso_root(rec, dir, sizeof(dir), ".");
 
-	test_mkdtemp(dir, sizeof(dir));
-	cmd = xasprintf("mkdir -p %s/repo && cd %s/repo && git init -q && printf 'x\\n' > main.c && git add -A && "
-	    "git -c user.name=t -c user.email=t@t commit -q -m first", dir, dir);
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
-	path = xasprintf("%s/repo", dir);
-	test_runtime_start(&T, rec);
-	toolbox_init(&tb);
-	toolsets_build(&tb, toolsets_profile("default", 1));
-	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
-	struct agent *root = agent_new_root(&T.rt, path, &tb, NULL);
-	free(path);
 	/* its claim cannot be written (the directory is a file): ISOLATION_FAILED naming it, nothing
 	 * made, no branch */
 	path = xasprintf("%s/worktrees", T.state);
@@ -1323,22 +1326,11 @@ START_TEST(isolated_child_settles_when_the_process_exits_meanwhile)
 	static const char rec[] = "{\"version\":1,\"scripts\":[{\"agent\":\"root\",\"replies\":[{\"hang\":true}]},"
 	    "{\"agent\":\"label:w\",\"replies\":[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"file_path\":"
 	    "\"lib.c\",\"content\":\"int lib;\\n\"}}]},{\"text\":\"wrote lib.c\"}]}]}";
-	char dir[64], *cmd, *path, *log;
+	char dir[64], *path, *log;
 	struct tool_result r;
 	struct exit_poll poll = { .tries = 0 };
+	struct agent *root = iso_root(rec, dir, sizeof(dir), ".");
 
-	test_mkdtemp(dir, sizeof(dir));
-	cmd = xasprintf("mkdir -p %s/repo && cd %s/repo && git init -q && printf 'x\\n' > main.c && git add -A && "
-	    "git -c user.name=t -c user.email=t@t commit -q -m first", dir, dir);
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
-	path = xasprintf("%s/repo", dir);
-	test_runtime_start(&T, rec);
-	toolbox_init(&tb);
-	toolsets_build(&tb, toolsets_profile("default", 1));
-	agent_rt_set_exts(&T.rt, toolsets_profile("default", 1)->exts);
-	struct agent *root = agent_new_root(&T.rt, path, &tb, NULL);
-	free(path);
 	spawn_kind_iso(root, "w", 1, NULL, "worktree", &r);
 	runq_push(&T.q, exit_when_finishing, &poll);
 	runq_drain(&T.q);
