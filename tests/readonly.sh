@@ -90,6 +90,9 @@ cat > "$tmp/rec2.json" <<'JSON'
 JSON
 mkfifo "$tmp/in"
 run_fifo() {	# runs the agent on the fifo; the caller writes to fd 3
+	# the output starts empty before the agent runs: its redirection happens in the background
+	# child, and a wait_for could otherwise read the last run's lines
+	: > "$tmp/out"
 	"$agent" --deterministic --model replay --recording "$tmp/rec2.json" --state-dir "$mnt/state" \
 		< "$tmp/in" > "$tmp/out" 2>"$tmp/err" &
 	pid=$!
