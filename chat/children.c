@@ -136,7 +136,11 @@ chat_child_message(struct chat_children *k, struct chat_render *root, const char
 		for (const char *p = text; p && *p;) {
 			const char *nl = strchr(p, '\n');
 			size_t n = nl ? (size_t)(nl - p) : strlen(p);
-			chat_render_aside(root, out, prefix, p, n);
+			struct buf safe;
+			buf_init(&safe);
+			chat_safe_append(&safe, p, n);	/* an agent's words: shown, never acted on */
+			chat_render_aside(root, out, prefix, safe.data ? safe.data : "", safe.len);
+			buf_free(&safe);
 			p += n + (nl != NULL);
 		}
 	}

@@ -231,14 +231,43 @@ chat_session_ready(struct chat *c, const json_t *result)
 	chat_render_note(&c->render, &c->screen, CHAT_SESSION_LINE, c->session);
 }
 
+/* The agent's options the chat was started with, each " <arg>" quoted for a POSIX shell (owned):
+ * what resuming needs (--state-dir, --model, --profile …), as they were typed. */
+static char *
+chat_resume_options(char *const *argv)
+{
+	struct buf b;
+
+	buf_init(&b);
+	for (size_t i = 1; argv[i]; i++) {
+		const char *a = argv[i];
+		buf_puts(&b, " ");
+		if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") == strlen(a)) {
+			buf_puts(&b, a);
+			continue;
+		}
+		buf_puts(&b, "'");
+		for (; *a; a++)
+			buf_puts(&b, *a == '\'' ? "'\\''" : (char[]){ *a, 0 });
+		buf_puts(&b, "'");
+	}
+	return b.data ? buf_steal(&b) : xstrdup("");
+}
+
 /* An error answer to initialize (init) or session/new|load: says why on stderr, ends with 1. */
 static void
 chat_start_failed(struct chat *c, int init, const json_t *error)
 {
 	const char *msg = json_string_value(json_object_get(error, "message"));
 	const char *details = json_string_value(json_object_get(json_object_get(error, "data"), "details"));
-	char *why = xasprintf("%s%s%s", msg ? msg : "error", details ? ": " : "", details ? details : "");
+	char *raw = xasprintf("%s%s%s", msg ? msg : "error", details ? ": " : "", details ? details : "");
+	struct buf safe;
+	char *why;
 
+	buf_init(&safe);
+	chat_safe_append(&safe, raw, strlen(raw));	/* the agent's words: shown, never acted on */
+	free(raw);
+	why = buf_steal(&safe);
 	if (init)
 		fprintf(stderr, CHAT_E_PREFIX CHAT_E_INIT "\n", why);
 	else if (c->o->session)
@@ -691,8 +720,11 @@ chat_client_run(const struct chat_opts *o)
 	ev_run(c.loop, 0);
 	/* Out of the loop only once the agent is reaped. */
 	chat_render_break(&c.render, &c.screen);
-	if (c.session && !c.gone && c.exit_code == 0)
-		chat_render_note(&c.render, &c.screen, CHAT_RESUME_LINE, c.session);
+	if (c.session && !c.gone && c.exit_code == 0) {
+		char *opts = chat_resume_options(o->agent_argv);
+		chat_render_note(&c.render, &c.screen, CHAT_RESUME_LINE, opts, c.session);
+		free(opts);
+	}
 	chat_flush_screen(&c);
 	rc = chat_status(&c);
 	ev_ref(c.loop);

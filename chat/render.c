@@ -58,7 +58,35 @@ chat_render_free(struct chat_render *r)
 	free(r->msg_id);
 }
 
-/* Appends len bytes of text, in colour (NULL: none) on a terminal. */
+void
+chat_safe_append(struct buf *out, const char *text, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t from = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char shown[3] = { '^', 0, 0 };
+		size_t n = 1;
+		if ((s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f) {
+			shown[1] = s[i] == 0x7f ? '?' : (char)(s[i] + 0x40);	/* ^[ ^G ^M ^? */
+		} else if (s[i] == 0xc2 && i + 1 < len && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f) {
+			/* a C1 control in UTF-8 (U+0080-U+009F) is ESC and a letter to a terminal: ^[[ for CSI */
+			shown[1] = '[';
+			shown[2] = (char)(s[i + 1] - 0x40);
+			n = 2;
+		} else {
+			continue;
+		}
+		buf_append(out, text + from, i - from);
+		buf_append(out, shown, shown[2] ? 3 : 2);
+		i += n - 1;
+		from = i + 1;
+	}
+	buf_append(out, text + from, len - from);
+}
+
+/* Appends len bytes of text, in colour (NULL: none) on a terminal; the text's own control bytes
+ * shown, never acted on (only the colours we add reach the terminal as such). */
 static void
 chat_put(struct chat_render *r, struct buf *out, const char *color, const char *text, size_t len)
 {
@@ -69,11 +97,11 @@ chat_put(struct chat_render *r, struct buf *out, const char *color, const char *
 	r->at_prompt = 0;
 	nl = text[len - 1] == '\n';
 	if (!r->tty || color == NULL) {
-		buf_append(out, text, len);
+		chat_safe_append(out, text, len);
 	} else {
 		/* The colour ends before the line does. */
 		buf_puts(out, color);
-		buf_append(out, text, len - (size_t)nl);
+		chat_safe_append(out, text, len - (size_t)nl);
 		buf_puts(out, CHAT_RESET);
 		if (nl)
 			buf_puts(out, "\n");

@@ -45,6 +45,9 @@ void chat_render_note(struct chat_render *r, struct buf *out, const char *fmt, .
 /* A line of another stream's (a child's): prefix dimmed, then text[0..len) as it was rendered,
  * on a line of its own. */
 void chat_render_aside(struct chat_render *r, struct buf *out, const char *prefix, const char *text, size_t len);
+/* Appends text with its control bytes shown, never acted on: C0 and DEL as ^X (ESC is ^[), a C1
+ * control as ^[ and its letter (CSI: ^[[); newlines and tabs as they are. */
+void chat_safe_append(struct buf *out, const char *text, size_t len);
 /* A prompt sent: "> line", unless the terminal showed it right after the input prompt. line:
  * borrowed. */
 void chat_render_prompt_sent(struct chat_render *r, const char *line, int echoed, struct buf *out);

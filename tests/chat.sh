@@ -12,7 +12,7 @@ set -u
 agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d /tmp/acp-chat-XXXXXX)
 spid=
-trap '[ -n "$spid" ] && kill -9 $spid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ -n "$spid" ] && kill -9 $spid 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "chat: FAILED: $*"; fails=$((fails + 1)); }
 for v in $(env | sed -n 's/^\(ACP_AGENT_[A-Z_]*\)=.*/\1/p'); do
@@ -93,7 +93,7 @@ has "$s" '(cancelling the turn)' tty
 has "$s" '(cancelled)' tty
 [ "$(grep -c 'cancelling the turn' "$s")" -eq 1 ] || fail "tty: Ctrl-C while idle did something"
 has "$s" "> $(printf '\033[1m')later" "tty (a line typed ahead is shown when it is sent)"
-has "$s" 'resume with: acp-agent chat --session' tty
+has "$s" "resume with: acp-agent chat --model replay --recording $tmp/rec-tty.json --deterministic --state-dir $tmp/tty --session" tty
 sid=$(sed -n 's/.*session \([0-9a-f-]*\) (Ctrl-C.*/\1/p' "$s" | head -n 1)
 [ -n "$sid" ] || fail "tty: no session line"
 
@@ -109,9 +109,10 @@ for text in '"text":"hi"' '"text":"run it"' '"text":"wait"' '"text":"A greeting.
 	has "$l" "$text" load
 done
 [ "$(grep -c user_message_chunk "$l")" -eq 4 ] || fail "load: not 4 prompts replayed"
-# ... and `chat --session` shows it, then ends at EOF with 0.
-timeout 10 "$agent" chat --session "$sid" --model replay --recording "$tmp/rec-tty.json" --deterministic \
-	--state-dir "$tmp/tty" < /dev/null > "$tmp/resume.out" 2> "$tmp/resume.err"
+# ... and the printed hint, run as it is from another directory, shows it, then ends at EOF with 0.
+hint=$(sed -n 's/.*resume with: acp-agent //p' "$s" | sed 's/\x1b\[[0-9;]*m//g' | tr -d '\r' | tail -n 1)
+[ -n "$hint" ] || fail "tty: no resume hint"
+(cd / && eval "timeout 10 '$agent' $hint" < /dev/null > "$tmp/resume.out" 2> "$tmp/resume.err")
 rc=$?
 [ $rc -eq 0 ] || fail "resume: exit $rc ($(cat "$tmp/resume.err"))"
 has "$tmp/resume.out" '> run it' resume

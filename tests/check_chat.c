@@ -288,6 +288,40 @@ START_TEST(chat_render_history_plan_mode_and_errors)
 }
 END_TEST
 
+/* Escape sequences and control bytes from the agent, a file or the model reach the terminal shown,
+ * never acted on (a file setting the background red, a reply moving the cursor); the chat's own
+ * colours still do. */
+START_TEST(chat_render_shows_control_bytes_never_acts_on_them)
+{
+	struct chat_render r;
+	struct buf out, b;
+
+	chat_render_init(&r, 1);
+	buf_init(&out);
+	render_all(&r, "["
+	    "{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"\\u001b[41mred\\u001b[0m \\u0007bell\\r\\u001b[2Aup\\u007f\\u009b31m\\n\"},\"messageId\":\"a1\"},"
+	    "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"c1\",\"title\":\"Read \\u001b]0;pwned\\u0007\",\"kind\":\"read\",\"status\":\"completed\","
+	    "\"content\":[{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"\\u001b[2J\\u001bcfile\"}}]}]", &out);
+	ck_assert_ptr_null(memchr(out.data, '\a', out.len));
+	ck_assert_ptr_null(memchr(out.data, '\r', out.len));
+	ck_assert_ptr_nonnull(strstr(out.data, "^[[41mred^[[0m ^Gbell^M^[[2Aup^?^[[31m"));
+	ck_assert_ptr_nonnull(strstr(out.data, "Read ^[]0;pwned^G"));
+	ck_assert_ptr_nonnull(strstr(out.data, "^[[2J^[cfile"));
+	/* every ESC left is one of ours: a colour or its reset */
+	for (const char *p = out.data; (p = strchr(p, '\033')) != NULL; p++)
+		ck_assert_msg(strncmp(p, "\033[0m", 4) == 0 || strncmp(p, "\033[1m", 4) == 0 || strncmp(p, "\033[2m", 4) == 0 ||
+		    strncmp(p, "\033[3", 3) == 0, "a foreign escape: %.20s", p);
+	buf_free(&out);
+	chat_render_free(&r);
+	/* the helper alone: tabs and newlines stay, a lone UTF-8 character too */
+	buf_init(&b);
+	chat_safe_append(&b, "a\tb\nc\xc3\xa9\x01", 8);
+	ck_assert_uint_eq(b.len, 9);
+	ck_assert_int_eq(memcmp(b.data, "a\tb\nc\xc3\xa9^A", 9), 0);
+	buf_free(&b);
+}
+END_TEST
+
 Suite *
 chat_suite(void)
 {
@@ -295,6 +329,7 @@ chat_suite(void)
 	TCase *tc = tcase_create("chat");
 
 	tcase_add_test(tc, chat_diff_one_change_with_context);
+	tcase_add_test(tc, chat_render_shows_control_bytes_never_acts_on_them);
 	tcase_add_test(tc, chat_diff_far_changes_make_two_hunks);
 	tcase_add_test(tc, chat_ask_keys_follow_the_option_kinds);
 	tcase_add_test(tc, chat_render_streams_text_and_thoughts_plain);
