@@ -229,6 +229,20 @@ chat_session_ready(struct chat *c, const json_t *result)
 	c->ready = 1;
 	c->greet = 1;
 	chat_render_note(&c->render, &c->screen, CHAT_SESSION_LINE, c->session);
+	/* the banner: the model and mode the answer gives, and the folder of a new session */
+	const char *model = NULL, *mode = json_string_value(json_object_get(json_object_get(result, "modes"),
+	    "currentModeId"));
+	size_t i;
+	const json_t *opt;
+	char cwd[PATH_MAX];
+	json_array_foreach(json_object_get(result, "configOptions"), i, opt) {
+		const char *id = json_string_value(json_object_get(opt, "id"));
+		if (id && strcmp(id, "model") == 0)
+			model = json_string_value(json_object_get(opt, "currentValue"));
+	}
+	int here = c->o->session == NULL && getcwd(cwd, sizeof(cwd)) != NULL;
+	chat_render_note(&c->render, &c->screen, CHAT_BANNER_LINE, model ? model : "?", mode ? mode : "?",
+	    here ? ", in " : "", here ? cwd : "");
 }
 
 /* The agent's options the chat was started with, each " <arg>" quoted for a POSIX shell (owned):

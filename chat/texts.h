@@ -16,6 +16,7 @@
 
 #define CHAT_PROMPT "> "
 #define CHAT_SESSION_LINE "session %s (Ctrl-C cancels a turn, Ctrl-D exits)\n"
+#define CHAT_BANNER_LINE "model %s, mode %s%s%s\n"	/* then ", in <folder>" for a new session */
 #define CHAT_RESUME_LINE "resume with: acp-agent chat%s --session %s\n"	/* the options, each " <arg>" */
 #define CHAT_THINKING "thinking: "
 #define CHAT_CANCELLING "(cancelling the turn)\n"

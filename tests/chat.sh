@@ -135,6 +135,7 @@ rc=$?
 p="$tmp/plain.out"
 [ $rc -eq 0 ] || fail "plain: exit $rc ($(cat "$tmp/plain.err"))"
 hasnt "$p" "$(printf '\033')" plain
+has "$p" "model replay, mode default, in $(cd "$tmp/plain-ws" && pwd -P)" "plain (the banner)"
 has "$p" '> shout line two' plain
 has "$p" '[done] Read notes.txt' plain
 has "$p" 'permission: Edit notes.txt' plain
