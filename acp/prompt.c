@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "acp/commands.h"
+#include "acp/images.h"
 #include "acp/internal.h"
 #include "acp/rpc.h"
 #include "acp/updates.h"
@@ -270,6 +271,9 @@ acp_check_prompt(const json_t *prompt, char *buf, size_t size)
 				snprintf(buf, size, "prompt[%zu].uri: expected a string", i);
 				return buf;
 			}
+		} else if (strcmp(type, "image") == 0) {
+			if (!acp_image_check(blk, i, buf, size))
+				return buf;
 		} else {
 			snprintf(buf, size, "prompt[%zu]: content type \"%.20s\" is not supported", i, type);
 			return buf;
@@ -345,13 +349,16 @@ acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt)
 	return NULL;		/* answered when its turn ends */
 }
 
+static json_t *acp_prompt_run(struct acp_session *as, json_t *id, json_t *prompt);
+
 json_t *
 acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 {
-	json_t *reply = NULL, *prompt = json_object_get(m->params, "prompt");
+	json_t *reply = NULL, *prompt = json_object_get(m->params, "prompt"), *stored;
 	struct acp_session *as = acp_live_session(srv, m, &reply);
-	char buf[160];
+	char buf[160], *blobs;
 	const char *bad;
+	struct err e;
 
 	if (as == NULL)
 		return reply;
@@ -359,18 +366,36 @@ acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 		return acp_invalid_params(m->id, bad);
 	if (acp_commands_match(prompt) && acp_has_nul(json_object_get(json_array_get(prompt, 0), "text")))
 		return acp_invalid_params(m->id, "prompt: a slash command must not contain \\u0000");
+	if (as->prompt_id && !as->cancelled)
+		return acp_invalid_params(m->id, "a prompt is already in flight for this session");
+	/* Images are stored now, from the line (acp/spans.h): what runs or parks holds references. */
+	err_clear(&e);
+	blobs = xasprintf("%s/blobs", srv->env.state_dir);
+	stored = acp_images_store(prompt, &m->spans, blobs, srv->env.sync != SESS_SYNC_NONE, &e);
+	free(blobs);
+	if (stored == NULL)
+		return acp_error_new(m->id, e.code, e.msg, NULL);
+	reply = acp_prompt_run(as, m->id, stored);
+	json_decref(stored);
+	return reply;
+}
+
+/* A checked prompt (images stored) runs, parks or is refused. */
+static json_t *
+acp_prompt_run(struct acp_session *as, json_t *id, json_t *prompt)
+{
 	if (as->replays && as->prompt_id == NULL) {
 		/* The session is being loaded: the prompt runs once the replay and its response are out. */
-		if (acp_gate_park_prompt(as, ACP_WAIT_REPLAY, m->id, prompt) < 0)
-			return acp_invalid_params(m->id, "a prompt is already in flight for this session");
+		if (acp_gate_park_prompt(as, ACP_WAIT_REPLAY, id, prompt) < 0)
+			return acp_invalid_params(id, "a prompt is already in flight for this session");
 		return NULL;
 	}
 	if (as->prompt_id) {
-		if (as->cancelled && acp_gate_park_prompt(as, ACP_WAIT_CANCEL, m->id, prompt) == 0)
+		if (as->cancelled && acp_gate_park_prompt(as, ACP_WAIT_CANCEL, id, prompt) == 0)
 			return NULL;
-		return acp_invalid_params(m->id, "a prompt is already in flight for this session");
+		return acp_invalid_params(id, "a prompt is already in flight for this session");
 	}
-	return acp_prompt_begin(as, m->id, prompt);
+	return acp_prompt_begin(as, id, prompt);
 }
 
 json_t *

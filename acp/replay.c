@@ -136,6 +136,7 @@ acp_replay_push(struct acp_replay_task *t, const char *parent, const char *id)
 	f->cur.compaction = srv->client_compaction;
 	f->cur.subagents = srv->client_subagents;
 	f->cur.plan = srv->client_plan;
+	f->cur.state_dir = srv->env.state_dir;
 	snprintf(f->cur.sid, sizeof(f->cur.sid), "%s", id);
 	buf_init(&f->prefix);
 	acp_update_prefix(&f->prefix, id);
@@ -445,6 +446,7 @@ acp_replay_start(struct acp_server *srv, struct acp_session *as, json_t *id)
 	t->cur.compaction = srv->client_compaction;
 	t->cur.subagents = srv->client_subagents;
 	t->cur.plan = srv->client_plan;
+	t->cur.state_dir = srv->env.state_dir;
 	snprintf(t->cur.sid, sizeof(t->cur.sid), "%s", as->id);
 	for (pp = &srv->replays; *pp; pp = &(*pp)->next)
 		;

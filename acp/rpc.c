@@ -94,6 +94,7 @@ void
 acp_msg_free(struct acp_msg *m)
 {
 	json_decref(m->root);
+	acp_spans_free(&m->spans);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -101,8 +102,7 @@ static enum acp_kind
 acp_invalid(struct acp_msg *m, json_t **reply, json_t *reply_value)
 {
 	*reply = reply_value;
-	json_decref(m->root);
-	memset(m, 0, sizeof(*m));
+	acp_msg_free(m);
 	m->kind = ACP_MSG_INVALID;
 	return ACP_MSG_INVALID;
 }
@@ -112,6 +112,9 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 {
 	json_error_t jerr;
 	json_t *root, *id, *jrpc, *method;
+	const char *why = NULL;
+	size_t cut_len = 0;
+	char *cut;
 	int has_id;
 
 	memset(m, 0, sizeof(*m));
@@ -122,7 +125,14 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 	if (acp_json_depth(line, len, ACP_MAX_DEPTH) > ACP_MAX_DEPTH)
 		return acp_invalid(m, reply, acp_error_new(NULL, ERR_TOO_DEEP,
 		    "nesting deeper than 128 levels", NULL));
-	root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+	cut = acp_spans_cut(line, len, &m->spans, &cut_len);
+	root = json_loadb(cut ? cut : line, cut ? cut_len : len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL |
+	    JSON_DECODE_ANY, &jerr);
+	free(cut);
+	if (root && acp_spans_fill(root, &m->spans, &why) < 0) {
+		json_decref(root);
+		return acp_invalid(m, reply, acp_error_new(NULL, ERR_PARSE_ERROR, why, NULL));
+	}
 	if (root == NULL) {
 		json_t *data = xjson_pack("{s:i}", "position", jerr.position);
 		return acp_invalid(m, reply, acp_error_new(NULL, ERR_PARSE_ERROR, jerr.text,

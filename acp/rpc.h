@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "acp/spans.h"
 #include "base/err.h"
 
 #define ACP_PARSE_ERROR -32700
@@ -26,6 +27,7 @@ struct acp_msg {
 	const char *method;
 	json_t *id;		/* requests and responses */
 	json_t *params;		/* may be NULL */
+	struct acp_spans spans;	/* a long line's long strings (acp/spans.h) */
 };
 
 /*

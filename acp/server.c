@@ -121,7 +121,7 @@ acp_m_initialize(struct acp_server *srv, struct acp_msg *m)
 	srv->live.subagents = srv->client_subagents;
 	return acp_result_new(m->id, xjson_pack(
 	    "{s:i, s:{s:b, s:{s:b, s:b, s:b}, s:{s:b, s:b}, s:{s:{}, s:{}, s:{}, s:{}, s:{}}}, s:[], s:{s:s, s:s, s:s}}",
-	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 0,
+	    "protocolVersion", 1, "agentCapabilities", "loadSession", 1, "promptCapabilities", "image", 1,
 	    "audio", 0, "embeddedContext", 1, "mcpCapabilities", "http", 1, "sse", 0,
 	    "sessionCapabilities", "list", "resume", "close", "delete", "additionalDirectories", "authMethods",
 	    "agentInfo", "name",

@@ -6,9 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acp/images.h"
+#include "base/base64.h"
+#include "base/blob.h"
 #include "base/jenc.h"
 #include "base/jsonbuild.h"
 #include "base/jsonraw.h"
+#include "base/log.h"
 #include "base/utf8.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
@@ -379,6 +383,57 @@ acp_raw_chunk(struct acp_replay *r, const char *kind, const char *pre, const str
 	return 0;
 }
 
+/* An image block as the client sent it, {type, mimeType, data}: its blob read back and encoded
+ * (docs/contract.md §27); a blob that is gone or changed shows as a text block saying so. */
+static int
+acp_raw_image(struct acp_raw *x, size_t blk, const struct json_span *id)
+{
+	struct acp_replay *r = x->r;
+	struct json_span mime, name, bytes;
+	size_t off, len;
+	const char *blob = acp_raw_cstr(r, acp_raw_get(x, blk, "blob", &name), &off);
+	long long n = acp_raw_intv(acp_raw_get(x, blk, "bytes", &bytes));
+	unsigned char *data = NULL;
+	struct err e;
+	char *dir;
+
+	if (blob == NULL || acp_raw_get(x, blk, "mimeType", &mime) == NULL || mime.s[0] != '"' || n <= 0) {
+		acp_raw_doubt(x);
+		return 0;
+	}
+	err_clear(&e);
+	dir = xasprintf("%s/blobs", r->state_dir ? r->state_dir : ".");
+	data = blob_read(dir, blob, (size_t)n, &e);
+	free(dir);
+	if (data == NULL) {
+		char *text = xasprintf(ACP_IMAGE_GONE, e.msg);
+		json_t *t = json_string(text);
+		log_warn("acp: %s", e.msg);
+		buf_puts(&r->out, "{\"sessionUpdate\":\"" ACP_UPDATE_USER_CHUNK "\",\"content\":{\"type\":\"text\",\"text\":");
+		jenc_append(&r->out, t);
+		json_decref(t);
+		free(text);
+	} else {
+		buf_puts(&r->out, "{\"sessionUpdate\":\"" ACP_UPDATE_USER_CHUNK "\",\"content\":{\"type\":\"image\",\"mimeType\":");
+		if (acp_raw_value(&r->out, &mime) < 0) {
+			free(data);
+			return -1;
+		}
+		buf_puts(&r->out, ",\"data\":\"");
+		len = BASE64_ENCODED_LEN((size_t)n);
+		buf_reserve(&r->out, len);
+		r->out.len += base64_encode(data, (size_t)n, r->out.data + r->out.len);
+		buf_puts(&r->out, "\"");
+		free(data);
+	}
+	buf_puts(&r->out, "},\"messageId\":");
+	if (acp_raw_value(&r->out, id) < 0)
+		return -1;
+	buf_puts(&r->out, "}");
+	acp_raw_end(r);
+	return 0;
+}
+
 /* A user message: each block as a user_message_chunk, when the person wrote it (injected
  * messages, notices and relays, were never shown). */
 static int
@@ -398,6 +453,15 @@ acp_raw_user(struct acp_raw *x, size_t d)
 		return x->unsure ? -1 : 0;
 	}
 	for (size_t i = acp_raw_items(x, content); i; i = acp_raw_item_next(x, content, i)) {
+		struct json_span type;
+		int image = acp_raw_get(x, i, "type", &type) ? acp_raw_eq(x, &type, "image") : 0;
+		if (image < 0)
+			return -1;
+		if (image) {
+			if (acp_raw_image(x, i, &id) < 0)
+				return -1;
+			continue;
+		}
 		blk = json_tape_span(x->tp, i);
 		if (acp_raw_chunk(r, ACP_UPDATE_USER_CHUNK, "", &blk, "", &id) < 0)
 			return -1;

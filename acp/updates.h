@@ -65,6 +65,7 @@ struct acp_replay {
 	int compaction;		/* the client takes compaction_update: each compaction replays */
 	int subagents;		/* the client shows children as sessions: a delegation links its child */
 	int plan;		/* the client takes plan_update and plan_removed (else the legacy plan) */
+	const char *state_dir;	/* where an image block's blob is read (docs/contract.md §27); borrowed */
 	char sid[SESS_ID_LEN + 1];	/* the session the updates go to: its plan's id (docs/contract.md §26) */
 	char linked[SESS_ID_LEN + 1];	/* the child the event being replayed linked (a delegation's result), or "" */
 	char named[2][SESS_ID_LEN + 1];	/* the sessions a message view being replayed names, or "" */

@@ -1429,6 +1429,7 @@ agent_call_init(struct agent *a, struct model_call *call)
 	call->script.ordinal = agent_replay_ordinal(a, label);
 	call->model = agent_model(a);
 	call->cwd = sess_header_str(a->sess, "cwd");
+	call->state_dir = a->rt->env->state_dir;
 	call->script.resolve_child = agent_resolve_child;
 	call->script.resolve_arg = a;
 	return script;

@@ -164,6 +164,25 @@ agent_conv_summary_message(const char *summary, const json_t *plan)
 	return msg;
 }
 
+/* A user message's images as the model is sent them ([{mimeType, blob, bytes}]; docs/contract.md
+ * §27), or NULL when it has none; new ref. */
+static json_t *
+agent_conv_images(const json_t *content)
+{
+	json_t *out = NULL, *blk;
+	size_t i;
+
+	json_array_foreach(content, i, blk) {
+		if (strcmp(agent_str(json_object_get(blk, "type")), "image") != 0)
+			continue;
+		if (out == NULL)
+			out = json_array();
+		json_array_append_new(out, xjson_pack("{s:O, s:O, s:O}", "mimeType", json_object_get(blk, "mimeType"),
+		    "blob", json_object_get(blk, "blob"), "bytes", json_object_get(blk, "bytes")));
+	}
+	return out;
+}
+
 /* The messages an event adds (user, assistant, tool), or NULL; new ref. */
 static json_t *
 agent_conv_message(enum sess_ev et, const json_t *data)
@@ -176,7 +195,10 @@ agent_conv_message(enum sess_ev et, const json_t *data)
 			return xjson_pack("{s:s, s:O}", "role", "user", "content", json_object_get(only, "text"));
 		char *text = agent_blocks_text(json_object_get(data, "content"), &len);
 		json_t *msg = xjson_pack("{s:s, s:s%}", "role", "user", "content", text, len);
+		json_t *images = agent_conv_images(content);
 		free(text);
+		if (images)
+			json_object_set_new(msg, "images", images);
 		return msg;
 	}
 	if (et == SESS_EV_ASSISTANT_MESSAGE)

@@ -241,20 +241,9 @@ static int
 mock_start(struct child *m, const char *mock, const char *script, const char *port_file)
 {
 	const char *margv[] = { mock, "--script", script, "--port-file", port_file, NULL };
-	FILE *f;
-	int p = 0;
 
 	spawn(m, margv, NULL);
-	for (int i = 0; i < 1000 && p == 0; i++) {
-		if ((f = fopen(port_file, "r")) != NULL) {
-			if (fscanf(f, "%d", &p) != 1)
-				p = 0;
-			fclose(f);
-		}
-		if (p == 0)
-			usleep(10000);
-	}
-	return p;
+	return bench_wait_port(port_file);
 }
 
 /* One process (and its mock) relaying STREAM_ROUNDS answers, each in its own session. */

@@ -69,3 +69,21 @@ bench_proc_kb(int pid, const char *field)
 		fclose(f);
 	return kb;
 }
+
+int
+bench_wait_port(const char *port_file)
+{
+	FILE *f;
+	int p = 0;
+
+	for (int i = 0; i < 1000 && p == 0; i++) {
+		if ((f = fopen(port_file, "r")) != NULL) {
+			if (fscanf(f, "%d", &p) != 1)
+				p = 0;
+			fclose(f);
+		}
+		if (p == 0)
+			usleep(10000);
+	}
+	return p;
+}

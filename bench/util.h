@@ -13,5 +13,7 @@ int bench_cmp_double(const void *a, const void *b);	/* qsort order of doubles */
 /* A "<field>  <n> kB" line of /proc/<pid>/status (VmRSS:, VmHWM:), in kB; -1 when absent. */
 long bench_proc_kb(int pid, const char *field);
 int bench_spawn(const char *const argv[], FILE **to, FILE **from);
+/* The port a mock server writes to port_file once it listens (waits up to 10 s); 0 if none. */
+int bench_wait_port(const char *port_file);
 
 #endif

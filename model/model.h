@@ -52,6 +52,8 @@ struct model_call {
 	const json_t *tools;		/* [{name, description, parameters}] */
 	const char *model;		/* the session's model (session/model), NULL: the provider's */
 	const char *cwd;		/* the session's workspace: replay fills {{cwd}} with it */
+	/* Where a user message's "images" are stored: <state_dir>/blobs/<blob> (docs/contract.md §27). */
+	const char *state_dir;
 	/* A summary request (docs/contract.md §19): messages end with the summary instruction; no tools. The
 	 * replay provider answers it from the script's "compactions", builtin summarises itself. */
 	int summary;

@@ -6,6 +6,7 @@
  * outside curl's callbacks. 429 and 5xx are retried (at most max_tries requests
  * in all) with exponential backoff and jitter, honouring Retry-After.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "base/curl_dl.h"
 #include "base/curl_ev.h"
 
+#include "model/body.h"
 #include "model/model.h"
 #include "base/sse.h"
 #include "model/sse_delta.h"
@@ -50,7 +52,9 @@ struct model_req {
 	struct model_sink sink;
 	CURL *easy;
 	struct curl_slist *headers;
-	char *body;
+	char *body;		/* the body without images, or NULL */
+	struct body stream;	/* the body with images (streamed is set) */
+	int streamed;
 	int tries;
 	ev_timer retry;
 	ev_timer idle;
@@ -89,6 +93,8 @@ oa_req_free(struct model_req *r)
 	if (r->headers)
 		CURLAPI->slist_free_all(r->headers);	/* (none when libcurl never loaded) */
 	free(r->body);
+	if (r->streamed)
+		body_free(&r->stream);
 	buf_free(&r->errbody);
 	buf_free(&r->pend);
 	buf_free(&r->fast_text);
@@ -455,19 +461,58 @@ oa_check_info(void *arg)
 
 /* ---- requests ---- */
 
+/* The next bytes of a body with images (model/body.h); a blob that fails aborts the request. */
+static size_t
+oa_read_cb(char *dst, size_t size, size_t nitems, void *arg)
+{
+	struct model_req *r = arg;
+	long n = body_read(&r->stream, dst, size * nitems);
+
+	if (n < 0) {
+		oa_fail(r, ERR_MODEL_REQUEST, "%s", r->stream.error);
+		return CURL_READFUNC_ABORT;
+	}
+	return (size_t)n;
+}
+
+static int
+oa_seek_cb(void *arg, curl_off_t offset, int origin)
+{
+	struct model_req *r = arg;
+
+	if (offset == 0 && origin == SEEK_SET && body_rewind(&r->stream) == 0)
+		return CURL_SEEKFUNC_OK;
+	return CURL_SEEKFUNC_CANTSEEK;
+}
+
 static void
 oa_submit(struct model_req *r)
 {
 	struct oa *oa = r->oa;
-	CURL *e = CURLAPI->easy_init();
+	CURL *e;
 
+	if (r->streamed && body_rewind(&r->stream) < 0) {
+		oa_fail(r, ERR_MODEL_REQUEST, "an image blob cannot be read again: %s", strerror(errno));
+		oa_finish(r);
+		return;
+	}
+	e = CURLAPI->easy_init();
 	r->tries++;
 	r->status = 0;
 	r->retry_after_ms = 0;
 	buf_consume(&r->errbody, r->errbody.len);
 	r->easy = e;
 	CURLAPI->easy_setopt(e, CURLOPT_URL, oa->url);
-	CURLAPI->easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+	if (r->streamed) {
+		CURLAPI->easy_setopt(e, CURLOPT_POST, 1L);
+		CURLAPI->easy_setopt(e, CURLOPT_READFUNCTION, oa_read_cb);
+		CURLAPI->easy_setopt(e, CURLOPT_READDATA, r);
+		CURLAPI->easy_setopt(e, CURLOPT_SEEKFUNCTION, oa_seek_cb);
+		CURLAPI->easy_setopt(e, CURLOPT_SEEKDATA, r);
+		CURLAPI->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->stream.total);
+	} else {
+		CURLAPI->easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+	}
 	CURLAPI->easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
 	CURLAPI->easy_setopt(e, CURLOPT_WRITEFUNCTION, oa_write_cb);
 	CURLAPI->easy_setopt(e, CURLOPT_WRITEDATA, r);
@@ -558,16 +603,23 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	const char *model = call->model ? call->model : oa->model;
 	json_t *body = json_pack("{s:s, s:b, s:o, s:{s:b}}", "model", model, "stream", 1, "messages",
 	    oa_messages(call), "stream_options", "include_usage", 1);
+	char nonce[17];
+	size_t nimages = 0;
 
 	if (body && json_array_size(call->tools) &&
 	    json_object_set_new(body, "tools", oa_tools(call->tools)) < 0) {
 		json_decref(body);
 		body = NULL;
 	}
+	if (body) {
+		body_nonce(nonce);
+		nimages = body_mark_images(json_object_get(body, "messages"), nonce);
+	}
 	r->oa = oa;
 	r->sink = *sink;
 	r->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
+
 	buf_init(&r->errbody);
 	buf_init(&r->pend);
 	buf_init(&r->fast_text);
@@ -578,7 +630,19 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	r->retry.data = r;
 	ev_init(&r->idle, oa_idle_cb);
 	r->idle.data = r;
-	if (r->body == NULL) {
+	err_clear(&e);
+	if (r->body && nimages > 0) {
+		/* The images stream from the blob store into the marked places (model/body.h). */
+		char *text = r->body;
+		r->body = NULL;
+		r->streamed = 1;
+		if (body_make(&r->stream, text, strlen(text), call->messages, nonce, call->state_dir, &e) < 0) {
+			oa_fail(r, ERR_MODEL_REQUEST, "%s", e.msg);
+			oa_finish(r);
+			return r;
+		}
+	}
+	if (r->body == NULL && !r->streamed) {
 		/* Failed through the run queue, like any outcome: start never calls back re-entrantly. */
 		oa_fail(r, ERR_MODEL_REQUEST, "the request to the model could not be built (a system prompt that is "
 		    "not UTF-8, or a tool without a name)");
@@ -594,6 +658,8 @@ oa_start(struct model *m, const struct model_call *call, const struct model_sink
 	r->headers = CURLAPI->slist_append(NULL, oa->auth);
 	r->headers = CURLAPI->slist_append(r->headers, "Content-Type: application/json");
 	r->headers = CURLAPI->slist_append(r->headers, "Accept: text/event-stream");
+	if (r->streamed)	/* no wait for a "100 Continue" before a large body */
+		r->headers = CURLAPI->slist_append(r->headers, "Expect:");
 	oa_submit(r);
 	return r;
 }

@@ -51,10 +51,12 @@ SHAPE(p_tool_call_block, F("callId", PK_STR), F("name", PK_STR), F("arguments", 
 SHAPE(p_resource, FO("uri", PK_STR), FO("text", PK_STR));
 SHAPE(p_resource_block, FS("resource", PK_OBJ, &p_resource));
 SHAPE(p_link_block, FO("uri", PK_STR));
+SHAPE(p_image_block, F("mimeType", PK_STR), F("blob", PK_STR), F("bytes", PK_COUNT));
 
 static const struct pfield p_typed_f[] = { F("type", PK_STR), END };
 static const struct pvariant p_user_blocks[] = {
-	{ "text", &p_text }, { "resource", &p_resource_block }, { "resource_link", &p_link_block }, { NULL, NULL },
+	{ "text", &p_text }, { "resource", &p_resource_block }, { "resource_link", &p_link_block },
+	{ "image", &p_image_block }, { NULL, NULL },
 };
 static const struct pshape p_user_block = { p_typed_f, p_user_blocks, 1 };
 static const struct pvariant p_assistant_blocks[] = {

@@ -50,6 +50,7 @@ main(void)
 	srunner_add_suite(sr, mcp_http_suite());
 	srunner_add_suite(sr, chat_suite());
 	srunner_add_suite(sr, record_suite());
+	srunner_add_suite(sr, images_suite());
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -465,6 +465,10 @@ START_TEST(inspect_refuses_payloads_of_the_wrong_shape)
 		    "content[0].text is missing" },
 		{ "user/message", "{\"id\":\"m\",\"content\":[\"x\"],\"source\":{\"kind\":\"user\"}}",
 		    "content[0] must be an object" },
+		{ "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"image\",\"mimeType\":\"image/png\",\"bytes\":1}],"
+		    "\"source\":{\"kind\":\"user\"}}", "content[0].blob is missing" },
+		{ "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"image\",\"mimeType\":\"image/png\",\"blob\":\"b\","
+		    "\"bytes\":-1}],\"source\":{\"kind\":\"user\"}}", "content[0].bytes must be an integer" },
 		{ "user/message", "{\"id\":\"m\",\"content\":{},\"source\":{\"kind\":\"user\"}}",
 		    "content must be an array" },
 		{ "user/message", "{\"id\":\"m\",\"content\":[],\"source\":{}}", "source.kind is missing" },
@@ -524,7 +528,7 @@ START_TEST(inspect_refuses_payloads_of_the_wrong_shape)
 	}
 	/* The same events with their fields right are taken, unknown user blocks included. */
 	snprintf(doc, sizeof(doc), "%s%s%s", HDR,
-	    EV(0, "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"image\",\"data\":\"\"},{\"type\":"
+	    EV(0, "user/message", "{\"id\":\"m\",\"content\":[{\"type\":\"audio\",\"data\":\"\"},{\"type\":"
 		"\"resource_link\",\"uri\":\"file:///a\"}],\"source\":{\"kind\":\"user\"}}"),
 	    EV(1, "subagent/settled", "{\"epoch\":1,\"end\":\"completed\"}"));
 	struct sess_image img;

@@ -389,7 +389,7 @@ replay_both(char **lines, size_t *lens, size_t n, const struct toolbox *tb, int 
 START_TEST(updates_replay_from_lines_equals_trees)
 {
 	static const char *const lines[] = {
-		"{\"seq\":0,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m1\",\"content\":[{\"type\":\"text\",\"text\":\"hi \\\"you\\\"\\n\\u001F\"},{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}],\"source\":{\"kind\":\"user\"}}}",
+		"{\"seq\":0,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m1\",\"content\":[{\"type\":\"text\",\"text\":\"hi \\\"you\\\"\\n\\u001F\"},{\"type\":\"image\",\"mimeType\":\"image/png\",\"blob\":\"abababababababababababababababababababababababababababababababab\",\"bytes\":1}],\"source\":{\"kind\":\"user\"}}}",
 		/* another writer's escapes and spaces: the bytes jenc writes, not these */
 		"{ \"seq\" : 1, \"time\":1, \"type\":\"user/message\", \"data\":{ \"id\":\"m2\", \"content\":[ {\"type\":\"text\", \"text\":\"caf\\u00e9 \\/ \\u001f \\ud83d\\ude00\"} ], \"source\":{\"kind\":\"user\"} } }",
 		"{\"seq\":2,\"time\":1,\"type\":\"user/message\",\"data\":{\"id\":\"m3\",\"content\":[{\"type\":\"text\",\"text\":\"notice\"}],\"source\":{\"kind\":\"subagent-settled\"}}}",

@@ -74,5 +74,6 @@ Suite *mcp_text_suite(void);
 Suite *mcp_http_suite(void);
 Suite *chat_suite(void);
 Suite *record_suite(void);
+Suite *images_suite(void);
 
 #endif

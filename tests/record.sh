@@ -4,7 +4,7 @@
 # and a /compact) is recorded; the directory then replays with no key and no mock, the replay's
 # transcript and logs equal the live ones, a second replay passes, a second recording of the
 # same session is byte-identical, the key is in no recorded file, and a replay whose workspace
-# differs fails with a diff that shows where. Bad input: a DIR that is not empty, a DIR that
+# differs fails with a diff that shows where. The first prompt carries an image, which replays too. Bad input: a DIR that is not empty, a DIR that
 # cannot be made. A SIGKILL leaves whole files.
 # Usage: tests/record.sh AGENT MOCK
 set -u
@@ -65,7 +65,7 @@ EOF
   {"send": {"method": "session/new", "params": {"cwd": "{{cwd}}", "mcpServers": []}}},
   {"answer": {"method": "session/request_permission", "match": "\"title\":\"Edit notes.txt\"", "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}},
   {"answer": {"method": "session/request_permission", "match": "cat notes.txt", "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}},
-  {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "Edit the note in {{cwd}}."}]}}},
+  {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "Edit the note in {{cwd}}."}, {"type": "image", "mimeType": "image/gif", "data": "R0lGODlhAQABAAAAADs="}]}}},
   {"waitIdle": true},
   {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "And now?"}]}}},
   {"send": {"method": "session/prompt", "params": {"sessionId": "{{session:1}}", "prompt": [{"type": "text", "text": "/compact"}]}}},
@@ -92,6 +92,11 @@ grep -q '"usage": {"prompt_tokens": 90000, "completion_tokens": 40, "total_token
 grep -q '"reasoning": "Look first."' "$rec/recording.json" || fail "reasoning is not recorded"
 grep -q '"answer": {"method": "session/request_permission", "match": "\\"toolCallId\\":' "$rec/scenario.json" ||
 	fail "the permission answers are not answer steps"
+# The image (docs/contract.md §27): recorded as the client sent it, sent to the model as a data URL.
+grep -q '{"type": "image", "mimeType": "image/gif", "data": "R0lGODlhAQABAAAAADs="}' "$rec/scenario.json" ||
+	fail "the prompt's image is not recorded as sent"
+grep -q '"url":"data:image/gif;base64,R0lGODlhAQABAAAAADs="' "$tmp/live1/expected/requests.jsonl" ||
+	fail "the live request carries no image_url"
 grep -q '{{cwd}}' "$rec/scenario.json" && grep -q '{{session:1}}' "$rec/scenario.json" ||
 	fail "cwd and session ids are not templated"
 ! grep -q "$tmp" "$rec/scenario.json" "$rec/recording.json" || fail "a temporary path is left untemplated"
