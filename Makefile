@@ -164,6 +164,7 @@ test: deps
 	$(Q)sh tests/docs.sh bin/acp-agent
 	$(Q)sh tests/two_process.sh $(AGENT)
 	$(Q)sh tests/session_delete.sh $(AGENT)
+	$(Q)sh tests/images.sh $(AGENT)
 	$(Q)sh tests/enospc.sh $(AGENT)
 	$(Q)sh tests/readonly.sh $(AGENT)
 	$(Q)sh tests/worktree_readonly.sh $(AGENT)

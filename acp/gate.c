@@ -220,6 +220,18 @@ acp_gate_unpark(struct acp_session *as, json_t **id, json_t **prompt)
 	as->parked.why = ACP_WAIT_NONE;
 }
 
+json_t *
+acp_gate_take_prompt(struct acp_session *as, enum acp_wait why)
+{
+	json_t *id, *prompt;
+
+	if (as->parked.why != why)
+		return NULL;
+	acp_gate_unpark(as, &id, &prompt);
+	json_decref(prompt);
+	return id;
+}
+
 /* The cancelled turn before the parked prompt answered: it starts, if its session can take it. */
 void
 acp_gate_after_cancelled(struct acp_session *as)
@@ -238,8 +250,8 @@ acp_gate_release_prompt(struct acp_session *as)
 {
 	json_t *id, *prompt, *reply;
 
-	if (as->parked.why == ACP_WAIT_NONE || as->replays || as->agent == NULL || as->prompt_id ||
-	    as->srv->shutting_down)
+	if (as->parked.why == ACP_WAIT_NONE || as->parked.why == ACP_WAIT_STORE || as->replays ||
+	    as->agent == NULL || as->prompt_id || as->srv->shutting_down)
 		return;
 	if (as->parked.why == ACP_WAIT_CANCEL) {
 		/* behind a cancelled turn: a turn, as it was when it was parked */
@@ -262,6 +274,8 @@ acp_gate_drop_prompt(struct acp_session *as, enum acp_wait why)
 	if (as->parked.why == ACP_WAIT_NONE || (why != ACP_WAIT_NONE && as->parked.why != why))
 		return;
 	int behind_turn = as->parked.why == ACP_WAIT_CANCEL;
+	if (as->parked.why == ACP_WAIT_STORE)
+		acp_store_detach(as);
 	acp_gate_unpark(as, &id, &prompt);
 	reply = acp_result_new(id, xjson_pack("{s:s}", "stopReason", "cancelled"));
 	/* one parked behind a cancelled turn is answered after that turn's answer, as it would
@@ -277,6 +291,7 @@ acp_gate_drop_prompt(struct acp_session *as, enum acp_wait why)
 void
 acp_gate_free_prompt(struct acp_session *as)
 {
+	acp_store_detach(as);
 	json_decref(as->parked.id);
 	json_decref(as->parked.prompt);
 	as->parked.id = as->parked.prompt = NULL;

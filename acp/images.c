@@ -61,60 +61,104 @@ acp_image_check(const json_t *blk, size_t i, char *buf, size_t size)
 	return 1;
 }
 
-/* Block i's image stored: its reference (new ref), or NULL with e. */
-static json_t *
-img_store(const json_t *blk, size_t i, const struct acp_spans *sp, const char *blob_dir, int sync, struct err *e)
+/* Block i's image decoded and checked into im, or -1 with e. */
+static int
+img_decode(const json_t *blk, size_t i, const struct acp_spans *sp, struct acp_image *im, struct err *e)
 {
 	const char *mime = json_string_value(json_object_get(blk, "mimeType")), *text;
-	char name[BLOB_NAME_LEN + 1];
-	unsigned char *bytes;
 	size_t len, bad, pad = 0;
 	long long n;
 
 	acp_spans_text(sp, json_object_get(blk, "data"), &text, &len);
 	if (len >= 4 && len % 4 == 0)
 		pad = (text[len - 1] == '=') + (text[len - 2] == '=');
-	if (len % 4 == 0 && BASE64_DECODED_MAX(len) - pad > ACP_IMAGE_MAX) {
-		err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_TOO_LARGE, i, BASE64_DECODED_MAX(len) - pad);
-		return NULL;
-	}
-	bytes = xmalloc(BASE64_DECODED_MAX(len) + 1);
-	n = base64_decode(text, len, bytes, &bad);
+	if (len % 4 == 0 && BASE64_DECODED_MAX(len) - pad > ACP_IMAGE_MAX)
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_TOO_LARGE, i, BASE64_DECODED_MAX(len) - pad);
+	im->data = xmalloc(BASE64_DECODED_MAX(len) + 1);
+	n = base64_decode(text, len, im->data, &bad);
 	if (n < 0 && bad == len)
-		err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_LENGTH, i, len);
-	else if (n < 0)
-		err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_BASE64, i, bad);
-	else if (n == 0)
-		err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_EMPTY, i);
-	else if (!img_magic_ok(img_type(mime), bytes, (size_t)n))
-		err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_LIES, i, mime);
-	else if (blob_put(blob_dir, bytes, (size_t)n, sync, name, e) == 0) {
-		free(bytes);
-		return xjson_pack("{s:s, s:s, s:s, s:I}", "type", "image", "mimeType", mime, "blob", name, "bytes",
-		    (json_int_t)n);
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_LENGTH, i, len);
+	if (n < 0)
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_BASE64, i, bad);
+	if (n == 0)
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_EMPTY, i);
+	if (!img_magic_ok(img_type(mime), im->data, (size_t)n))
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_LIES, i, mime);
+	im->len = (size_t)n;
+	return 0;
+}
+
+static int
+img_is_image(const json_t *blk)
+{
+	const json_t *type = json_object_get(blk, "type");
+
+	return json_is_string(type) && strcmp(json_string_value(type), "image") == 0;
+}
+
+int
+acp_images_decode(const json_t *prompt, const struct acp_spans *sp, struct acp_image **out, size_t *n, struct err *e)
+{
+	struct acp_image *imgs = NULL;
+	size_t i, k = 0, count = 0;
+	json_t *blk;
+
+	json_array_foreach(prompt, i, blk)
+		count += (size_t)img_is_image(blk);
+	*out = NULL;
+	*n = 0;
+	if (count == 0)
+		return 0;
+	imgs = xcalloc(count, sizeof(*imgs));
+	json_array_foreach(prompt, i, blk) {
+		if (!img_is_image(blk))
+			continue;
+		if (img_decode(blk, i, sp, &imgs[k++], e) < 0) {
+			acp_images_free(imgs, count);
+			return -1;
+		}
 	}
-	free(bytes);
-	return NULL;
+	*out = imgs;
+	*n = count;
+	return 0;
+}
+
+int
+acp_images_put(struct acp_image *imgs, size_t n, const char *blob_dir, int sync, const atomic_int *cancel,
+    struct err *e)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (cancel && atomic_load(cancel))
+			return err_set(e, ERR_INTERNAL, "the image store was cancelled");
+		if (blob_put(blob_dir, imgs[i].data, imgs[i].len, sync, imgs[i].blob, e) < 0)
+			return -1;
+		free(imgs[i].data);	/* stored: its bytes are the blob's now */
+		imgs[i].data = NULL;
+	}
+	return 0;
 }
 
 json_t *
-acp_images_store(const json_t *prompt, const struct acp_spans *sp, const char *blob_dir, int sync, struct err *e)
+acp_images_refs(const json_t *prompt, const struct acp_image *imgs, size_t n)
 {
-	json_t *out = NULL, *blk;
-	size_t i;
+	json_t *out = json_copy((json_t *)prompt), *blk;
+	size_t i, k = 0;
 
 	json_array_foreach(prompt, i, blk) {
-		const json_t *type = json_object_get(blk, "type");
-		json_t *ref;
-		if (!json_is_string(type) || strcmp(json_string_value(type), "image") != 0)
+		if (!img_is_image(blk) || k >= n)
 			continue;
-		if ((ref = img_store(blk, i, sp, blob_dir, sync, e)) == NULL) {
-			json_decref(out);
-			return NULL;
-		}
-		if (out == NULL)
-			out = json_copy((json_t *)prompt);
-		json_array_set_new(out, i, ref);
+		json_array_set_new(out, i, xjson_pack("{s:O, s:s, s:s, s:I}", "type", json_object_get(blk, "type"),
+		    "mimeType", json_string_value(json_object_get(blk, "mimeType")), "blob", imgs[k].blob, "bytes",
+		    (json_int_t)imgs[k].len));
+		k++;
 	}
-	return out ? out : json_incref((json_t *)prompt);
+	return out;
+}
+
+void
+acp_images_free(struct acp_image *imgs, size_t n)
+{
+	for (size_t i = 0; i < n && imgs; i++)
+		free(imgs[i].data);
+	free(imgs);
 }

@@ -9,7 +9,10 @@
 
 #include <jansson.h>
 
+#include <stdatomic.h>
+
 #include "acp/spans.h"
+#include "base/blob.h"
 #include "base/err.h"
 
 #define ACP_IMAGE_MAX ((size_t)20 << 20)	/* decoded bytes */
@@ -28,13 +31,26 @@
  * error text in buf otherwise. */
 int acp_image_check(const json_t *blk, size_t i, char *buf, size_t size);
 
+/* An image's bytes between the check and the store: decoded on the loop, stored off it. */
+struct acp_image {
+	unsigned char *data;	/* owned */
+	size_t len;
+	char blob[BLOB_NAME_LEN + 1];	/* its name, once stored */
+};
+
 /*
- * The prompt with each image block stored under blob_dir and replaced by {type, mimeType, blob,
- * bytes}: a new ref (prompt itself, referenced again, when it has no image). NULL with e
- * (ERR_INVALID_PARAMS: bad base64, a lying type, empty, too large; ERR_INTERNAL: the store
- * failed). Data comes from spans where a long line left it there.
+ * Decodes and checks each image block of prompt (data read from spans where a long line left it,
+ * docs/contract.md §27): *out (owned, acp_images_free) and *n; 0 with *n 0 when it has none; -1
+ * with e (ERR_INVALID_PARAMS: bad base64, a lying type, empty, too large).
  */
-json_t *acp_images_store(const json_t *prompt, const struct acp_spans *sp, const char *blob_dir, int sync,
+int acp_images_decode(const json_t *prompt, const struct acp_spans *sp, struct acp_image **out, size_t *n,
     struct err *e);
+/* Stores each under blob_dir, naming it (off the loop: hashing 20 MiB takes 80 ms); stops between
+ * images when *cancel. 0, or -1 with e (ERR_INTERNAL). */
+int acp_images_put(struct acp_image *imgs, size_t n, const char *blob_dir, int sync, const atomic_int *cancel,
+    struct err *e);
+/* The prompt with its image blocks, in order, replaced by {type, mimeType, blob, bytes}; new ref. */
+json_t *acp_images_refs(const json_t *prompt, const struct acp_image *imgs, size_t n);
+void acp_images_free(struct acp_image *imgs, size_t n);
 
 #endif

@@ -349,14 +349,14 @@ acp_prompt_begin(struct acp_session *as, json_t *id, const json_t *prompt)
 	return NULL;		/* answered when its turn ends */
 }
 
-static json_t *acp_prompt_run(struct acp_session *as, json_t *id, json_t *prompt);
-
 json_t *
 acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 {
-	json_t *reply = NULL, *prompt = json_object_get(m->params, "prompt"), *stored;
+	json_t *reply = NULL, *prompt = json_object_get(m->params, "prompt");
 	struct acp_session *as = acp_live_session(srv, m, &reply);
-	char buf[160], *blobs;
+	struct acp_image *imgs;
+	size_t nimgs;
+	char buf[160];
 	const char *bad;
 	struct err e;
 
@@ -366,23 +366,19 @@ acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 		return acp_invalid_params(m->id, bad);
 	if (acp_commands_match(prompt) && acp_has_nul(json_object_get(json_array_get(prompt, 0), "text")))
 		return acp_invalid_params(m->id, "prompt: a slash command must not contain \\u0000");
-	if (as->prompt_id && !as->cancelled)
+	if ((as->prompt_id && !as->cancelled) || as->parked.why != ACP_WAIT_NONE)
 		return acp_invalid_params(m->id, "a prompt is already in flight for this session");
-	/* Images are stored now, from the line (acp/spans.h): what runs or parks holds references. */
+	/* Images are decoded now, from the line (acp/spans.h), and stored off the loop. */
 	err_clear(&e);
-	blobs = xasprintf("%s/blobs", srv->env.state_dir);
-	stored = acp_images_store(prompt, &m->spans, blobs, srv->env.sync != SESS_SYNC_NONE, &e);
-	free(blobs);
-	if (stored == NULL)
+	if (acp_images_decode(prompt, &m->spans, &imgs, &nimgs, &e) < 0)
 		return acp_error_new(m->id, e.code, e.msg, NULL);
-	reply = acp_prompt_run(as, m->id, stored);
-	json_decref(stored);
-	return reply;
+	if (nimgs > 0)
+		return acp_store_start(as, m->id, prompt, imgs, nimgs);
+	return acp_prompt_run(as, m->id, prompt);
 }
 
-/* A checked prompt (images stored) runs, parks or is refused. */
-static json_t *
-acp_prompt_run(struct acp_session *as, json_t *id, json_t *prompt)
+json_t *
+acp_prompt_run(struct acp_session *as, json_t *id, const json_t *prompt)
 {
 	if (as->replays && as->prompt_id == NULL) {
 		/* The session is being loaded: the prompt runs once the replay and its response are out. */
@@ -411,6 +407,7 @@ acp_m_session_cancel(struct acp_server *srv, struct acp_msg *m)
 	}
 	if (as && as->agent) {
 		acp_gate_drop_prompt(as, ACP_WAIT_REPLAY);
+		acp_gate_drop_prompt(as, ACP_WAIT_STORE);	/* answered now; its images stay stored */
 		acp_session_cancel(as);
 	} else if (sid == NULL || !acp_child_cancel(srv, sid))
 		log_info("acp: session/cancel for unknown session ignored");

@@ -443,6 +443,7 @@ acp_server_free(struct acp_server *srv)
 		ev_signal_stop(srv->loop, &srv->sigterm);
 	}
 	acp_loads_stop(srv);
+	acp_stores_free(srv);
 	while (srv->waiters)
 		acp_waiter_done(srv, srv->waiters, 0);
 	acp_gate_free(srv);

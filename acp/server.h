@@ -54,6 +54,7 @@ enum acp_wait {
 	ACP_WAIT_CONV,		/* its session is live, its conversation not yet: a prompt and what follows */
 	ACP_WAIT_REPLAY,	/* a prompt: its session's replay is not out yet */
 	ACP_WAIT_CANCEL,	/* a prompt: the cancelled turn before it has not answered yet */
+	ACP_WAIT_STORE,		/* a prompt: its images are being stored (acp/imgstore.c) */
 };
 
 struct acp_parked;
@@ -93,6 +94,7 @@ struct acp_session {
 	json_t *held;			/* its messages held while replays > 0: owned array, or NULL */
 	struct acp_parked_prompt parked;	/* a checked prompt that waits (acp/gate.c) */
 	int titled;			/* its title is known (a person's prompt is logged): said once */
+	struct acp_store *store;	/* its parked prompt's images being stored, or NULL */
 
 };
 
@@ -100,6 +102,7 @@ struct acp_waiter;
 struct acp_child_ask;
 struct acp_replay_task;
 struct acp_load;
+struct acp_store;
 
 struct acp_server {
 	struct ev_loop *loop;
@@ -134,6 +137,7 @@ struct acp_server {
 	struct acp_replay_task *replays;	/* session/load replays in flight or stopped but queued */
 	struct acp_gate gate;		/* requests parked until what they wait for is there (acp/gate.c) */
 	struct acp_load *loads;		/* stored sessions being read off the loop (acp/load.c) */
+	struct acp_store *stores;	/* images being stored off the loop (acp/imgstore.c) */
 	off_t load_offload_min;		/* a file this big or bigger is read off the loop */
 	ev_signal sigint, sigterm;
 	const struct toolset_profile *profile;	/* --profile: its extensions and tools */

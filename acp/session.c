@@ -444,6 +444,7 @@ acp_session_close_now(struct acp_server *srv, struct acp_session *as)
 {
 	acp_replays_stop(srv, as);
 	acp_gate_drop_prompt(as, ACP_WAIT_REPLAY);
+	acp_gate_drop_prompt(as, ACP_WAIT_STORE);
 	acp_session_cancel(as);		/* the turn's answer is queued here... */
 	acp_gate_drop_prompt(as, ACP_WAIT_CANCEL);	/* ...and the prompt parked behind it after it */
 	sess_unobserve(agent_sess(as->agent), acp_observe_event, as);

@@ -41,6 +41,7 @@ $b/bench_agent bin/acp-agent $b/mock-openai
 $b/bench_bash
 $b/bench_ask bin/acp-agent
 $b/bench_plan bin/acp-agent
+$b/bench_image bin/acp-agent $b/mock-openai
 $b/bench_step bin/acp-agent
 $b/bench_types bin/acp-agent
 $b/bench_worktree bin/acp-agent

@@ -214,7 +214,7 @@ START_TEST(rpc_classify_gives_an_image_prompt_its_span)
 }
 END_TEST
 
-/* acp_images_store over one block; returns the error text ("" when stored). */
+/* An image block decoded, stored and referenced; returns the error text ("" when stored). */
 static const char *
 store_one(const char *mime, const char *data, const char *blobs, json_t **out, char *buf, size_t size)
 {
@@ -228,12 +228,19 @@ store_one(const char *mime, const char *data, const char *blobs, json_t **out, c
 		json_decref(prompt);
 		return buf;
 	}
-	*out = acp_images_store(prompt, NULL, blobs, 0, &e);
-	json_decref(prompt);
-	if (*out == NULL) {
+	struct acp_image *imgs;
+	size_t n;
+	if (acp_images_decode(prompt, NULL, &imgs, &n, &e) < 0) {
+		json_decref(prompt);
 		ck_assert_int_eq(e.code, ERR_INVALID_PARAMS);
 		snprintf(buf, size, "%s", e.msg);
+		return buf;
 	}
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(acp_images_put(imgs, n, blobs, 0, NULL, &e), 0);
+	*out = acp_images_refs(prompt, imgs, n);
+	acp_images_free(imgs, n);
+	json_decref(prompt);
 	return buf;
 }
 
