@@ -92,7 +92,7 @@ acp_lane_answer_prompts(struct acp_server *srv, struct acp_lane *q)
 	struct acp_parked *p;
 
 	while ((p = acp_lane_take(q)) != NULL) {
-		json_t *j = p->prompt ? json_loadb(p->line, p->len, 0, NULL) : NULL;
+		json_t *j = p->prompt ? acp_spans_peek(p->line, p->len) : NULL;
 		json_t *id = json_object_get(j, "id");
 		if (json_is_string(id) || json_is_integer(id))
 			acp_send(srv, acp_result_new(id, xjson_pack("{s:s}", "stopReason", "cancelled")));
@@ -116,7 +116,7 @@ acp_lane_free(struct acp_lane *q)
 static int
 acp_gate_needs_corpus(const char *line, size_t len)
 {
-	json_t *j = json_loadb(line, len, 0, NULL);
+	json_t *j = acp_spans_peek(line, len);	/* the envelope only: no copy of a large value */
 	const char *method = json_string_value(json_object_get(j, "method"));
 	int needs = method && json_object_get(j, "id") && strcmp(method, "initialize") != 0 &&
 		    strcmp(method, "authenticate") != 0 && strcmp(method, "session/new") != 0;

@@ -70,14 +70,15 @@ img_decode(const json_t *blk, size_t i, const struct acp_spans *sp, struct acp_i
 	long long n;
 
 	acp_spans_text(sp, json_object_get(blk, "data"), &text, &len);
-	if (len >= 4 && len % 4 == 0)
+	/* told from the length alone, before anything is allocated */
+	if (len % 4 != 0)
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_LENGTH, i, len);
+	if (len >= 4)
 		pad = (text[len - 1] == '=') + (text[len - 2] == '=');
-	if (len % 4 == 0 && BASE64_DECODED_MAX(len) - pad > ACP_IMAGE_MAX)
+	if (BASE64_DECODED_MAX(len) - pad > ACP_IMAGE_MAX)
 		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_TOO_LARGE, i, BASE64_DECODED_MAX(len) - pad);
 	im->data = xmalloc(BASE64_DECODED_MAX(len) + 1);
 	n = base64_decode(text, len, im->data, &bad);
-	if (n < 0 && bad == len)
-		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_LENGTH, i, len);
 	if (n < 0)
 		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_BASE64, i, bad);
 	if (n == 0)

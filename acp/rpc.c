@@ -112,7 +112,6 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 {
 	json_error_t jerr;
 	json_t *root, *id, *jrpc, *method;
-	const char *why = NULL;
 	size_t cut_len = 0;
 	char *cut;
 	int has_id;
@@ -129,9 +128,14 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 	root = json_loadb(cut ? cut : line, cut ? cut_len : len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL |
 	    JSON_DECODE_ANY, &jerr);
 	free(cut);
-	if (root && acp_spans_fill(root, &m->spans, &why) < 0) {
+	if (root == NULL && cut) {
+		/* The error's position is the line's: parsed again as it came (an error path only). */
+		acp_spans_free(&m->spans);
+		root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+	}
+	if (root && acp_spans_fill(root, &m->spans) < 0) {
 		json_decref(root);
-		return acp_invalid(m, reply, acp_error_new(NULL, ERR_PARSE_ERROR, why, NULL));
+		return acp_invalid(m, reply, acp_error_new(NULL, ERR_INTERNAL, "a string could not be made", NULL));
 	}
 	if (root == NULL) {
 		json_t *data = xjson_pack("{s:i}", "position", jerr.position);

@@ -39,6 +39,26 @@ spans_close(const char *p, const char *end, int *escaped)
 	}
 }
 
+/* Whether the string that closed just before p is an object's key (a ':' follows). */
+static int
+spans_key(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p < end && *p == ':';
+}
+
+/* Whether s[0..n) holds no control byte (JSON forbids them raw: jansson must see and report it). */
+static int
+spans_plain(const char *s, size_t n)
+{
+	unsigned char low = 0xff;
+
+	for (size_t i = 0; i < n; i++)
+		low = (unsigned char)s[i] < low ? (unsigned char)s[i] : low;
+	return low >= 0x20;
+}
+
 char *
 acp_spans_cut(const char *line, size_t len, struct acp_spans *sp, size_t *out_len)
 {
@@ -46,7 +66,8 @@ acp_spans_cut(const char *line, size_t len, struct acp_spans *sp, size_t *out_le
 	struct buf out;
 
 	memset(sp, 0, sizeof(*sp));
-	if (len < ACP_SPANS_LINE_MIN)
+	/* A client's own "\u0000" could spell a placeholder: such a line is parsed as it is. */
+	if (len < ACP_SPANS_LINE_MIN || memmem(line, len, "\\u0000", 6) != NULL)
 		return NULL;
 	buf_init(&out);
 	while (p < end) {
@@ -57,7 +78,8 @@ acp_spans_cut(const char *line, size_t len, struct acp_spans *sp, size_t *out_le
 		close = spans_close(open + 1, end, &escaped);
 		if (close == NULL)
 			break;
-		if (!escaped && (size_t)(close - open - 1) >= ACP_SPANS_MIN) {
+		if (!escaped && (size_t)(close - open - 1) >= ACP_SPANS_MIN && !spans_key(close + 1, end) &&
+		    spans_plain(open + 1, (size_t)(close - open - 1))) {
 			if (sp->n == sp->cap) {
 				sp->cap = sp->cap ? 2 * sp->cap : 4;
 				sp->v = xrealloc(sp->v, sp->cap * sizeof(*sp->v));
@@ -112,15 +134,10 @@ acp_spans_text(const struct acp_spans *sp, const json_t *s, const char **text, s
 	}
 }
 
-/* The string a span stands for, or NULL with *why (a control character). */
+/* The string a span stands for (its bytes were checked when it was cut). */
 static json_t *
-spans_string(const struct acp_span *span, const char **why)
+spans_string(const struct acp_span *span)
 {
-	for (size_t i = 0; i < span->n; i++)
-		if ((unsigned char)span->s[i] < 0x20) {
-			*why = "a string holds a control character";
-			return NULL;
-		}
 	return json_stringn(span->s, span->n);
 }
 
@@ -142,7 +159,7 @@ spans_kept(const struct spans_keep *keep, const json_t *x)
 
 /* v's string x (at key, or at index i of an array) is put back when it stands for a span. */
 static int
-spans_fill_value(json_t *v, const struct acp_spans *sp, const struct spans_keep *keep, const char **why)
+spans_fill_value(json_t *v, const struct acp_spans *sp, const struct spans_keep *keep)
 {
 	const struct acp_span *span;
 	const char *key;
@@ -153,20 +170,20 @@ spans_fill_value(json_t *v, const struct acp_spans *sp, const struct spans_keep 
 	if (json_is_object(v)) {
 		json_object_foreach_safe(v, tmp, key, x) {
 			if (json_is_string(x) && !spans_kept(keep, x) && (span = spans_of(sp, x)) != NULL) {
-				if ((s = spans_string(span, why)) == NULL)
+				if ((s = spans_string(span)) == NULL)
 					return -1;
 				json_object_set_new(v, key, s);
-			} else if (spans_fill_value(x, sp, keep, why) < 0) {
+			} else if (spans_fill_value(x, sp, keep) < 0) {
 				return -1;
 			}
 		}
 	} else if (json_is_array(v)) {
 		json_array_foreach(v, i, x) {
 			if (json_is_string(x) && !spans_kept(keep, x) && (span = spans_of(sp, x)) != NULL) {
-				if ((s = spans_string(span, why)) == NULL)
+				if ((s = spans_string(span)) == NULL)
 					return -1;
 				json_array_set_new(v, i, s);
-			} else if (spans_fill_value(x, sp, keep, why) < 0) {
+			} else if (spans_fill_value(x, sp, keep) < 0) {
 				return -1;
 			}
 		}
@@ -175,7 +192,7 @@ spans_fill_value(json_t *v, const struct acp_spans *sp, const struct spans_keep 
 }
 
 int
-acp_spans_fill(json_t *root, const struct acp_spans *sp, const char **why)
+acp_spans_fill(json_t *root, const struct acp_spans *sp)
 {
 	const json_t *method = json_object_get(root, "method");
 	json_t *prompt = json_object_get(json_object_get(root, "params"), "prompt"), *blk;
@@ -189,5 +206,18 @@ acp_spans_fill(json_t *root, const struct acp_spans *sp, const char **why)
 			    json_is_string(data) && keep.n < ACP_SPANS_KEEP)
 				keep.v[keep.n++] = data;
 		}
-	return spans_fill_value(root, sp, &keep, why);
+	return spans_fill_value(root, sp, &keep);
+}
+
+json_t *
+acp_spans_peek(const char *line, size_t len)
+{
+	struct acp_spans sp;
+	size_t cut_len = 0;
+	char *cut = acp_spans_cut(line, len, &sp, &cut_len);
+	json_t *j = json_loadb(cut ? cut : line, cut ? cut_len : len, JSON_ALLOW_NUL, NULL);
+
+	free(cut);
+	acp_spans_free(&sp);
+	return j;
 }

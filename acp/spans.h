@@ -31,15 +31,17 @@ void acp_spans_free(struct acp_spans *sp);
 /*
  * The line with its long strings cut out: an owned copy (*out_len bytes) and the strings in sp,
  * or NULL when there is nothing to cut (a short line, or none that long). The line must be valid
- * UTF-8; a string that does not close leaves the rest as it is (the parser reports it).
+ * UTF-8. Not cut, so that the parser sees and reports them as it would: an object's key, a string
+ * with a raw control byte, and every string of a line that holds "\u0000" (a client could spell a
+ * placeholder). A string that does not close leaves the rest as it is.
  */
 char *acp_spans_cut(const char *line, size_t len, struct acp_spans *sp, size_t *out_len);
-/*
- * Puts the strings back into root, but for an image block's data of a session/prompt. 0, or -1
- * when one holds a control character (JSON forbids it: the line is a parse error), with the
- * error text in *why.
- */
-int acp_spans_fill(json_t *root, const struct acp_spans *sp, const char **why);
+/* Puts the strings back into root (new strings), but for an image block's data of a
+ * session/prompt. 0, or -1 when a string cannot be made. */
+int acp_spans_fill(json_t *root, const struct acp_spans *sp);
+/* The line's tree with its long strings left as placeholders, or NULL when it does not parse:
+ * for reading its envelope (method, id) without a copy of a large value (new ref). */
+json_t *acp_spans_peek(const char *line, size_t len);
 /* The text of s: the span it stands for, or its own bytes. */
 void acp_spans_text(const struct acp_spans *sp, const json_t *s, const char **text, size_t *len);
 

@@ -397,13 +397,16 @@ acp_raw_image(struct acp_raw *x, size_t blk, const struct json_span *id)
 	struct err e;
 	char *dir;
 
-	if (blob == NULL || acp_raw_get(x, blk, "mimeType", &mime) == NULL || mime.s[0] != '"' || n <= 0) {
+	if (blob == NULL || acp_raw_get(x, blk, "mimeType", &mime) == NULL || mime.s[0] != '"') {
 		acp_raw_doubt(x);
 		return 0;
 	}
 	err_clear(&e);
 	dir = xasprintf("%s/blobs", r->state_dir ? r->state_dir : ".");
-	data = blob_read(dir, blob, (size_t)n, &e);
+	if (n <= 0)
+		err_set(&e, ERR_INTERNAL, "image blob %s has no bytes", blob);
+	else
+		data = blob_read(dir, blob, (size_t)n, &e);
 	free(dir);
 	if (data == NULL) {
 		char *text = xasprintf(ACP_IMAGE_GONE, e.msg);

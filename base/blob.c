@@ -23,6 +23,52 @@ blob_name_valid(const char *name)
 	return name[i] == '\0';
 }
 
+/* fsyncs the directory that holds dir. */
+static void
+blob_sync_parent(const char *dir)
+{
+	char *parent = xstrdup(dir), *slash = strrchr(parent, '/');
+	int fd;
+
+	if (slash && slash != parent)
+		*slash = '\0';
+	else
+		strcpy(parent, slash ? "/" : ".");
+	if ((fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(parent);
+}
+
+/* Whether dir/name holds the len bytes its name is the digest of (read 64 KiB at a time). */
+static int
+blob_holds(const char *dir, const char *name, size_t len)
+{
+	unsigned char chunk[64 << 10];
+	struct sha256 s;
+	struct err e;
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	err_clear(&e);
+	if ((fd = blob_open(dir, name, len, &e)) < 0)
+		return 0;
+	sha256_init(&s);
+	while (got < len) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		sha256_update(&s, chunk, (size_t)n);
+		got += (size_t)n;
+	}
+	close(fd);
+	return got == len && blob_check(name, &s);
+}
+
 int
 blob_put(const char *dir, const void *data, size_t len, int sync, char name[BLOB_NAME_LEN + 1], struct err *e)
 {
@@ -31,12 +77,16 @@ blob_put(const char *dir, const void *data, size_t len, int sync, char name[BLOB
 	int rc;
 
 	sha256_hex(data, len, name);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+	if (mkdir(dir, 0700) == 0) {
+		if (sync)
+			blob_sync_parent(dir);	/* the directory's own entry, before a log names a blob in it */
+	} else if (errno != EEXIST) {
 		return err_set(e, ERR_INTERNAL, "the image cannot be stored: %s: %s", dir, strerror(errno));
+	}
 	path = xasprintf("%s/%s", dir, name);
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == len) {
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == len && blob_holds(dir, name, len)) {
 		free(path);
-		return 0;	/* stored before: the name is the content */
+		return 0;	/* stored before: the name is the content (and a damaged one is written again) */
 	}
 	rc = atomic_write(path, data, len, 0600, ATOMIC_MODE | (sync ? ATOMIC_SYNC : 0));
 	if (rc < 0) {

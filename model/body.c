@@ -63,6 +63,17 @@ body_mark_images(json_t *messages, const char *nonce)
 	return n;
 }
 
+static int
+body_type_ok(const char *mime)
+{
+	static const char *const types[] = { "image/png", "image/jpeg", "image/gif", "image/webp" };
+
+	for (size_t i = 0; mime && i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(mime, types[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* The images of messages, in order, opened. */
 static int
 body_open(struct body *b, const json_t *messages, const char *state_dir, struct err *e)
@@ -76,8 +87,15 @@ body_open(struct body *b, const json_t *messages, const char *state_dir, struct 
 		json_array_foreach(json_object_get(m, "images"), j, img) {
 			struct body_image *bi = &b->images[k++];
 			const char *blob = json_string_value(json_object_get(img, "blob"));
+			const char *mime = json_string_value(json_object_get(img, "mimeType"));
 			json_int_t bytes = json_integer_value(json_object_get(img, "bytes"));
-			bi->prefix = xasprintf("data:%s;base64,", json_string_value(json_object_get(img, "mimeType")));
+			/* the type goes into the body unescaped: only the four a prompt may have */
+			if (!body_type_ok(mime)) {
+				mime = "application/octet-stream";
+				if (rc == 0)
+					rc = err_set(e, ERR_MODEL_REQUEST, "image blob %.80s has an unknown type", blob ? blob : "");
+			}
+			bi->prefix = xasprintf("data:%s;base64,", mime);
 			snprintf(bi->blob, sizeof(bi->blob), "%s", blob ? blob : "");
 			bi->bytes = bytes > 0 ? (size_t)bytes : 0;
 			if (rc == 0 && (bi->fd = blob_open(dir, bi->blob, bi->bytes, e)) < 0)

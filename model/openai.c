@@ -472,6 +472,8 @@ oa_read_cb(char *dst, size_t size, size_t nitems, void *arg)
 		oa_fail(r, ERR_MODEL_REQUEST, "%s", r->stream.error);
 		return CURL_READFUNC_ABORT;
 	}
+	if (n > 0)
+		ev_timer_again(r->oa->loop, &r->idle);	/* a slow upload is not a silent server */
 	return (size_t)n;
 }
 

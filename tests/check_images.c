@@ -127,6 +127,12 @@ START_TEST(blob_is_stored_once_0600_and_read_back_checked)
 	err_clear(&e);
 	ck_assert_ptr_null(blob_read(blobs, name, 1000, &e));
 	ck_assert_ptr_nonnull(strstr(e.msg, "does not hold the bytes"));
+	/* stored again, the damaged blob is written anew */
+	d[500] ^= 1;
+	ck_assert_int_eq(blob_put(blobs, d, 1000, 0, again, &e), 0);
+	back = blob_read(blobs, name, 1000, &e);
+	ck_assert_ptr_nonnull(back);
+	free(back);
 	/* a link is not followed */
 	unlink(path);
 	ck_assert_int_eq(symlink("/etc/hostname", path), 0);
@@ -143,7 +149,7 @@ START_TEST(spans_cut_long_strings_and_fill_all_but_image_data)
 	size_t big = ACP_SPANS_LINE_MIN + 10, cut_len = 0;
 	char *data = xmalloc(big + 1), *text = xmalloc(ACP_SPANS_MIN + 1), *line, *cut;
 	struct acp_spans sp;
-	const char *why = NULL, *s;
+	const char *s;
 	size_t n;
 
 	memset(data, 'A', big);
@@ -160,7 +166,7 @@ START_TEST(spans_cut_long_strings_and_fill_all_but_image_data)
 	json_t *root = json_loadb(cut, cut_len, JSON_ALLOW_NUL, NULL);
 	free(cut);
 	ck_assert_ptr_nonnull(root);
-	ck_assert_int_eq(acp_spans_fill(root, &sp, &why), 0);
+	ck_assert_int_eq(acp_spans_fill(root, &sp), 0);
 	json_t *prompt = json_object_get(json_object_get(root, "params"), "prompt");
 	/* the text is a string again; the image's data is still a placeholder, read from the line */
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(prompt, 0), "text")), text);
@@ -173,19 +179,67 @@ START_TEST(spans_cut_long_strings_and_fill_all_but_image_data)
 	acp_spans_free(&sp);
 	free(line);
 
-	/* a short line is never cut; a control character in a cut string is the parse error it is */
+	/* a short line is never cut */
 	ck_assert_ptr_null(acp_spans_cut("{\"a\":\"b\"}", 9, &sp, &cut_len));
-	text[100] = '\t';
-	line = xasprintf("{\"method\":\"x\",\"params\":{\"a\":\"%s\",\"b\":\"%s\"}}", text, data);
-	cut = acp_spans_cut(line, strlen(line), &sp, &cut_len);
-	root = json_loadb(cut, cut_len, JSON_ALLOW_NUL, NULL);
-	ck_assert_int_eq(acp_spans_fill(root, &sp, &why), -1);
-	ck_assert_str_eq(why, "a string holds a control character");
-	json_decref(root);
-	free(cut);
-	acp_spans_free(&sp);
-	free(line);
 	free(text);
+	free(data);
+}
+END_TEST
+
+/* What acp_classify answers a line: its kind, and the error's details/position when invalid. */
+static enum acp_kind
+classify(const char *line, json_t **reply)
+{
+	struct acp_msg m;
+	enum acp_kind k = acp_classify(line, strlen(line), &m, reply);
+
+	acp_msg_free(&m);
+	return k;
+}
+
+/* A long line means what it means with or without the cut: every way a client could tell. */
+START_TEST(spans_never_change_what_a_line_means)
+{
+	size_t big = ACP_SPANS_LINE_MIN + 10;
+	char *data = xmalloc(big + 1), *key = xmalloc(ACP_SPANS_MIN + 11), *line;
+	json_t *reply = NULL;
+
+	memset(data, 'A', big);
+	data[big] = '\0';
+	memset(key, 'K', ACP_SPANS_MIN + 10);
+	key[ACP_SPANS_MIN + 10] = '\0';
+	/* a long key is a key: not cut, the request stands */
+	line = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"pad\":\"%s\",\"%s\" : 1}}", data, key);
+	ck_assert_int_eq(classify(line, &reply), ACP_MSG_REQUEST);
+	free(line);
+	/* a client spelling a placeholder: the line is parsed whole, the text stays its own */
+	line = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/prompt\",\"params\":{\"x\":\"%s\","
+	    "\"prompt\":[{\"type\":\"text\",\"text\":\"\\u0000acp-span:0\"}]}}", data);
+	struct acp_msg m;
+	ck_assert_int_eq(acp_classify(line, strlen(line), &m, &reply), ACP_MSG_REQUEST);
+	ck_assert_uint_eq(m.spans.n, 0);
+	ck_assert_uint_eq(json_string_length(json_object_get(json_array_get(json_object_get(m.params, "prompt"), 0),
+	    "text")), 11);
+	acp_msg_free(&m);
+	free(line);
+	/* a raw control byte in a long string: jansson's parse error, at the line's own position */
+	data[1000] = '\t';
+	line = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"%s\"}}", data);
+	ck_assert_int_eq(classify(line, &reply), ACP_MSG_INVALID);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(reply, "error"), "code")), -32700);
+	ck_assert_int_gt(json_integer_value(json_object_get(json_object_get(json_object_get(reply, "error"), "data"),
+	    "position")), 1000);
+	json_decref(reply);
+	free(line);
+	data[1000] = 'A';
+	/* a syntax error after a cut string: its position counts the whole line */
+	line = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"%s\",,}}", data);
+	ck_assert_int_eq(classify(line, &reply), ACP_MSG_INVALID);
+	ck_assert_int_gt(json_integer_value(json_object_get(json_object_get(json_object_get(reply, "error"), "data"),
+	    "position")), (json_int_t)big);
+	json_decref(reply);
+	free(line);
+	free(key);
 	free(data);
 }
 END_TEST
@@ -271,6 +325,19 @@ START_TEST(images_edge_refuses_each_bad_image_and_stores_nothing)
 	ck_assert_str_eq(store_one("image/png", huge, blobs, &out, buf, sizeof(buf)),
 	    "prompt[0].data: the image is larger than 20 MiB (20971521 bytes)");
 	ck_assert_int_lt(stat(blobs, &st), 0);	/* nothing stored: not even the directory */
+	{
+		/* a good image then a bad one: refused whole, the good one not stored either */
+		json_t *two = xjson_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]", "type", "image", "mimeType", "image/png",
+		    "data", good, "type", "image", "mimeType", "image/png", "data", "!!!!");
+		struct acp_image *imgs;
+		size_t n;
+		struct err e;
+		err_clear(&e);
+		ck_assert_int_eq(acp_images_decode(two, NULL, &imgs, &n, &e), -1);
+		ck_assert_str_eq(e.msg, "prompt[1].data: not valid base64 (at character 0)");
+		json_decref(two);
+		ck_assert_int_lt(stat(blobs, &st), 0);
+	}
 	limit = b64(big, ACP_IMAGE_MAX);
 	ck_assert_str_eq(store_one("image/png", limit, blobs, &out, buf, sizeof(buf)), "");
 	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(out, 0), "bytes")), (json_int_t)ACP_IMAGE_MAX);
@@ -397,6 +464,7 @@ images_suite(void)
 	tcase_add_test(tc, base64_is_strict_and_says_where);
 	tcase_add_test(tc, blob_is_stored_once_0600_and_read_back_checked);
 	tcase_add_test(tc, spans_cut_long_strings_and_fill_all_but_image_data);
+	tcase_add_test(tc, spans_never_change_what_a_line_means);
 	tcase_add_test(tc, rpc_classify_gives_an_image_prompt_its_span);
 	tcase_add_test(tc, images_edge_refuses_each_bad_image_and_stores_nothing);
 	tcase_add_test(tc, body_streams_each_image_into_its_place_in_any_pieces);
