@@ -7,7 +7,7 @@ DESTDIR ?=
 CC ?= cc
 V ?= 0
 WERROR ?= -Werror
-DEPS_PKGS := build-essential pkg-config libjansson-dev libev-dev check libcurl4-openssl-dev git
+DEPS_PKGS := build-essential pkg-config libjansson-dev libev-dev check libcurl4-openssl-dev git libedit-dev tmux
 # make lint's tools: cppcheck, clang-tidy, scan-build (clang-tools) and the clang it drives.
 LINT_PKGS := cppcheck clang-tidy clang-tools clang
 

@@ -18,6 +18,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "base/version.h"
+#include "base/statedir.h"
 #include "base/xmalloc.h"
 #include "chat/chat.h"
 #include "scenario/scenario.h"
@@ -156,16 +157,6 @@ main_int(const char *s, int min, int *out)
 		return -1;
 	*out = (int)v;
 	return 0;
-}
-
-static char *
-main_default_state_dir(void)
-{
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-
-	if (xdg && xdg[0] == '/')
-		return xasprintf("%s/acp-agent", xdg);
-	return xasprintf("%s/.local/state/acp-agent", home && *home ? home : "/tmp");
 }
 
 static const char *
@@ -457,7 +448,7 @@ main_settle(const struct main_args *a, struct acp_options *o, char **state_defau
 		return rc;
 	if (strcmp(o->model, "openai") == 0 && o->openai.api_key == NULL)
 		return main_usage("%s%copenai needs ACP_AGENT_API_KEY", a->model.from, a->model.sep);
-	o->state_dir = a->state.value ? a->state.value : (*state_default = main_default_state_dir());
+	o->state_dir = a->state.value ? a->state.value : (*state_default = statedir_default());
 	if (a->record.value) {
 		struct err e;
 		err_clear(&e);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/statedir.h"
 #include "base/xmalloc.h"
 #include "chat/client.h"
 #include "chat/texts.h"
@@ -40,11 +41,31 @@ chat_not_for_child(const char *arg)
 	return 0;
 }
 
+/* The agent's state directory as the agent will find it: --state-dir, else ACP_AGENT_STATE_DIR,
+ * else the default (owned). */
+static char *
+chat_state_dir(char *const *argv)
+{
+	const char *env = getenv("ACP_AGENT_STATE_DIR"), *dir = NULL;
+
+	for (size_t i = 1; argv[i]; i++) {
+		if (strcmp(argv[i], "--state-dir") == 0 && argv[i + 1])
+			dir = argv[i + 1];
+		else if (strncmp(argv[i], "--state-dir=", 12) == 0)
+			dir = argv[i] + 12;
+	}
+	if (dir && *dir)
+		return xstrdup(dir);
+	if (env && *env)
+		return xstrdup(env);
+	return statedir_default();
+}
+
 int
 chat_main(int argc, char **argv)
 {
 	struct chat_opts o = { 0 };
-	char **child = xcalloc((size_t)argc + 1, sizeof(*child));
+	char **child = xcalloc((size_t)argc + 1, sizeof(*child)), *state;
 	int n = 0, rc;
 
 	child[n++] = argv[0];
@@ -67,6 +88,8 @@ chat_main(int argc, char **argv)
 				return chat_usage_error("%s", CHAT_E_SESSION_ARG);
 			}
 			o.session = a + 10;
+		} else if (strcmp(a, "--list") == 0) {
+			o.list = 1;
 		} else if (chat_not_for_child(a)) {
 			free(child);
 			return chat_usage_error(CHAT_E_NOT_CHAT, a);
@@ -76,11 +99,14 @@ chat_main(int argc, char **argv)
 		}
 	}
 	child[n] = NULL;
+	state = chat_state_dir(child);
+	o.state_dir = state;
 	/* A closed pipe is an error to see, not a signal that kills; logs only when they matter. */
 	signal(SIGPIPE, SIG_IGN);
 	log_set_level(LOG_ERROR);
 	o.agent_argv = child;
 	rc = chat_client_run(&o);
 	free(child);
+	free(state);
 	return rc;
 }

@@ -21,7 +21,9 @@
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 #include "chat/ask.h"
+#include "chat/bottom.h"
 #include "chat/children.h"
+#include "chat/edit.h"
 #include "chat/input.h"
 #include "chat/render.h"
 #include "chat/term.h"
@@ -43,6 +45,10 @@ struct chat {
 	struct chat_input in;
 	struct chat_render render;
 	struct chat_children kids;	/* the children the agent shows as sessions of their own */
+	struct chat_edit ed;		/* the line editor, on a terminal with libedit */
+	struct chat_bottom bottom;	/* what stays below the output while the editor is used */
+	int editing;			/* the editor is used (else lines come from the frame) */
+	ev_signal sigwinch;
 	struct buf screen;		/* rendered, not yet written */
 	ev_prepare flush;		/* writes screen before the loop sleeps */
 	pid_t pid;			/* the agent; 0 once reaped */
@@ -65,11 +71,25 @@ struct chat {
 static void chat_quit(struct chat *c);
 static void chat_pump(struct chat *c);
 
+/* Whether the editor's prompt belongs at the bottom now: the session is ready and nothing else
+ * is asked. */
+static int
+chat_wants_edit(const struct chat *c)
+{
+	return c->ready && !c->quitting && !c->in_eof && json_array_size(c->asks) == 0;
+}
+
 static void
 chat_flush_screen(struct chat *c)
 {
-	if (c->screen.len > 0)
+	if (c->editing) {
+		/* output above the bottom: the ask, else the prompt and the line being typed */
+		if (c->screen.len > 0 || chat_wants_edit(c) != c->ed.shown || (c->bottom.ask.len > 0) != c->bottom.ask_shown)
+			chat_bottom_flush(&c->bottom, &c->ed, c->screen.data ? c->screen.data : "", c->screen.len,
+			    chat_wants_edit(c));
+	} else if (c->screen.len > 0) {
 		chat_term_write(c->screen.data, c->screen.len);
+	}
 	c->screen.len = 0;
 	if (c->screen.data)
 		c->screen.data[0] = '\0';
@@ -117,6 +137,8 @@ chat_request_new(struct chat *c, const char *method, json_t *params)
 static void
 chat_input_prompt(struct chat *c)
 {
+	if (c->editing)
+		return;		/* the editor's prompt: drawn by the flush, below the output */
 	if (c->ready && !c->quitting && c->prompt_id == 0 && json_array_size(c->asks) == 0 && c->term.tty_in)
 		chat_render_input_prompt(&c->render, &c->screen);
 }
@@ -129,15 +151,22 @@ chat_show_ask(struct chat *c)
 	json_t *req = json_array_get(c->asks, 0);
 
 	if (req == NULL) {
-		chat_term_keys(&c->term, 0);
+		if (!c->editing)
+			chat_term_keys(&c->term, 0);
 		c->in.keys = 0;
 		chat_input_prompt(c);
 		return;
 	}
+	/* With the editor the ask stays at the bottom, below any later output, until answered. */
+	struct buf *to = c->editing ? &c->bottom.ask : &c->screen;
+	if (c->editing)
+		chat_render_break(&c->render, &c->screen);
 	/* a child's ask says whose it is; its call is its renderer's */
-	if (!chat_children_ask(&c->kids, &c->render, json_object_get(req, "params"), &c->screen))
-		chat_render_ask(&c->render, json_object_get(req, "params"), NULL, &c->screen);
-	if (c->term.tty_in) {
+	if (!chat_children_ask(&c->kids, &c->render, json_object_get(req, "params"), to))
+		chat_render_ask(&c->render, json_object_get(req, "params"), NULL, to);
+	if (c->editing) {
+		c->in.keys = 1;		/* the editor's raw mode reads one key already */
+	} else if (c->term.tty_in) {
 		chat_term_keys(&c->term, 1);
 		c->in.keys = 1;
 	}
@@ -172,6 +201,7 @@ chat_answer_key(struct chat *c, int key)
 		return;
 	}
 	const char *name = json_string_value(json_object_get(opt, "name"));
+	chat_bottom_ask_done(&c->bottom, &c->screen);	/* the ask is output now, its answer after it */
 	chat_render_answer(&c->render, name ? name : json_string_value(json_object_get(opt, "optionId")),
 	    &c->screen);
 	chat_answer_new(c, xjson_pack("{s:s, s:O}", "outcome", "selected", "optionId",
@@ -188,7 +218,9 @@ chat_cancel_asks(struct chat *c)
 		    json_object_get(req, "id"), "result", "outcome", "outcome", "cancelled"));
 		json_array_remove(c->asks, 0);
 	}
-	chat_term_keys(&c->term, 0);
+	chat_bottom_ask_done(&c->bottom, &c->screen);
+	if (!c->editing)
+		chat_term_keys(&c->term, 0);
 	c->in.keys = 0;
 }
 
@@ -204,6 +236,7 @@ chat_withdraw(struct chat *c, const json_t *req_id)
 			continue;
 		json_array_remove(c->asks, i);
 		if (i == 0) {
+			chat_bottom_ask_done(&c->bottom, &c->screen);
 			chat_render_note(&c->render, &c->screen, CHAT_ASK_WITHDRAWN);
 			chat_show_ask(c);
 		}
@@ -478,6 +511,22 @@ chat_on_line(void *arg, const char *line, size_t len)
 	chat_pump(c);
 }
 
+/* A prompt the editor read (a line, or lines joined): it stays on the screen when it goes now;
+ * typed while a turn runs, it is taken off and shown when it is sent. */
+static void
+chat_on_edit_line(void *arg, const char *line, size_t len)
+{
+	struct chat *c = arg;
+	int now = c->ready && c->prompt_id == 0 && json_array_size(c->asks) == 0 && json_array_size(c->lines) == 0;
+
+	chat_bottom_entered(&c->bottom, CHAT_PROMPT, line, len, now);
+	c->render.at_prompt = 0;
+	if (now)
+		c->render.col0 = 1;	/* its Enter ended the prompt's line */
+	json_array_append_new(c->lines, xjson_pack("{s:o, s:b}", "text", xjson_text(line, len), "echoed", now));
+	chat_pump(c);
+}
+
 static void
 chat_on_key(void *arg, int key)
 {
@@ -516,7 +565,11 @@ chat_sigint_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	if (!c->ready || c->quitting)
 		return;
 	if (c->prompt_id == 0 && json_array_size(c->asks) == 0) {
-		if (c->term.tty_in) {
+		if (c->editing) {
+			chat_edit_drop(&c->ed);	/* the line being typed is dropped: a fresh prompt */
+			c->ed.shown = 1;	/* drawn again by the flush */
+			chat_bottom_flush(&c->bottom, &c->ed, "", 0, chat_wants_edit(c));
+		} else if (c->term.tty_in) {
 			/* The terminal dropped the line being typed: a fresh prompt. */
 			c->render.col0 = 0;
 			chat_input_prompt(c);
@@ -527,6 +580,17 @@ chat_sigint_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	chat_send_new(c, xjson_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "method", "session/cancel",
 	    "params", "sessionId", c->session));
 	chat_render_note(&c->render, &c->screen, CHAT_CANCELLING);
+}
+
+static void
+chat_sigwinch_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct chat *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	chat_bottom_width(&c->bottom);
+	chat_edit_resize(&c->ed);
 }
 
 static void
@@ -598,7 +662,8 @@ chat_quit(struct chat *c)
 		return;
 	c->quitting = 1;
 	chat_input_stop(&c->in);
-	chat_term_restore(&c->term);
+	if (!c->editing)
+		chat_term_restore(&c->term);
 	c->in.keys = 0;
 	if (c->to_open) {
 		wq_flush_blocking(&c->to_agent, 1000);
@@ -681,10 +746,13 @@ chat_signals(struct chat *c)
 	ev_signal_init(&c->sigint, chat_sigint_cb, SIGINT);
 	ev_signal_init(&c->sigterm, chat_sigstop_cb, SIGTERM);
 	ev_signal_init(&c->sighup, chat_sigstop_cb, SIGHUP);
-	c->sigint.data = c->sigterm.data = c->sighup.data = c;
+	ev_signal_init(&c->sigwinch, chat_sigwinch_cb, SIGWINCH);
+	c->sigint.data = c->sigterm.data = c->sighup.data = c->sigwinch.data = c;
 	ev_signal_start(c->loop, &c->sigint);
 	ev_signal_start(c->loop, &c->sigterm);
 	ev_signal_start(c->loop, &c->sighup);
+	ev_signal_start(c->loop, &c->sigwinch);
+	ev_unref(c->loop);
 	ev_unref(c->loop);
 	ev_unref(c->loop);
 	ev_unref(c->loop);
@@ -696,6 +764,8 @@ chat_unsignals(struct chat *c)
 	ev_ref(c->loop);
 	ev_ref(c->loop);
 	ev_ref(c->loop);
+	ev_ref(c->loop);
+	ev_signal_stop(c->loop, &c->sigwinch);
 	ev_signal_stop(c->loop, &c->sigint);
 	ev_signal_stop(c->loop, &c->sigterm);
 	ev_signal_stop(c->loop, &c->sighup);
@@ -726,6 +796,20 @@ chat_client_run(const struct chat_opts *o)
 	ev_prepare_start(c.loop, &c.flush);
 	ev_unref(c.loop);
 	chat_input_init(&c.in, c.loop, STDIN_FILENO, chat_on_line, chat_on_key, chat_on_eof, &c);
+	chat_bottom_init(&c.bottom);
+	if (c.term.tty_in && c.term.tty_out) {
+		/* a person at a terminal: lines through the editor, the history under the state dir */
+		char *hist = o->state_dir ? xasprintf("%s/chat_history", o->state_dir) : NULL;
+		struct err e;
+		err_clear(&e);
+		if (chat_edit_init(&c.ed, hist, chat_on_edit_line, chat_on_eof, &c, &e) == 0) {
+			c.editing = 1;
+			c.in.ed = &c.ed;
+		} else {
+			fprintf(stderr, CHAT_E_PREFIX CHAT_E_NO_EDIT "\n", e.msg);
+		}
+		free(hist);
+	}
 	/* The client asks for nothing it cannot answer: no fs, no terminal. */
 	/* Children come as sessions of their own (docs/contract.md §22): each shown under its label. */
 	c.init_id = chat_request_new(&c, "initialize", xjson_pack("{s:i, s:{s:{s:b, s:b}, s:b, s:{}}, s:{s:s, s:s}}",
@@ -740,6 +824,8 @@ chat_client_run(const struct chat_opts *o)
 		free(opts);
 	}
 	chat_flush_screen(&c);
+	chat_edit_free(&c.ed);		/* the terminal as it was: after the last of the screen */
+	chat_bottom_free(&c.bottom);
 	rc = chat_status(&c);
 	ev_ref(c.loop);
 	ev_prepare_stop(c.loop, &c.flush);

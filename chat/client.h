@@ -13,6 +13,8 @@
 struct chat_opts {
 	const char *session;	/* --session: load it; NULL: a new session here */
 	char *const *agent_argv;	/* the child's argv (borrowed, NULL-terminated) */
+	const char *state_dir;		/* the agent's state directory: the chat's history is kept there */
+	int list;			/* --list: print the sessions and exit */
 };
 
 /* Runs the chat until EOF or the agent ends; returns the exit status. o: borrowed. */

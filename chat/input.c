@@ -17,10 +17,16 @@ chat_input_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct chat_input *in = (struct chat_input *)w;
 	char chunk[CHAT_INPUT_CHUNK];
-	ssize_t n = read(w->fd, chunk, sizeof(chunk));
+	ssize_t n;
 
 	(void)loop;
 	(void)revents;
+	if (in->ed && !in->keys) {
+		chat_edit_read(in->ed);	/* the editor reads its key itself */
+		return;
+	}
+	/* With an editor, one key at a time: what follows an ask's answer is the editor's to read. */
+	n = read(w->fd, chunk, in->ed ? 1 : sizeof(chunk));
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
@@ -48,6 +54,7 @@ chat_input_init(struct chat_input *in, struct ev_loop *loop, int fd, reader_line
 {
 	in->loop = loop;
 	in->keys = 0;
+	in->ed = NULL;
 	in->eof = 0;
 	in->on_key = on_key;
 	in->on_eof = on_eof;

@@ -9,11 +9,13 @@
 #include <ev.h>
 
 #include "base/reader.h"
+#include "chat/edit.h"
 
 struct chat_input {
 	ev_io io;		/* first member */
 	struct ev_loop *loop;
 	int keys;		/* bytes go to on_key one by one, not to lines */
+	struct chat_edit *ed;	/* a terminal's line editor: it reads the lines (NULL: the frame does) */
 	int eof;
 	struct frame frame;
 	void (*on_key)(void *arg, int key);

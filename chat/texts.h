@@ -15,6 +15,7 @@
 	"               --permission-mode, ...\n"
 
 #define CHAT_PROMPT "> "
+#define CHAT_PROMPT_MORE "... "	/* the line before ended with '\': this one goes on with it */
 #define CHAT_SESSION_LINE "session %s (Ctrl-C cancels a turn, Ctrl-D exits)\n"
 #define CHAT_BANNER_LINE "model %s, mode %s%s%s\n"	/* then ", in <folder>" for a new session */
 #define CHAT_RESUME_LINE "resume with: acp-agent chat%s --session %s\n"	/* the options, each " <arg>" */
@@ -63,6 +64,7 @@
 #define CHAT_E_LOAD "cannot resume session %s: %s"
 #define CHAT_E_NEW "cannot start a session: %s"
 #define CHAT_E_INIT "the agent refused initialize: %s"
+#define CHAT_E_NO_EDIT "%s; lines are read without editing"
 #define CHAT_E_AGENT_GONE "the agent exited (%s)"
 
 #endif
