@@ -7,42 +7,9 @@
 
 #include "base/base64.h"
 #include "base/blob.h"
+#include "base/imgtype.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
-
-/* The four types and the bytes each begins with (WebP: "RIFF", a size, "WEBP"). */
-static const struct {
-	const char *type;
-	const char *magic;
-	size_t at, len;
-} img_types[] = {
-	{ "image/png", "\x89PNG\r\n\x1a\n", 0, 8 },
-	{ "image/jpeg", "\xff\xd8\xff", 0, 3 },
-	{ "image/gif", "GIF8", 0, 4 },
-	{ "image/webp", "WEBP", 8, 4 },
-};
-
-static int
-img_type(const char *mime)
-{
-	for (size_t i = 0; i < sizeof(img_types) / sizeof(img_types[0]); i++)
-		if (strcmp(mime, img_types[i].type) == 0)
-			return (int)i;
-	return -1;
-}
-
-static int
-img_magic_ok(int t, const unsigned char *d, size_t n)
-{
-	if (n < img_types[t].at + img_types[t].len || memcmp(d + img_types[t].at, img_types[t].magic,
-	    img_types[t].len) != 0)
-		return 0;
-	if (strcmp(img_types[t].type, "image/gif") == 0)
-		return n >= 6 && (d[4] == '7' || d[4] == '9') && d[5] == 'a';
-	if (strcmp(img_types[t].type, "image/webp") == 0)
-		return memcmp(d, "RIFF", 4) == 0;
-	return 1;
-}
 
 int
 acp_image_check(const json_t *blk, size_t i, char *buf, size_t size)
@@ -50,7 +17,7 @@ acp_image_check(const json_t *blk, size_t i, char *buf, size_t size)
 	const json_t *mime = json_object_get(blk, "mimeType"), *data = json_object_get(blk, "data");
 
 	if (!json_is_string(mime) || strlen(json_string_value(mime)) != json_string_length(mime) ||
-	    img_type(json_string_value(mime)) < 0) {
+	    !imgtype_known(json_string_value(mime))) {
 		snprintf(buf, size, ACP_IMAGE_BAD_TYPE, i);
 		return 0;
 	}
@@ -83,7 +50,7 @@ img_decode(const json_t *blk, size_t i, const struct acp_spans *sp, struct acp_i
 		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_BASE64, i, bad);
 	if (n == 0)
 		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_EMPTY, i);
-	if (!img_magic_ok(img_type(mime), im->data, (size_t)n))
+	if (!imgtype_matches(mime, im->data, (size_t)n))
 		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_LIES, i, mime);
 	im->len = (size_t)n;
 	return 0;

@@ -14,11 +14,11 @@
 #include "acp/spans.h"
 #include "base/blob.h"
 #include "base/err.h"
+#include "base/imgtype.h"
 
 #define ACP_IMAGE_MAX ((size_t)20 << 20)	/* decoded bytes */
 
-#define ACP_IMAGE_TYPES "image/png, image/jpeg, image/gif or image/webp"
-#define ACP_IMAGE_BAD_TYPE "prompt[%zu].mimeType: expected " ACP_IMAGE_TYPES
+#define ACP_IMAGE_BAD_TYPE "prompt[%zu].mimeType: expected " IMGTYPE_LIST
 #define ACP_IMAGE_BAD_DATA "prompt[%zu].data: expected a base64 string"
 #define ACP_IMAGE_BAD_BASE64 "prompt[%zu].data: not valid base64 (at character %zu)"
 #define ACP_IMAGE_BAD_LENGTH "prompt[%zu].data: not valid base64 (%zu characters, not a multiple of 4)"

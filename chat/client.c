@@ -23,6 +23,7 @@
 #include "chat/ask.h"
 #include "chat/bottom.h"
 #include "chat/children.h"
+#include "chat/commands.h"
 #include "chat/edit.h"
 #include "chat/input.h"
 #include "chat/render.h"
@@ -64,12 +65,19 @@ struct chat {
 	char *session;			/* owned; the session's id once it is ready */
 	json_t *lines;			/* owned array of {text, echoed} */
 	json_t *asks;			/* owned array of request messages */
+	json_t *config;			/* owned: the session's configOptions as last told, or NULL */
+	json_t *attach;			/* owned: image blocks for the next prompt (/image) */
+	json_int_t config_req;		/* the /model or /mode request unanswered, or 0 */
+	json_int_t list_req;		/* --list: the session/list page asked for, or 0 */
+	size_t listed;			/* --list: sessions printed so far */
+	char config_what[8];		/* which of the two it set */
 	int ready, in_eof, quitting, gone, exit_code;
 	int greet;			/* the session is ready: prompt once its first updates are shown */
 };
 
 static void chat_quit(struct chat *c);
 static void chat_pump(struct chat *c);
+static void chat_option(const json_t *config, const char *id, char **value, char **choices);
 
 /* Whether the editor's prompt belongs at the bottom now: the session is ready and nothing else
  * is asked. */
@@ -259,6 +267,7 @@ chat_session_ready(struct chat *c, const json_t *result)
 		return;
 	}
 	c->session = xstrdup(sid);
+	c->config = json_incref(json_object_get(result, "configOptions"));
 	c->ready = 1;
 	c->greet = 1;
 	chat_render_note(&c->render, &c->screen, CHAT_SESSION_LINE, c->session);
@@ -301,6 +310,45 @@ chat_resume_options(char *const *argv)
 	return b.data ? buf_steal(&b) : xstrdup("");
 }
 
+/* --list: a page of session/list printed, newest first; the next asked for, or the chat ends. */
+static void
+chat_list_page(struct chat *c, const json_t *result, const json_t *error)
+{
+	const json_t *s, *next = json_object_get(result, "nextCursor");
+	size_t i;
+
+	c->list_req = 0;
+	if (error) {
+		chat_render_error(&c->render, error, &c->screen);
+		c->exit_code = 1;
+		chat_quit(c);
+		return;
+	}
+	json_array_foreach(json_object_get(result, "sessions"), i, s) {
+		const char *id = json_string_value(json_object_get(s, "sessionId"));
+		const char *when = json_string_value(json_object_get(s, "updatedAt"));
+		const char *title = json_string_value(json_object_get(s, "title"));
+		const char *cwd = json_string_value(json_object_get(s, "cwd"));
+		char *line = xasprintf(CHAT_LIST_LINE, id ? id : "?", when ? when : "?", cwd ? cwd : "?",
+		    title ? title : CHAT_LIST_UNTITLED);
+		struct buf safe;
+		buf_init(&safe);
+		chat_safe_append(&safe, line, strlen(line));	/* the agent's (and a person's) words: shown only */
+		buf_append(&c->screen, safe.data, safe.len);
+		buf_puts(&c->screen, "\n");
+		buf_free(&safe);
+		free(line);
+		c->listed++;
+	}
+	if (json_is_string(next)) {
+		c->list_req = chat_request_new(c, "session/list", xjson_pack("{s:O}", "cursor", next));
+		return;
+	}
+	if (c->listed == 0)
+		chat_render_note(&c->render, &c->screen, CHAT_LIST_NONE, c->o->state_dir ? c->o->state_dir : "?");
+	chat_quit(c);
+}
+
 /* An error answer to initialize (init) or session/new|load: says why on stderr, ends with 1. */
 static void
 chat_start_failed(struct chat *c, int init, const json_t *error)
@@ -341,7 +389,9 @@ chat_on_response(struct chat *c, const json_t *msg)
 			return;
 		}
 		char cwd[PATH_MAX];
-		if (c->o->session) {
+		if (c->o->list) {
+			c->list_req = chat_request_new(c, "session/list", json_object());
+		} else if (c->o->session) {
 			c->sess_id = chat_request_new(c, "session/load", xjson_pack("{s:s, s:[]}", "sessionId",
 			    c->o->session, "mcpServers"));
 		} else if (getcwd(cwd, sizeof(cwd)) == NULL) {
@@ -357,6 +407,23 @@ chat_on_response(struct chat *c, const json_t *msg)
 			chat_start_failed(c, 0, error);
 		else
 			chat_session_ready(c, result);
+	} else if (id == c->list_req) {
+		chat_list_page(c, result, error);
+	} else if (id == c->config_req) {
+		c->config_req = 0;
+		if (error) {
+			chat_render_error(&c->render, error, &c->screen);
+		} else {
+			json_decref(c->config);
+			c->config = json_incref(json_object_get(result, "configOptions"));
+			if (strcmp(c->config_what, "model") == 0) {	/* a mode change says so in its update */
+				char *value, *choices;
+				chat_option(c->config, "model", &value, &choices);
+				chat_render_note(&c->render, &c->screen, CHAT_MODEL_NOW, value);
+				free(value);
+				free(choices);
+			}
+		}
 	} else if (id == c->prompt_id) {
 		c->prompt_id = 0;
 		if (error)
@@ -401,6 +468,12 @@ chat_on_notification(struct chat *c, const json_t *msg)
 			return;
 		if (root && sid && strcmp(sid, root) != 0)
 			return;
+		const json_t *up = json_object_get(params, "update");
+		const char *kind = json_string_value(json_object_get(up, "sessionUpdate"));
+		if (kind && strcmp(kind, "config_option_update") == 0) {
+			json_decref(c->config);
+			c->config = json_incref(json_object_get(up, "configOptions"));
+		}
 		chat_render_update(&c->render, json_object_get(params, "update"), &c->screen);
 	} else if (strcmp(method, "$/cancel_request") == 0) {
 		chat_withdraw(c, json_object_get(params, "requestId"));
@@ -462,9 +535,99 @@ chat_agent_write_error(void *arg)
 static void
 chat_send_prompt(struct chat *c, const char *line, int echoed)
 {
+	json_t *prompt = xjson_pack("[{s:s, s:s}]", "type", "text", "text", line);
+	size_t n = json_array_size(c->attach);
+
 	chat_render_prompt_sent(&c->render, line, echoed, &c->screen);
-	c->prompt_id = chat_request_new(c, "session/prompt", xjson_pack("{s:s, s:[{s:s, s:s}]}", "sessionId",
-	    c->session, "prompt", "type", "text", "text", line));
+	if (n > 0) {
+		chat_render_note(&c->render, &c->screen, CHAT_IMAGES_SENT, n, n == 1 ? "" : "s");
+		json_array_extend(prompt, c->attach);
+		json_array_clear(c->attach);
+	}
+	c->prompt_id = chat_request_new(c, "session/prompt", xjson_pack("{s:s, s:o}", "sessionId", c->session,
+	    "prompt", prompt));
+}
+
+/* The value and the choices of configOptions' option id, as "value" and "a, b, c" (owned). */
+static void
+chat_option(const json_t *config, const char *id, char **value, char **choices)
+{
+	struct buf b;
+	size_t i, k;
+	const json_t *opt, *v;
+
+	*value = NULL;
+	buf_init(&b);
+	json_array_foreach(config, i, opt) {
+		const char *oid = json_string_value(json_object_get(opt, "id"));
+		if (oid == NULL || strcmp(oid, id) != 0)
+			continue;
+		const char *cur = json_string_value(json_object_get(opt, "currentValue"));
+		*value = xstrdup(cur ? cur : "?");
+		json_array_foreach(json_object_get(opt, "options"), k, v) {
+			const char *val = json_string_value(json_object_get(v, "value"));
+			if (val)
+				buf_printf(&b, "%s%s", b.len ? ", " : "", val);
+		}
+	}
+	if (*value == NULL)
+		*value = xstrdup("?");
+	*choices = b.len ? buf_steal(&b) : xstrdup("?");
+}
+
+/* A line that is one of the chat's own commands: acted on, 1; else 0 (a prompt). */
+static int
+chat_run_command(struct chat *c, const char *line, int echoed)
+{
+	const char *arg;
+	size_t len;
+	enum chat_cmd cmd = chat_command(line, &arg, &len);
+	const char *what = cmd == CHAT_CMD_MODEL ? "model" : "mode";
+
+	switch (cmd) {
+	case CHAT_CMD_NONE:
+		return 0;
+	case CHAT_CMD_HELP:
+		/* the chat's own, then the agent's (its /help) */
+		chat_render_prompt_sent(&c->render, line, echoed, &c->screen);
+		chat_render_note(&c->render, &c->screen, "%s", CHAT_HELP);
+		c->prompt_id = chat_request_new(c, "session/prompt", xjson_pack("{s:s, s:[{s:s, s:s}]}", "sessionId",
+		    c->session, "prompt", "type", "text", "text", "/help"));
+		return 1;
+	case CHAT_CMD_IMAGE: {
+		char err[200], *path = xstrndup(arg, len);
+		size_t bytes = 0;
+		json_t *blk = len ? chat_image_block(path, err, sizeof(err), &bytes) : NULL;
+		chat_render_prompt_sent(&c->render, line, echoed, &c->screen);
+		if (len == 0)
+			chat_render_note(&c->render, &c->screen, "%s", CHAT_IMAGE_USAGE);
+		else if (blk == NULL)
+			chat_render_note(&c->render, &c->screen, CHAT_IMAGE_ERROR, path, err);
+		else {
+			chat_render_note(&c->render, &c->screen, CHAT_IMAGE_ATTACHED, path,
+			    json_string_value(json_object_get(blk, "mimeType")), bytes);
+			json_array_append_new(c->attach, blk);
+		}
+		free(path);
+		return 1;
+	}
+	case CHAT_CMD_MODEL:
+	case CHAT_CMD_MODE:
+		chat_render_prompt_sent(&c->render, line, echoed, &c->screen);
+		if (len == 0 || c->config_req) {
+			char *value, *choices;
+			chat_option(c->config, what, &value, &choices);
+			chat_render_note(&c->render, &c->screen, CHAT_OPTION_NOW, what, value, choices);
+			free(value);
+			free(choices);
+			return 1;
+		}
+		snprintf(c->config_what, sizeof(c->config_what), "%s", what);
+		c->config_req = chat_request_new(c, "session/set_config_option", xjson_pack("{s:s, s:s, s:s%}",
+		    "sessionId", c->session, "configId", what, "value", arg, len));
+		return 1;
+	}
+	return 0;
 }
 
 /* Uses what was typed: an answer to the shown ask (without a terminal), or the next prompt once
@@ -483,7 +646,7 @@ chat_pump(struct chat *c)
 			chat_answer_key(c, chat_ask_line_key(line));
 		} else if (json_array_size(c->asks) == 0 && c->prompt_id == 0) {
 			json_array_remove(c->lines, 0);
-			if (line[strspn(line, " \t\r")] != '\0')
+			if (line[strspn(line, " \t\r")] != '\0' && !chat_run_command(c, line, echoed))
 				chat_send_prompt(c, line, echoed);
 		} else {
 			free(line);
@@ -782,6 +945,7 @@ chat_client_run(const struct chat_opts *o)
 	c.loop = ev_loop_new(EVFLAG_AUTO);
 	c.lines = json_array();
 	c.asks = json_array();
+	c.attach = json_array();
 	buf_init(&c.screen);
 	chat_term_init(&c.term);
 	chat_render_init(&c.render, c.term.tty_out);
@@ -797,7 +961,7 @@ chat_client_run(const struct chat_opts *o)
 	ev_unref(c.loop);
 	chat_input_init(&c.in, c.loop, STDIN_FILENO, chat_on_line, chat_on_key, chat_on_eof, &c);
 	chat_bottom_init(&c.bottom);
-	if (c.term.tty_in && c.term.tty_out) {
+	if (c.term.tty_in && c.term.tty_out && !o->list) {
 		/* a person at a terminal: lines through the editor, the history under the state dir */
 		char *hist = o->state_dir ? xasprintf("%s/chat_history", o->state_dir) : NULL;
 		struct err e;
@@ -840,6 +1004,8 @@ out:
 	buf_free(&c.screen);
 	json_decref(c.lines);
 	json_decref(c.asks);
+	json_decref(c.attach);
+	json_decref(c.config);
 	free(c.session);
 	ev_loop_destroy(c.loop);
 	return rc;

@@ -3,17 +3,37 @@
 #define CHAT_TEXTS_H
 
 #define CHAT_USAGE \
-	"usage: acp-agent chat [--session ID] [agent options]\n" \
+	"usage: acp-agent chat [--session ID | --list] [agent options]\n" \
 	"A terminal client: runs the agent as a child and speaks ACP to it. A line typed is a\n" \
-	"prompt (slash commands too: /agents, /send, /interrupt, /mode, /compact); a permission\n" \
-	"ask reads one key: a allow, A always, r reject, R reject always (A and R when offered).\n" \
-	"Ctrl-C cancels the turn, Ctrl-D exits. Colour only on a terminal; otherwise plain lines,\n" \
-	"and an ask is answered by a line.\n" \
+	"prompt (the agent's slash commands too: /agents, /send, /interrupt, /compact); the\n" \
+	"chat's own are /image <path>, /model [<id>], /mode [<id>] and /help. On a terminal a\n" \
+	"line is edited as in a shell (history in <state-dir>/chat_history, a paste is one\n" \
+	"prompt, a line ending in \\ goes on on the next); a permission ask reads one key: a\n" \
+	"allow, A always, r reject, R reject always (A and R when offered). Ctrl-C cancels the\n" \
+	"turn, Ctrl-D exits. Colour only on a terminal; otherwise plain lines, and an ask is\n" \
+	"answered by a line.\n" \
 	"\n" \
 	"--session ID   resume that session (its conversation is shown first)\n" \
+	"--list         the sessions of the state directory, newest first, and exit\n" \
 	"agent options  passed to the agent (acp-agent --help): --model, --state-dir,\n" \
 	"               --permission-mode, ...\n"
 
+#define CHAT_HELP \
+	"chat commands:\n" \
+	"  /image <path>  attach an image (PNG, JPEG, GIF, WebP) to the next prompt\n" \
+	"  /model [<id>]  show or set the session's model\n" \
+	"  /mode [<id>]   show or set the permission mode\n" \
+	"  /help          this, then the agent's commands\n" \
+	"  a line ending in \\ goes on on the next; Ctrl-C cancels a turn (or drops the line); Ctrl-D exits\n"
+#define CHAT_IMAGE_ATTACHED "(image attached: %s, %s, %zu bytes; it goes with your next prompt)\n"
+#define CHAT_IMAGE_ERROR "error: /image %s: %s\n"
+#define CHAT_IMAGE_USAGE "usage: /image <path>\n"
+#define CHAT_IMAGES_SENT "(with %zu image%s)\n"
+#define CHAT_MODEL_NOW "(model: %s)\n"
+#define CHAT_OPTION_NOW "(%s: %s; one of: %s)\n"	/* /model or /mode alone: the option, its value, its choices */
+#define CHAT_LIST_LINE "%s  %s  %s  %s"	/* --list: id, last activity, folder, title */
+#define CHAT_LIST_UNTITLED "(no prompt yet)"
+#define CHAT_LIST_NONE "(no sessions in %s)\n"
 #define CHAT_PROMPT "> "
 #define CHAT_PROMPT_MORE "... "	/* the line before ended with '\': this one goes on with it */
 #define CHAT_SESSION_LINE "session %s (Ctrl-C cancels a turn, Ctrl-D exits)\n"

@@ -12,6 +12,7 @@
 
 #include "base/base64.h"
 #include "base/blob.h"
+#include "base/imgtype.h"
 #include "base/xjson.h"
 #include "base/xmalloc.h"
 
@@ -63,17 +64,6 @@ body_mark_images(json_t *messages, const char *nonce)
 	return n;
 }
 
-static int
-body_type_ok(const char *mime)
-{
-	static const char *const types[] = { "image/png", "image/jpeg", "image/gif", "image/webp" };
-
-	for (size_t i = 0; mime && i < sizeof(types) / sizeof(types[0]); i++)
-		if (strcmp(mime, types[i]) == 0)
-			return 1;
-	return 0;
-}
-
 /* The images of messages, in order, opened. */
 static int
 body_open(struct body *b, const json_t *messages, const char *state_dir, struct err *e)
@@ -90,7 +80,7 @@ body_open(struct body *b, const json_t *messages, const char *state_dir, struct 
 			const char *mime = json_string_value(json_object_get(img, "mimeType"));
 			json_int_t bytes = json_integer_value(json_object_get(img, "bytes"));
 			/* the type goes into the body unescaped: only the four a prompt may have */
-			if (!body_type_ok(mime)) {
+			if (!imgtype_known(mime)) {
 				mime = "application/octet-stream";
 				if (rc == 0)
 					rc = err_set(e, ERR_MODEL_REQUEST, "image blob %.80s has an unknown type", blob ? blob : "");
