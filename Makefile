@@ -160,6 +160,7 @@ test: deps
 	$(Q)sh tests/cli.sh $(AGENT)
 	$(Q)sh tests/scenario_run.sh $(AGENT)
 	$(Q)sh tests/chat.sh $(AGENT)
+	$(Q)sh tests/chat_tty.sh $(AGENT) $(MOCK)
 	$(Q)sh tests/readme.sh bin/acp-agent
 	$(Q)sh tests/docs.sh bin/acp-agent
 	$(Q)sh tests/two_process.sh $(AGENT)
