@@ -44,6 +44,8 @@ edit_dl_load(struct err *e)
 		return &edit_dl_api;
 	h = dlopen("libedit.so.2", RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL)
+		h = dlopen("libedit.so.0", RTLD_NOW | RTLD_LOCAL);	/* Fedora's name, the same API */
+	if (h == NULL)
 		h = dlopen("libedit.so", RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL || edit_dl_resolve(h) == NULL) {
 		err_set(e, ERR_USAGE, "line editing needs libedit (libedit2): %s", dlerror());

@@ -15,7 +15,7 @@
 
 struct chat_bottom {
 	struct buf partial;	/* the output's last line, not ended yet, as written */
-	int partial_rows;	/* the rows it takes, less one */
+	int partial_col;	/* the column it ends at */
 	struct buf ask;		/* the ask to keep at the bottom, as rendered; empty: none */
 	int ask_shown;		/* it is drawn */
 	int ask_rows;		/* the rows from its first to the cursor's */
@@ -29,9 +29,12 @@ void chat_bottom_width(struct chat_bottom *b);
 /* Writes text[0..len) (output) above the bottom, then the ask when there is one, else the
  * editor when want_edit. */
 void chat_bottom_flush(struct chat_bottom *b, struct chat_edit *ed, const char *text, size_t len, int want_edit);
-/* The editor printed a line and moved below it. keep: it stays (it was sent, it is the
- * conversation's now); else it is taken off the screen (it waits, and is shown when sent). */
-void chat_bottom_entered(struct chat_bottom *b, const char *prompt, const char *line, size_t len, int keep);
+/* The editor printed a prompt's last line and moved below it (during its on_line call). keep:
+ * it stays (it was sent, it is the conversation's now); else its lines are taken off the screen
+ * (it waits, and is shown when it is sent). */
+void chat_bottom_entered(struct chat_bottom *b, const struct chat_edit *ed, int keep);
+/* Takes what is at the bottom away now (the screen is about to change under it). */
+void chat_bottom_lift(struct chat_bottom *b, struct chat_edit *ed);
 /* The ask was answered or withdrawn: its block is output now, appended to screen. */
 void chat_bottom_ask_done(struct chat_bottom *b, struct buf *screen);
 

@@ -1,6 +1,8 @@
 /* `acp-agent chat`: its own options; every other one is the agent's, passed to the child. */
 #include "chat/chat.h"
 
+#include <langinfo.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,10 +51,15 @@ chat_state_dir(char *const *argv)
 	const char *env = getenv("ACP_AGENT_STATE_DIR"), *dir = NULL;
 
 	for (size_t i = 1; argv[i]; i++) {
-		if (strcmp(argv[i], "--state-dir") == 0 && argv[i + 1])
-			dir = argv[i + 1];
-		else if (strncmp(argv[i], "--state-dir=", 12) == 0)
-			dir = argv[i] + 12;
+		/* as the agent's getopt_long reads it: --state-dir, or a prefix of it no other option has */
+		const char *a = argv[i], *eq = strchr(a, '=');
+		size_t n = eq ? (size_t)(eq - a) : strlen(a);
+		if (n < 4 || strncmp(a, "--state-dir", n) != 0)
+			continue;
+		if (eq)
+			dir = eq + 1;
+		else if (argv[i + 1])
+			dir = argv[++i];
 	}
 	if (dir && *dir)
 		return xstrdup(dir);
@@ -101,6 +108,9 @@ chat_main(int argc, char **argv)
 	child[n] = NULL;
 	state = chat_state_dir(child);
 	o.state_dir = state;
+	/* The terminal's characters: what a person types (é, 日本) is read and measured as such. */
+	if (setlocale(LC_CTYPE, "") == NULL || strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
+		setlocale(LC_CTYPE, "C.UTF-8");
 	/* A closed pipe is an error to see, not a signal that kills; logs only when they matter. */
 	signal(SIGPIPE, SIG_IGN);
 	log_set_level(LOG_ERROR);

@@ -49,7 +49,7 @@ struct chat {
 	struct chat_edit ed;		/* the line editor, on a terminal with libedit */
 	struct chat_bottom bottom;	/* what stays below the output while the editor is used */
 	int editing;			/* the editor is used (else lines come from the frame) */
-	ev_signal sigwinch;
+	ev_signal sigwinch, sigquit, sigtstp, sigcont;
 	struct buf screen;		/* rendered, not yet written */
 	ev_prepare flush;		/* writes screen before the loop sleeps */
 	pid_t pid;			/* the agent; 0 once reaped */
@@ -70,6 +70,7 @@ struct chat {
 	json_int_t config_req;		/* the /model or /mode request unanswered, or 0 */
 	json_int_t list_req;		/* --list: the session/list page asked for, or 0 */
 	size_t listed;			/* --list: sessions printed so far */
+	char *list_cursor;		/* --list: the cursor of the page asked for last (owned) */
 	char config_what[8];		/* which of the two it set */
 	int ready, in_eof, quitting, gone, exit_code;
 	int greet;			/* the session is ready: prompt once its first updates are shown */
@@ -95,6 +96,9 @@ chat_flush_screen(struct chat *c)
 		if (c->screen.len > 0 || chat_wants_edit(c) != c->ed.shown || (c->bottom.ask.len > 0) != c->bottom.ask_shown)
 			chat_bottom_flush(&c->bottom, &c->ed, c->screen.data ? c->screen.data : "", c->screen.len,
 			    chat_wants_edit(c));
+		/* keys are read again once they have a place: the editor drawn, or an ask shown */
+		if (c->in.paused && !c->quitting && (c->ed.shown || c->in.keys))
+			chat_input_resume(&c->in);
 	} else if (c->screen.len > 0) {
 		chat_term_write(c->screen.data, c->screen.len);
 	}
@@ -340,7 +344,9 @@ chat_list_page(struct chat *c, const json_t *result, const json_t *error)
 		free(line);
 		c->listed++;
 	}
-	if (json_is_string(next)) {
+	if (json_is_string(next) && (c->list_cursor == NULL || strcmp(c->list_cursor, json_string_value(next)) != 0)) {
+		free(c->list_cursor);
+		c->list_cursor = xstrdup(json_string_value(next));	/* the same cursor twice: the end */
 		c->list_req = chat_request_new(c, "session/list", xjson_pack("{s:O}", "cursor", next));
 		return;
 	}
@@ -682,7 +688,7 @@ chat_on_edit_line(void *arg, const char *line, size_t len)
 	struct chat *c = arg;
 	int now = c->ready && c->prompt_id == 0 && json_array_size(c->asks) == 0 && json_array_size(c->lines) == 0;
 
-	chat_bottom_entered(&c->bottom, CHAT_PROMPT, line, len, now);
+	chat_bottom_entered(&c->bottom, &c->ed, now);
 	c->render.at_prompt = 0;
 	if (now)
 		c->render.col0 = 1;	/* its Enter ended the prompt's line */
@@ -729,9 +735,10 @@ chat_sigint_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		return;
 	if (c->prompt_id == 0 && json_array_size(c->asks) == 0) {
 		if (c->editing) {
-			chat_edit_drop(&c->ed);	/* the line being typed is dropped: a fresh prompt */
-			c->ed.shown = 1;	/* drawn again by the flush */
-			chat_bottom_flush(&c->bottom, &c->ed, "", 0, chat_wants_edit(c));
+			/* the line being typed is dropped: taken off as it is drawn, then a fresh prompt */
+			chat_bottom_lift(&c->bottom, &c->ed);
+			chat_edit_drop(&c->ed);
+			chat_flush_screen(c);
 		} else if (c->term.tty_in) {
 			/* The terminal dropped the line being typed: a fresh prompt. */
 			c->render.col0 = 0;
@@ -752,8 +759,36 @@ chat_sigwinch_cb(struct ev_loop *loop, ev_signal *w, int revents)
 
 	(void)loop;
 	(void)revents;
+	chat_bottom_lift(&c->bottom, &c->ed);	/* as it was drawn, then again at the new width */
 	chat_bottom_width(&c->bottom);
 	chat_edit_resize(&c->ed);
+	chat_flush_screen(c);
+}
+
+/* Ctrl-Z with the editor: the bottom taken away and the terminal as the shell gave it, then
+ * stopped; SIGCONT (fg) makes it raw again and draws the bottom. */
+static void
+chat_sigtstp_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct chat *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	chat_bottom_lift(&c->bottom, &c->ed);
+	chat_edit_suspend(&c->ed);
+	raise(SIGSTOP);
+}
+
+static void
+chat_sigcont_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct chat *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	chat_edit_continue(&c->ed);
+	c->ed.shown = 0;
+	chat_flush_screen(c);
 }
 
 static void
@@ -909,25 +944,39 @@ chat_signals(struct chat *c)
 	ev_signal_init(&c->sigint, chat_sigint_cb, SIGINT);
 	ev_signal_init(&c->sigterm, chat_sigstop_cb, SIGTERM);
 	ev_signal_init(&c->sighup, chat_sigstop_cb, SIGHUP);
+	ev_signal_init(&c->sigquit, chat_sigstop_cb, SIGQUIT);
 	ev_signal_init(&c->sigwinch, chat_sigwinch_cb, SIGWINCH);
-	c->sigint.data = c->sigterm.data = c->sighup.data = c->sigwinch.data = c;
+	c->sigint.data = c->sigterm.data = c->sighup.data = c->sigquit.data = c->sigwinch.data = c;
 	ev_signal_start(c->loop, &c->sigint);
 	ev_signal_start(c->loop, &c->sigterm);
 	ev_signal_start(c->loop, &c->sighup);
+	ev_signal_start(c->loop, &c->sigquit);
 	ev_signal_start(c->loop, &c->sigwinch);
-	ev_unref(c->loop);
-	ev_unref(c->loop);
-	ev_unref(c->loop);
-	ev_unref(c->loop);
+	for (int i = 0; i < 5; i++)
+		ev_unref(c->loop);
+	if (c->editing) {
+		ev_signal_init(&c->sigtstp, chat_sigtstp_cb, SIGTSTP);
+		ev_signal_init(&c->sigcont, chat_sigcont_cb, SIGCONT);
+		c->sigtstp.data = c->sigcont.data = c;
+		ev_signal_start(c->loop, &c->sigtstp);
+		ev_signal_start(c->loop, &c->sigcont);
+		ev_unref(c->loop);
+		ev_unref(c->loop);
+	}
 }
 
 static void
 chat_unsignals(struct chat *c)
 {
-	ev_ref(c->loop);
-	ev_ref(c->loop);
-	ev_ref(c->loop);
-	ev_ref(c->loop);
+	for (int i = 0; i < 5; i++)
+		ev_ref(c->loop);
+	if (c->editing) {
+		ev_ref(c->loop);
+		ev_ref(c->loop);
+		ev_signal_stop(c->loop, &c->sigtstp);
+		ev_signal_stop(c->loop, &c->sigcont);
+	}
+	ev_signal_stop(c->loop, &c->sigquit);
 	ev_signal_stop(c->loop, &c->sigwinch);
 	ev_signal_stop(c->loop, &c->sigint);
 	ev_signal_stop(c->loop, &c->sigterm);
@@ -954,7 +1003,6 @@ chat_client_run(const struct chat_opts *o)
 		rc = 1;
 		goto out;
 	}
-	chat_signals(&c);
 	ev_prepare_init(&c.flush, chat_flush_cb);
 	c.flush.data = &c;
 	ev_prepare_start(c.loop, &c.flush);
@@ -974,6 +1022,7 @@ chat_client_run(const struct chat_opts *o)
 		}
 		free(hist);
 	}
+	chat_signals(&c);	/* after the editor: Ctrl-Z and fg are handled only with it */
 	/* The client asks for nothing it cannot answer: no fs, no terminal. */
 	/* Children come as sessions of their own (docs/contract.md §22): each shown under its label. */
 	c.init_id = chat_request_new(&c, "initialize", xjson_pack("{s:i, s:{s:{s:b, s:b}, s:b, s:{}}, s:{s:s, s:s}}",
@@ -1006,6 +1055,7 @@ out:
 	json_decref(c.asks);
 	json_decref(c.attach);
 	json_decref(c.config);
+	free(c.list_cursor);
 	free(c.session);
 	ev_loop_destroy(c.loop);
 	return rc;

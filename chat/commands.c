@@ -29,6 +29,9 @@ chat_command(const char *line, const char **arg, size_t *len)
 {
 	const char *p = line + strspn(line, " \t");
 
+	if (strchr(line, '\n'))
+		return CHAT_CMD_NONE;	/* a prompt of several lines is a prompt */
+
 	for (size_t i = 0; i < sizeof(chat_cmds) / sizeof(chat_cmds[0]); i++) {
 		size_t n = strlen(chat_cmds[i].name);
 		if (strncmp(p, chat_cmds[i].name, n) != 0 || (p[n] != '\0' && p[n] != ' ' && p[n] != '\t'))
@@ -53,7 +56,7 @@ chat_image_block(const char *path, char *err, size_t size, size_t *bytes)
 	char *b64;
 	size_t got = 0;
 	json_t *blk;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* a FIFO does not hold the chat */
 
 	if (fd < 0) {
 		snprintf(err, size, "%s", strerror(errno));

@@ -13,7 +13,8 @@ agent=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 mock=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 command -v tmux >/dev/null 2>&1 || { echo "chat-tty: SKIPPED (tmux is not installed)"; exit 0; }
 tmp=$(mktemp -d /tmp/acp-chat-tty-XXXXXX)
-sock=acp-chat-tty-$$
+nsock=0
+sock=acp-chat-tty-$$-0
 T() { tmux -L "$sock" "$@"; }
 mpid=
 trap 'T kill-server 2>/dev/null; [ -n "$mpid" ] && kill $mpid 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
@@ -38,10 +39,12 @@ keys() { T send-keys -t c "$@"; }
 chat() {
 	name=$1; shift
 	T kill-server 2>/dev/null
-	# the pane stays after the chat exits, so its last screen can be read
-	T -f /dev/null new-session -d -s c -x 100 -y 40 \
-		"cd '$tmp/ws' && exec '$agent' chat --state-dir '$tmp/$name' $* 2> '$tmp/$name.err'" \; \
-		set-option -t c remain-on-exit on
+	nsock=$((nsock + 1)); sock=acp-chat-tty-$$-$nsock	# a fresh server: no race with the old one's exit
+	# the pane stays after the chat exits, so its last screen can be read (set before it starts)
+	printf 'set -g remain-on-exit on\n' > "$tmp/tmux.conf"
+	T -f "$tmp/tmux.conf" new-session -d -s c -x 100 -y 40 \
+		"cd '$tmp/ws' && exec ${wrap:-} '$agent' chat --state-dir '$tmp/$name' $* 2> '$tmp/$name.err'" ||
+		fail "tmux could not start"
 	wait_screen 'Ctrl-D exits'
 	wait_screen '^> ?$'
 }
@@ -67,11 +70,23 @@ keys Down Enter; wait_screen '^> ?$'
 keys 'not this'; wait_screen '^> not this$'
 keys C-c; wait_screen '^> ?$'
 [ "$(last_line)" = '> ' ] || [ "$(last_line)" = '>' ] || fail "Ctrl-C did not leave an empty prompt last: $(last_line)"
+# Ctrl-C on a line that wraps: none of its rows is left
+keys "$(printf 'w%.0s' $(seq 1 150))"; wait_screen '^w+$'
+keys C-c; wait_screen '^> ?$'
+screen | grep -q 'wwwww' && fail "Ctrl-C left rows of a wrapped line"
+# the history's position starts again at its end after each line
+keys 'one' Enter; wait_screen '^> ?$'; keys 'two' Enter; wait_screen '^> ?$'
+keys Up Up; wait_screen '^> one$'; keys Enter; wait_screen '^> ?$'
+keys 'four' Enter; wait_screen '^> ?$'
+keys Up; wait_screen '^> four$'; keys C-u
+# what is not ASCII is typed as it is
+keys 'café 日本' Enter; wait_screen '^> ?$'
 # a bracketed paste of two lines is one prompt (not sent until Enter)
-printf 'pasted one\npasted two\n' > "$tmp/paste"
+printf 'pasted one\npasted two\n\n\n' > "$tmp/paste"	# blank lines at its end do not send it
 T load-buffer "$tmp/paste"
 T paste-buffer -p -t c
 wait_screen '^pasted two$'
+[ "$(last_line)" = 'pasted two' ] || fail "the paste was sent without Enter: $(last_line)"
 keys Enter; wait_screen '^> ?$'
 # a line ended by a backslash goes on on the next
 keys 'first half \' Enter; wait_screen '^\.\.\. ?$'
@@ -86,10 +101,11 @@ keys '/mode read-only' Enter; wait_screen '\(mode: read-only\)'
 keys '/model nope' Enter; wait_screen 'not one of the model option.s values'
 keys C-d; wait_screen 'resume with: acp-agent chat'
 msgs=$(user_messages keys)
-for want in 'Ahello XworldE' 'typed again' 'pasted one\npasted two' 'first half \nsecond half' 'what is this'; do
+for want in 'Ahello XworldE' 'typed again' 'one' 'four' 'café 日本' 'pasted one\npasted two' 'first half \nsecond half' 'what is this'; do
 	printf '%s\n' "$msgs" | grep -qxF -- "$want" || fail "no prompt \"$want\" in the log: $msgs"
 done
 [ "$(printf '%s\n' "$msgs" | grep -cxF 'typed again')" -eq 2 ] || fail "Up and Enter did not send the prompt again"
+[ "$(printf '%s\n' "$msgs" | grep -cxF 'one')" -eq 2 ] || fail "Up Up and Enter did not send 'one' again"
 grep -q '"type":"image","mimeType":"image/png","blob":"[0-9a-f]\{64\}","bytes":18' "$tmp"/keys/sessions/*.jsonl ||
 	fail "the attached image is not in the log"
 [ "$(stat -c %a "$tmp/keys/chat_history")" = 600 ] || fail "the history is not 0600"
@@ -131,7 +147,9 @@ export ACP_AGENT_API_KEY=test-key ACP_AGENT_BASE_URL="http://127.0.0.1:$(cat "$t
 chat live
 # the first answer streams (2.5 s between its pieces) while a line is typed: the output goes
 # above, the line stays last
-keys 'go' Enter; wait_screen '^four'
+keys 'go' Enter; wait_screen '^one two'
+keys Escape	# a lone Esc: dropped, it does not hold the output back
+wait_screen '^four'
 keys 'typing ahead'; wait_screen '^> typing ahead$'
 wait_screen '^four five six\.$'
 [ "$(last_line)" = '> typing ahead' ] || fail "the line being typed is not last under the output: $(last_line)"
@@ -149,8 +167,26 @@ keys 'ask me' Enter; wait_screen 'permission: '
 touch "$tmp/go-child"; wait_screen 'child says hi'
 screen | grep -v '^ *$' | tail -n 3 | grep -q 'permission: ' || fail "the ask is not the last thing on the screen"
 last_line | grep -qF '[a] ' || fail "the ask's keys are not the last line: $(last_line)"
-keys a; wait_screen 'answered: '; wait_screen 'All done\.'; wait_screen '^> ?$'
+keys Up; sleep 0.3	# an arrow is no answer (its "A" would be "always"); nothing to wait for
+screen | grep -q 'answered: ' && fail "an arrow key answered the ask"
+keys a; wait_screen 'answered: Allow$'; wait_screen 'All done\.'; wait_screen '^> ?$'
 keys C-d; wait_screen 'resume with'
 ok=$((ok + 1))
 
-echo "chat-tty: ok ($ok checks in tmux: editing keys, history across chats (0600), a paste and a continued line as one prompt each, Ctrl-C dropping a line, /image /model /mode, chat --list, output streaming above a typed line, an ask kept last under a child's output, escapes from the model and a file shown as text)"
+# the terminal goes away with no SIGHUP (the chat in a session of its own, the pane killed): it
+# reads the end of its input and ends, it does not spin
+wrap='setsid -w' chat hangup --model builtin
+pid=
+for f in /proc/[0-9]*/cmdline; do	# /proc, not pgrep, which a minimal system lacks
+	{ tr '\0' ' ' < "$f"; } 2>/dev/null | grep -q "^[^ ]* chat --state-dir $tmp/hangup " && pid=${f#/proc/} && pid=${pid%/cmdline}
+done
+[ -n "$pid" ] || fail "no chat process"
+T kill-server
+i=0
+while kill -0 "$pid" 2>/dev/null; do
+	i=$((i + 1)); [ $i -gt 200 ] && { kill -9 "$pid"; fail "the chat ran on after its terminal went"; }
+	sleep 0.05
+done
+ok=$((ok + 1))
+
+echo "chat-tty: ok ($ok checks in tmux: editing keys, a wrapped line dropped whole, UTF-8 typed, history (its position, across chats, 0600), a paste and a continued line as one prompt each, Ctrl-C dropping a line, /image /model /mode, chat --list, output streaming above a typed line (a lone Esc holds nothing), an ask kept last under a child's output (an arrow no answer), escapes from the model and a file shown as text, a terminal that goes away)"
