@@ -44,6 +44,8 @@ bottom_lift(struct chat_bottom *b, struct chat_edit *ed, struct buf *out)
 	} else if (b->ask_shown) {
 		up = b->ask_rows;
 	}
+	if (!ed->shown && !b->ask_shown)
+		return;		/* nothing below the output: the cursor is at its end */
 	ed->shown = 0;
 	b->ask_shown = 0;
 	if (b->partial.len > 0 && b->partial_col < b->cols) {
@@ -88,8 +90,9 @@ chat_bottom_flush(struct chat_bottom *b, struct chat_edit *ed, const char *text,
 	if (b->partial.len > 0) {
 		chat_text_rows(b->partial.data, b->partial.len, b->cols, &col, 0);
 		b->partial_col = col;
-		buf_puts(&out, "\n");	/* the bottom starts on a row of its own */
 	}
+	if (b->partial.len > 0 && (b->ask.len > 0 || want_edit))
+		buf_puts(&out, "\n");	/* the bottom starts on a row of its own */
 	if (b->ask.len > 0) {
 		col = 0;
 		buf_append(&out, b->ask.data, b->ask.len);

@@ -49,6 +49,7 @@ struct chat {
 	struct chat_edit ed;		/* the line editor, on a terminal with libedit */
 	struct chat_bottom bottom;	/* what stays below the output while the editor is used */
 	int editing;			/* the editor is used (else lines come from the frame) */
+	int typing;			/* a line is being typed while a turn runs: the editor stays */
 	ev_signal sigwinch, sigquit, sigtstp, sigcont;
 	struct buf screen;		/* rendered, not yet written */
 	ev_prepare flush;		/* writes screen before the loop sleeps */
@@ -80,12 +81,13 @@ static void chat_quit(struct chat *c);
 static void chat_pump(struct chat *c);
 static void chat_option(const json_t *config, const char *id, char **value, char **choices);
 
-/* Whether the editor's prompt belongs at the bottom now: the session is ready and nothing else
- * is asked. */
+/* Whether the editor's prompt belongs at the bottom now: the session is ready, nothing is asked,
+ * and no turn runs, or the person types while it runs (a key came, or a line is begun). */
 static int
 chat_wants_edit(const struct chat *c)
 {
-	return c->ready && !c->quitting && !c->in_eof && json_array_size(c->asks) == 0;
+	return c->ready && !c->quitting && !c->in_eof && json_array_size(c->asks) == 0 &&
+	    (c->prompt_id == 0 || c->typing || c->in.paused);
 }
 
 static void
@@ -97,8 +99,10 @@ chat_flush_screen(struct chat *c)
 			chat_bottom_flush(&c->bottom, &c->ed, c->screen.data ? c->screen.data : "", c->screen.len,
 			    chat_wants_edit(c));
 		/* keys are read again once they have a place: the editor drawn, or an ask shown */
-		if (c->in.paused && !c->quitting && (c->ed.shown || c->in.keys))
+		if (c->in.paused && !c->quitting && (c->ed.shown || c->in.keys)) {
+			c->typing = c->ed.shown;	/* drawn for a key: it stays until its line is entered */
 			chat_input_resume(&c->in);
+		}
 	} else if (c->screen.len > 0) {
 		chat_term_write(c->screen.data, c->screen.len);
 	}
@@ -689,6 +693,7 @@ chat_on_edit_line(void *arg, const char *line, size_t len)
 	int now = c->ready && c->prompt_id == 0 && json_array_size(c->asks) == 0 && json_array_size(c->lines) == 0;
 
 	chat_bottom_entered(&c->bottom, &c->ed, now);
+	c->typing = 0;
 	c->render.at_prompt = 0;
 	if (now)
 		c->render.col0 = 1;	/* its Enter ended the prompt's line */
