@@ -28,15 +28,34 @@ acp_image_check(const json_t *blk, size_t i, char *buf, size_t size)
 	return 1;
 }
 
-/* Block i's image decoded and checked into im, or -1 with e. */
+/* The bytes im holds checked: not empty, and beginning as its type does. */
 static int
-img_decode(const json_t *blk, size_t i, const struct acp_spans *sp, struct acp_image *im, struct err *e)
+img_check(struct acp_image *im, long long n, size_t bad, struct err *e)
 {
-	const char *mime = json_string_value(json_object_get(blk, "mimeType")), *text;
-	size_t len, bad, pad = 0;
-	long long n;
+	if (n < 0)
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_BASE64, im->index, bad);
+	if (n == 0)
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_EMPTY, im->index);
+	if (!imgtype_matches(im->mime, im->data, (size_t)n))
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_LIES, im->index, im->mime);
+	im->len = (size_t)n;
+	return 0;
+}
 
-	acp_spans_text(sp, json_object_get(blk, "data"), &text, &len);
+/*
+ * Block i's image into im: what its length tells checked now; decoded now, or, when in_place and
+ * its data is a span of a line the caller took, left for acp_images_put to decode where it lies.
+ */
+static int
+img_decode(const json_t *blk, size_t i, const struct acp_spans *sp, int in_place, struct acp_image *im, struct err *e)
+{
+	const json_t *data = json_object_get(blk, "data");
+	const char *text;
+	size_t len, bad = 0, pad = 0;
+
+	snprintf(im->mime, sizeof(im->mime), "%s", json_string_value(json_object_get(blk, "mimeType")));
+	im->index = i;
+	acp_spans_text(sp, data, &text, &len);
 	/* told from the length alone, before anything is allocated */
 	if (len % 4 != 0)
 		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_LENGTH, i, len);
@@ -44,16 +63,14 @@ img_decode(const json_t *blk, size_t i, const struct acp_spans *sp, struct acp_i
 		pad = (text[len - 1] == '=') + (text[len - 2] == '=');
 	if (BASE64_DECODED_MAX(len) - pad > ACP_IMAGE_MAX)
 		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_TOO_LARGE, i, BASE64_DECODED_MAX(len) - pad);
+	if (in_place && text != json_string_value(data)) {
+		im->b64 = (char *)text;	/* the taker's buffer: decoded there, off the loop */
+		im->b64len = len;
+		return 0;
+	}
 	im->data = xmalloc(BASE64_DECODED_MAX(len) + 1);
-	n = base64_decode(text, len, im->data, &bad);
-	if (n < 0)
-		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_BASE64, i, bad);
-	if (n == 0)
-		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_EMPTY, i);
-	if (!imgtype_matches(mime, im->data, (size_t)n))
-		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_LIES, i, mime);
-	im->len = (size_t)n;
-	return 0;
+	long long got = base64_decode(text, len, im->data, &bad);
+	return img_check(im, got, bad, e);
 }
 
 static int
@@ -65,7 +82,26 @@ img_is_image(const json_t *blk)
 }
 
 int
-acp_images_decode(const json_t *prompt, const struct acp_spans *sp, struct acp_image **out, size_t *n, struct err *e)
+acp_images_spanned(const json_t *prompt, const struct acp_spans *sp)
+{
+	const char *text;
+	size_t i, len;
+	json_t *blk;
+
+	json_array_foreach(prompt, i, blk) {
+		const json_t *data = json_object_get(blk, "data");
+		if (!img_is_image(blk) || !json_is_string(data))
+			continue;
+		acp_spans_text(sp, data, &text, &len);
+		if (text != json_string_value(data))
+			return 1;
+	}
+	return 0;
+}
+
+int
+acp_images_decode(const json_t *prompt, const struct acp_spans *sp, int in_place, struct acp_image **out,
+    size_t *n, struct err *e)
 {
 	struct acp_image *imgs = NULL;
 	size_t i, k = 0, count = 0;
@@ -81,7 +117,7 @@ acp_images_decode(const json_t *prompt, const struct acp_spans *sp, struct acp_i
 	json_array_foreach(prompt, i, blk) {
 		if (!img_is_image(blk))
 			continue;
-		if (img_decode(blk, i, sp, &imgs[k++], e) < 0) {
+		if (img_decode(blk, i, sp, in_place, &imgs[k++], e) < 0) {
 			acp_images_free(imgs, count);
 			return -1;
 		}
@@ -95,12 +131,26 @@ int
 acp_images_put(struct acp_image *imgs, size_t n, const char *blob_dir, int sync, const atomic_int *cancel,
     struct err *e)
 {
-	for (size_t i = 0; i < n; i++) {
+	size_t i, bad = 0;
+
+	/* every image checked before any is stored: one decoded where it lies first */
+	for (i = 0; i < n; i++) {
+		if (imgs[i].b64 == NULL)
+			continue;
+		long long got = base64_decode(imgs[i].b64, imgs[i].b64len, (unsigned char *)imgs[i].b64, &bad);
+		imgs[i].data = (unsigned char *)imgs[i].b64;
+		imgs[i].borrowed = 1;
+		imgs[i].b64 = NULL;
+		if (img_check(&imgs[i], got, bad, e) < 0)
+			return -1;
+	}
+	for (i = 0; i < n; i++) {
 		if (cancel && atomic_load(cancel))
 			return err_set(e, ERR_INTERNAL, "the image store was cancelled");
 		if (blob_put(blob_dir, imgs[i].data, imgs[i].len, sync, imgs[i].blob, e) < 0)
 			return -1;
-		free(imgs[i].data);	/* stored: its bytes are the blob's now */
+		if (!imgs[i].borrowed)
+			free(imgs[i].data);	/* stored: its bytes are the blob's now */
 		imgs[i].data = NULL;
 	}
 	return 0;
@@ -127,6 +177,7 @@ void
 acp_images_free(struct acp_image *imgs, size_t n)
 {
 	for (size_t i = 0; i < n && imgs; i++)
-		free(imgs[i].data);
+		if (!imgs[i].borrowed)
+			free(imgs[i].data);
 	free(imgs);
 }

@@ -31,22 +31,33 @@
  * error text in buf otherwise. */
 int acp_image_check(const json_t *blk, size_t i, char *buf, size_t size);
 
-/* An image's bytes between the check and the store: decoded on the loop, stored off it. */
+/* An image's bytes between the check and the store: decoded on the loop, or where they lie in
+ * a line taken from the reader, off it. */
 struct acp_image {
-	unsigned char *data;	/* owned */
+	unsigned char *data;	/* owned, unless borrowed (the taken line's bytes) */
 	size_t len;
+	char *b64;		/* not decoded yet: its base64 in the taken line, to decode in place */
+	size_t b64len;
+	int borrowed;
+	size_t index;		/* its block's index in the prompt (for the error texts) */
+	char mime[32];
 	char blob[BLOB_NAME_LEN + 1];	/* its name, once stored */
 };
 
 /*
- * Decodes and checks each image block of prompt (data read from spans where a long line left it,
- * docs/contract.md §27): *out (owned, acp_images_free) and *n; 0 with *n 0 when it has none; -1
- * with e (ERR_INVALID_PARAMS: bad base64, a lying type, empty, too large).
+ * Checks each image block of prompt (data read from spans where a long line left it, docs/contract.md
+ * §27): *out (owned, acp_images_free) and *n; 0 with *n 0 when it has none; -1 with e
+ * (ERR_INVALID_PARAMS: bad base64, a lying type, empty, too large). Each is decoded now, except,
+ * with in_place (the caller took the line's buffer), one whose data is a span: what its length
+ * tells is checked now, the rest by acp_images_put, which decodes it where it lies.
  */
-int acp_images_decode(const json_t *prompt, const struct acp_spans *sp, struct acp_image **out, size_t *n,
-    struct err *e);
-/* Stores each under blob_dir, naming it (off the loop: hashing 20 MiB takes 80 ms); stops between
- * images when *cancel. 0, or -1 with e (ERR_INTERNAL). */
+/* 1 when an image block of prompt has its data in a span of the line (a long line). */
+int acp_images_spanned(const json_t *prompt, const struct acp_spans *sp);
+int acp_images_decode(const json_t *prompt, const struct acp_spans *sp, int in_place, struct acp_image **out,
+    size_t *n, struct err *e);
+/* Decodes what was left to decode (every image checked before any is stored), then stores each
+ * under blob_dir, naming it (off the loop: hashing 20 MiB takes 80 ms); stops between images when
+ * *cancel. 0, or -1 with e (ERR_INVALID_PARAMS for a bad image, ERR_INTERNAL). */
 int acp_images_put(struct acp_image *imgs, size_t n, const char *blob_dir, int sync, const atomic_int *cancel,
     struct err *e);
 /* The prompt with its image blocks, in order, replaced by {type, mimeType, blob, bytes}; new ref. */

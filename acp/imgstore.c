@@ -1,6 +1,6 @@
 /*
- * An image prompt's blobs written off the loop (docs/contract.md §27): hashing and writing 20 MiB
- * takes more than a loop turn may. The prompt waits in its session's slot (ACP_WAIT_STORE) while
+ * An image prompt's blobs written off the loop (docs/contract.md §27): decoding, hashing and
+ * writing 20 MiB takes more than a loop turn may. The prompt waits in its session's slot (ACP_WAIT_STORE) while
  * a worker stores the decoded images; then it runs, or parks for what it waits for, as if it came
  * then. A cancel, a close or the shutdown answers it at once (acp/gate.c) and detaches the job,
  * whose blobs are kept (they are content-addressed: nothing refers to them, nothing is wrong).
@@ -20,6 +20,7 @@ struct acp_store {
 	struct acp_session *as;		/* NULL once detached */
 	json_t *prompt;			/* owned: the checked prompt, its images' data not yet replaced */
 	struct acp_image *imgs;		/* owned */
+	char *line;			/* owned: the taken line some of them lie in, or NULL */
 	size_t n;
 	char *dir;
 	int sync;
@@ -39,6 +40,7 @@ acp_store_free(struct acp_store *st)
 		}
 	json_decref(st->prompt);
 	acp_images_free(st->imgs, st->n);
+	free(st->line);
 	free(st->dir);
 	free(st);
 }
@@ -77,7 +79,8 @@ acp_store_done(void *arg)
 }
 
 json_t *
-acp_store_start(struct acp_session *as, json_t *id, const json_t *prompt, struct acp_image *imgs, size_t n)
+acp_store_start(struct acp_session *as, json_t *id, const json_t *prompt, struct acp_image *imgs, size_t n,
+    char *line)
 {
 	struct acp_server *srv = as->srv;
 	struct acp_store *st = xcalloc(1, sizeof(*st));
@@ -88,6 +91,7 @@ acp_store_start(struct acp_session *as, json_t *id, const json_t *prompt, struct
 	st->prompt = json_incref((json_t *)prompt);
 	st->imgs = imgs;
 	st->n = n;
+	st->line = line;
 	st->dir = xasprintf("%s/blobs", srv->env.state_dir);
 	st->sync = srv->env.sync != SESS_SYNC_NONE;
 	err_clear(&st->e);

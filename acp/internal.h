@@ -101,13 +101,18 @@ void acp_gate_free_prompt(struct acp_session *as);
 /* Takes the prompt parked for why off its slot: its id (new ref), or NULL when none waits for why. */
 json_t *acp_gate_take_prompt(struct acp_session *as, enum acp_wait why);
 
-/* acp/imgstore.c: an image prompt waits (parked, ACP_WAIT_STORE) while its images are stored off
- * the loop, then runs as acp_prompt_run does. id: borrowed; imgs: stolen. Returns NULL. */
+/* acp/imgstore.c: an image prompt waits (parked, ACP_WAIT_STORE) while its images are decoded
+ * (those left to decode) and stored off the loop, then runs as acp_prompt_run does. id: borrowed;
+ * imgs and line (the taken line they lie in, or NULL): stolen. Returns NULL. */
 struct acp_image;
-json_t *acp_store_start(struct acp_session *as, json_t *id, const json_t *prompt, struct acp_image *imgs, size_t n);
+json_t *acp_store_start(struct acp_session *as, json_t *id, const json_t *prompt, struct acp_image *imgs, size_t n,
+    char *line);
 /* The parked prompt was answered: the job, when it ends, only frees itself. */
 void acp_store_detach(struct acp_session *as);
 void acp_stores_free(struct acp_server *srv);
+/* The buffer that holds m's line, when m came from stdin and is being dispatched now: the
+ * caller's (free()), the line's bytes stay where they are in it. NULL otherwise. */
+char *acp_take_line(struct acp_server *srv, const struct acp_msg *m);
 /* A checked prompt (images stored) runs now, parks, or is refused (its reply). */
 json_t *acp_prompt_run(struct acp_session *as, json_t *id, const json_t *prompt);
 

@@ -368,12 +368,17 @@ acp_m_session_prompt(struct acp_server *srv, struct acp_msg *m)
 		return acp_invalid_params(m->id, "prompt: a slash command must not contain \\u0000");
 	if ((as->prompt_id && !as->cancelled) || as->parked.why != ACP_WAIT_NONE)
 		return acp_invalid_params(m->id, "a prompt is already in flight for this session");
-	/* Images are decoded now, from the line (acp/spans.h), and stored off the loop. */
+	/* Images are stored off the loop. A long line from stdin goes with them, whole (the reader's
+	 * buffer, taken): a large image is decoded where it lies in it, on the worker. */
+	char *line = acp_images_spanned(prompt, &m->spans) ? acp_take_line(srv, m) : NULL;
 	err_clear(&e);
-	if (acp_images_decode(prompt, &m->spans, &imgs, &nimgs, &e) < 0)
+	if (acp_images_decode(prompt, &m->spans, line != NULL, &imgs, &nimgs, &e) < 0) {
+		free(line);
 		return acp_error_new(m->id, e.code, e.msg, NULL);
+	}
 	if (nimgs > 0)
-		return acp_store_start(as, m->id, prompt, imgs, nimgs);
+		return acp_store_start(as, m->id, prompt, imgs, nimgs, line);
+	free(line);
 	return acp_prompt_run(as, m->id, prompt);
 }
 

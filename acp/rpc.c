@@ -143,6 +143,7 @@ acp_classify(const char *line, size_t len, struct acp_msg *m, json_t **reply)
 		    data));
 	}
 	m->root = root;
+	m->line = line;
 	if (json_is_array(root))
 		return acp_invalid(m, reply, acp_error_new(NULL, ERR_INVALID_REQUEST,
 		    "batch requests are not supported", NULL));

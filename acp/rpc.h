@@ -28,6 +28,7 @@ struct acp_msg {
 	json_t *id;		/* requests and responses */
 	json_t *params;		/* may be NULL */
 	struct acp_spans spans;	/* a long line's long strings (acp/spans.h) */
+	const char *line;	/* the line classified (borrowed: valid while it is dispatched) */
 };
 
 /*

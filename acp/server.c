@@ -194,6 +194,27 @@ acp_server_line(void *arg, const char *line, size_t len)
 	acp_dispatch(srv, line, len);
 }
 
+/* A line from stdin: while it is dispatched, a handler may take the reader's buffer with it
+ * (acp_take_line). */
+static void
+acp_reader_line(void *arg, const char *line, size_t len)
+{
+	struct acp_server *srv = arg;
+
+	srv->reader_line = line;
+	acp_server_line(arg, line, len);
+	srv->reader_line = NULL;
+}
+
+char *
+acp_take_line(struct acp_server *srv, const struct acp_msg *m)
+{
+	if (m->line == NULL || m->line != srv->reader_line)
+		return NULL;	/* a copy (parked, held), or not from stdin */
+	srv->reader_line = NULL;
+	return frame_take(&srv->reader.frame);
+}
+
 static void
 acp_overlong(void *arg)
 {
@@ -422,7 +443,7 @@ acp_server_init(struct acp_server *srv, struct ev_loop *loop, int in_fd, int pro
 	srv->wq.on_low = acp_on_low;
 	srv->wq.on_error = acp_on_write_error;
 	srv->wq.arg = srv;
-	reader_init(&srv->reader, loop, in_fd, acp_server_line, acp_overlong, acp_on_eof, srv);
+	reader_init(&srv->reader, loop, in_fd, acp_reader_line, acp_overlong, acp_on_eof, srv);
 	ev_signal_init(&srv->sigint, acp_on_signal, SIGINT);
 	ev_signal_init(&srv->sigterm, acp_on_signal, SIGTERM);
 	srv->sigint.data = srv->sigterm.data = srv;

@@ -138,6 +138,7 @@ struct acp_server {
 	struct acp_gate gate;		/* requests parked until what they wait for is there (acp/gate.c) */
 	struct acp_load *loads;		/* stored sessions being read off the loop (acp/load.c) */
 	struct acp_store *stores;	/* images being stored off the loop (acp/imgstore.c) */
+	const char *reader_line;	/* the stdin line being dispatched (its buffer can be taken) */
 	off_t load_offload_min;		/* a file this big or bigger is read off the loop */
 	ev_signal sigint, sigterm;
 	const struct toolset_profile *profile;	/* --profile: its extensions and tools */

@@ -20,6 +20,8 @@ frame_init(struct frame *f, size_t max, reader_line_fn *on_line, reader_overlong
 	f->on_line = on_line;
 	f->on_overlong = on_overlong;
 	f->arg = arg;
+	f->emitting = 0;
+	f->taken = 0;
 }
 
 void
@@ -65,7 +67,20 @@ frame_feed(struct frame *f, const char *data, size_t len)
 			if (f->on_overlong)
 				f->on_overlong(f->arg);
 		} else {
+			f->emitting = 1;
 			frame_emit(f, f->in.data + start, end - start);
+			f->emitting = 0;
+			if (f->taken) {
+				/* the buffer went with its line: what follows the line goes on in a new one */
+				struct buf rest;
+				f->taken = 0;
+				buf_init(&rest);
+				buf_append(&rest, f->in.data + end + 1, f->in.len - end - 1);
+				f->in = rest;
+				start = 0;
+				f->scanned = 0;
+				continue;
+			}
 		}
 		start = end + 1;
 		f->scanned = start;
@@ -84,11 +99,27 @@ frame_feed(struct frame *f, const char *data, size_t len)
 		buf_free(&f->in);	/* give back the memory of one huge line */
 }
 
+char *
+frame_take(struct frame *f)
+{
+	if (!f->emitting || f->taken)
+		return NULL;
+	f->taken = 1;
+	return f->in.data;
+}
+
 void
 frame_eof(struct frame *f)
 {
-	if (!f->skipping && f->in.len)
+	if (!f->skipping && f->in.len) {
+		f->emitting = 1;
 		frame_emit(f, f->in.data, f->in.len);
+		f->emitting = 0;
+		if (f->taken) {
+			f->taken = 0;
+			buf_init(&f->in);	/* the taker's now */
+		}
+	}
 	buf_consume(&f->in, f->in.len);
 	f->scanned = 0;
 	f->skipping = 0;

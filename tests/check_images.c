@@ -284,7 +284,7 @@ store_one(const char *mime, const char *data, const char *blobs, json_t **out, c
 	}
 	struct acp_image *imgs;
 	size_t n;
-	if (acp_images_decode(prompt, NULL, &imgs, &n, &e) < 0) {
+	if (acp_images_decode(prompt, NULL, 0, &imgs, &n, &e) < 0) {
 		json_decref(prompt);
 		ck_assert_int_eq(e.code, ERR_INVALID_PARAMS);
 		snprintf(buf, size, "%s", e.msg);
@@ -333,7 +333,7 @@ START_TEST(images_edge_refuses_each_bad_image_and_stores_nothing)
 		size_t n;
 		struct err e;
 		err_clear(&e);
-		ck_assert_int_eq(acp_images_decode(two, NULL, &imgs, &n, &e), -1);
+		ck_assert_int_eq(acp_images_decode(two, NULL, 0, &imgs, &n, &e), -1);
 		ck_assert_str_eq(e.msg, "prompt[1].data: not valid base64 (at character 0)");
 		json_decref(two);
 		ck_assert_int_lt(stat(blobs, &st), 0);

@@ -34,6 +34,60 @@ on_overlong(void *arg)
 	((struct got *)arg)->overlong++;
 }
 
+/* A taker: takes the buffer of every line that starts with "take", keeping where the line lies. */
+struct taker {
+	struct frame *f;
+	struct got g;
+	char *bufs[4];
+	const char *at[4];
+	int n;
+};
+
+static void
+on_line_take(void *arg, const char *line, size_t len)
+{
+	struct taker *t = arg;
+
+	on_line(&t->g, line, len);
+	if (len >= 4 && memcmp(line, "take", 4) == 0) {
+		ck_assert_int_lt(t->n, 4);
+		t->bufs[t->n] = frame_take(t->f);
+		ck_assert_ptr_nonnull(t->bufs[t->n]);
+		ck_assert_ptr_null(frame_take(t->f));	/* once per line */
+		t->at[t->n++] = line;
+	}
+}
+
+/* A line's buffer taken: the line stays where it was in it; the lines after it, in the same read
+ * and in later ones, and a last line at EOF, all come as before. */
+START_TEST(frame_take_hands_the_line_over_and_goes_on)
+{
+	struct taker t = { 0 };
+	struct frame f;
+	const char *first = "one\ntake two\nthree\nfo", *second = "ur\ntake five";
+
+	t.f = &f;
+	frame_init(&f, 1024, on_line_take, on_overlong, &t);
+	ck_assert_ptr_null(frame_take(&f));	/* outside on_line: nothing to take */
+	frame_feed(&f, first, strlen(first));
+	frame_feed(&f, second, strlen(second));
+	frame_eof(&f);
+	ck_assert_int_eq(t.g.n, 5);
+	ck_assert_str_eq(t.g.lines[1], "take two");
+	ck_assert_str_eq(t.g.lines[2], "three");
+	ck_assert_str_eq(t.g.lines[3], "four");
+	ck_assert_str_eq(t.g.lines[4], "take five");
+	ck_assert_int_eq(t.n, 2);
+	/* the taken buffers hold the lines, unchanged by what the frame did afterwards */
+	ck_assert_int_eq(memcmp(t.at[0], "take two", 8), 0);
+	ck_assert_int_eq(memcmp(t.at[1], "take five", 9), 0);
+	ck_assert(t.at[0] >= t.bufs[0] && t.at[1] >= t.bufs[1]);
+	free(t.bufs[0]);
+	free(t.bufs[1]);
+	frame_free(&f);
+}
+END_TEST
+
 START_TEST(frame_split_reads_byte_by_byte)
 {
 	struct got g = { 0 };
@@ -239,6 +293,7 @@ reader_suite(void)
 	tcase_add_test(tc, frame_blank_lines_skipped_and_crlf_stripped);
 	tcase_add_test(tc, frame_overlong_line_reported_once_then_recovers);
 	tcase_add_test(tc, frame_eof_without_newline_is_a_last_line);
+	tcase_add_test(tc, frame_take_hands_the_line_over_and_goes_on);
 	tcase_add_test(tc, frame_eof_while_skipping_drops_the_tail);
 	tcase_add_test(tc, wq_drops_an_unencodable_message_and_keeps_the_stream_whole);
 	tcase_add_test(tc, wq_cork_batches_and_ahead_waits_for_the_reader);

@@ -2,7 +2,9 @@
 # Image prompts (docs/contract.md §27) where a scenario cannot reach: a 20 MiB image whose store
 # (off the loop) is met by a cancel, a close or the end of stdin (each prompt answered exactly
 # once, the session usable after a cancel, the agent exits 0); 20 MiB + 1 refused from its length
-# with nothing stored; a session loaded after its image's blob went (a text block says so).
+# with nothing stored; a large image with a bad character, and one whose bytes lie about its type
+# (both checked on the worker, where the line's buffer went), refused with nothing stored; a
+# session loaded after its image's blob went (a text block says so).
 # Usage: tests/images.sh AGENT
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -86,6 +88,26 @@ finish big
 [ ! -e "$tmp/big/blobs" ] || fail "big: something was stored"
 ok=$((ok + 1))
 
+# A large image with a bad character (decoded where it lies in the line, on the worker) and one
+# whose bytes lie about its type: each refused with its place, nothing stored.
+image_line 3 $((2 * 1024 * 1024))
+sed 's/"data":"\(.\{1000\}\)./"data":"\1*/' "$tmp/line" > "$tmp/bad-line"
+{ printf '\377\330\377'; head -c $((2 * 1024 * 1024)) /dev/urandom; } > "$tmp/jpg"
+{ printf '{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"%s","prompt":[' "$sid"
+  printf '{"type":"image","mimeType":"image/png","data":"'; base64 -w0 "$tmp/jpg"; printf '"}]}}\n'; } > "$tmp/lie-line"
+start bad
+cat "$tmp/bad-line" >&3
+wait_for "$tmp/bad.out" '"id":3,' 60 || fail "bad: not answered"
+grep -q '"id":3,"error":{"code":-32602,.*prompt\[1\].data: not valid base64 (at character 1000)' "$tmp/bad.out" ||
+	fail "bad: not refused at its character"
+cat "$tmp/lie-line" >&3
+wait_for "$tmp/bad.out" '"id":4,' 60 || fail "bad: the lying image was not answered"
+grep -q '"id":4,"error":{"code":-32602,.*prompt\[0\].data: the bytes are not image/png data' "$tmp/bad.out" ||
+	fail "bad: the lying image was not refused"
+finish bad
+[ ! -e "$tmp/bad/blobs" ] || [ -z "$(ls "$tmp/bad/blobs")" ] || fail "bad: something was stored"
+ok=$((ok + 1))
+
 # A load after the blob went: the image shows as a text block saying why.
 image_line 3 1000
 start gone
@@ -109,4 +131,4 @@ grep -q "\"user_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"\[imag
 grep -q "warn.*image blob $blob cannot be opened" "$tmp/gone.err" || fail "gone: no warning"
 ok=$((ok + 1))
 
-echo "images: ok ($ok checks: a 20 MiB image prompt met by a cancel, a close and EOF while it is stored; 20 MiB + 1 refused, nothing stored; a load after the blob went)"
+echo "images: ok ($ok checks: a 20 MiB image prompt met by a cancel, a close and EOF while it is stored; 20 MiB + 1 refused, nothing stored; a large image with a bad character and one that lies about its type refused by the worker, nothing stored; a load after the blob went)"
