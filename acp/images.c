@@ -42,35 +42,59 @@ img_check(struct acp_image *im, long long n, size_t bad, struct err *e)
 	return 0;
 }
 
+/* im's base64 (text[0..len), in the taken line when in_place) checked and decoded: its length
+ * first (before anything is allocated), then its bytes. */
+static int
+img_run(struct acp_image *im, const char *text, size_t len, int in_place, struct err *e)
+{
+	size_t bad = 0, pad = 0;
+	long long got;
+
+	if (len % 4 != 0)
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_LENGTH, im->index, len);
+	if (len >= 4)
+		pad = (text[len - 1] == '=') + (text[len - 2] == '=');
+	if (BASE64_DECODED_MAX(len) - pad > ACP_IMAGE_MAX)
+		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_TOO_LARGE, im->index, BASE64_DECODED_MAX(len) - pad);
+	if (in_place) {
+		im->data = (unsigned char *)text;	/* base64 shrinks as it decodes */
+		im->borrowed = 1;
+	} else {
+		im->data = xmalloc(BASE64_DECODED_MAX(len) + 1);
+	}
+	got = base64_decode(text, len, im->data, &bad);
+	return img_check(im, got, bad, e);
+}
+
 /*
- * Block i's image into im: what its length tells checked now; decoded now, or, when in_place and
- * its data is a span of a line the caller took, left for acp_images_put to decode where it lies.
+ * Block i's image into im: checked and decoded now, or, once *deferring (set by the first image
+ * whose data is a span of the line the caller took, with in_place), left for acp_images_put to
+ * check and decode on the worker, in order, so the first bad image reported is the same either
+ * way. A span is decoded where it lies; other data (a string of the tree the job holds) is read
+ * from there.
  */
 static int
-img_decode(const json_t *blk, size_t i, const struct acp_spans *sp, int in_place, struct acp_image *im, struct err *e)
+img_decode(const json_t *blk, size_t i, const struct acp_spans *sp, int in_place, int *deferring,
+    struct acp_image *im, struct err *e)
 {
 	const json_t *data = json_object_get(blk, "data");
 	const char *text;
-	size_t len, bad = 0, pad = 0;
+	size_t len;
 
 	snprintf(im->mime, sizeof(im->mime), "%s", json_string_value(json_object_get(blk, "mimeType")));
 	im->index = i;
 	acp_spans_text(sp, data, &text, &len);
-	/* told from the length alone, before anything is allocated */
-	if (len % 4 != 0)
-		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_BAD_LENGTH, i, len);
-	if (len >= 4)
-		pad = (text[len - 1] == '=') + (text[len - 2] == '=');
-	if (BASE64_DECODED_MAX(len) - pad > ACP_IMAGE_MAX)
-		return err_set(e, ERR_INVALID_PARAMS, ACP_IMAGE_TOO_LARGE, i, BASE64_DECODED_MAX(len) - pad);
-	if (in_place && text != json_string_value(data)) {
-		im->b64 = (char *)text;	/* the taker's buffer: decoded there, off the loop */
+	int span = text != json_string_value(data);
+	if (in_place && span)
+		*deferring = 1;
+	if (*deferring) {
+		im->b64 = (char *)text;
 		im->b64len = len;
+		im->pending = 1;
+		im->in_place = span;
 		return 0;
 	}
-	im->data = xmalloc(BASE64_DECODED_MAX(len) + 1);
-	long long got = base64_decode(text, len, im->data, &bad);
-	return img_check(im, got, bad, e);
+	return img_run(im, text, len, 0, e);
 }
 
 static int
@@ -105,6 +129,7 @@ acp_images_decode(const json_t *prompt, const struct acp_spans *sp, int in_place
 {
 	struct acp_image *imgs = NULL;
 	size_t i, k = 0, count = 0;
+	int deferring = 0;
 	json_t *blk;
 
 	json_array_foreach(prompt, i, blk)
@@ -117,7 +142,7 @@ acp_images_decode(const json_t *prompt, const struct acp_spans *sp, int in_place
 	json_array_foreach(prompt, i, blk) {
 		if (!img_is_image(blk))
 			continue;
-		if (img_decode(blk, i, sp, in_place, &imgs[k++], e) < 0) {
+		if (img_decode(blk, i, sp, in_place, &deferring, &imgs[k++], e) < 0) {
 			acp_images_free(imgs, count);
 			return -1;
 		}
@@ -131,17 +156,16 @@ int
 acp_images_put(struct acp_image *imgs, size_t n, const char *blob_dir, int sync, const atomic_int *cancel,
     struct err *e)
 {
-	size_t i, bad = 0;
+	size_t i;
 
-	/* every image checked before any is stored: one decoded where it lies first */
+	/* every image checked before any is stored: those left to check first, in order */
 	for (i = 0; i < n; i++) {
-		if (imgs[i].b64 == NULL)
+		if (!imgs[i].pending)
 			continue;
-		long long got = base64_decode(imgs[i].b64, imgs[i].b64len, (unsigned char *)imgs[i].b64, &bad);
-		imgs[i].data = (unsigned char *)imgs[i].b64;
-		imgs[i].borrowed = 1;
-		imgs[i].b64 = NULL;
-		if (img_check(&imgs[i], got, bad, e) < 0)
+		if (cancel && atomic_load(cancel))
+			return err_set(e, ERR_INTERNAL, "the image store was cancelled");
+		imgs[i].pending = 0;
+		if (img_run(&imgs[i], imgs[i].b64, imgs[i].b64len, imgs[i].in_place, e) < 0)
 			return -1;
 	}
 	for (i = 0; i < n; i++) {

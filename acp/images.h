@@ -36,9 +36,11 @@ int acp_image_check(const json_t *blk, size_t i, char *buf, size_t size);
 struct acp_image {
 	unsigned char *data;	/* owned, unless borrowed (the taken line's bytes) */
 	size_t len;
-	char *b64;		/* not decoded yet: its base64 in the taken line, to decode in place */
+	char *b64;		/* pending: its base64 (in the taken line when in_place, else in the tree) */
 	size_t b64len;
-	int borrowed;
+	int pending;		/* not checked yet: acp_images_put checks and decodes it */
+	int in_place;		/* decoded where it lies, in the taken line */
+	int borrowed;		/* data is the taken line's bytes, not owned */
 	size_t index;		/* its block's index in the prompt (for the error texts) */
 	char mime[32];
 	char blob[BLOB_NAME_LEN + 1];	/* its name, once stored */
@@ -47,9 +49,9 @@ struct acp_image {
 /*
  * Checks each image block of prompt (data read from spans where a long line left it, docs/contract.md
  * §27): *out (owned, acp_images_free) and *n; 0 with *n 0 when it has none; -1 with e
- * (ERR_INVALID_PARAMS: bad base64, a lying type, empty, too large). Each is decoded now, except,
- * with in_place (the caller took the line's buffer), one whose data is a span: what its length
- * tells is checked now, the rest by acp_images_put, which decodes it where it lies.
+ * (ERR_INVALID_PARAMS: bad base64, a lying type, empty, too large). Each is checked and decoded
+ * now, except, with in_place (the caller took the line's buffer), from the first one whose data
+ * is a span on: those are checked and decoded by acp_images_put, in order (a span where it lies).
  */
 /* 1 when an image block of prompt has its data in a span of the line (a long line). */
 int acp_images_spanned(const json_t *prompt, const struct acp_spans *sp);

@@ -22,6 +22,7 @@ frame_init(struct frame *f, size_t max, reader_line_fn *on_line, reader_overlong
 	f->arg = arg;
 	f->emitting = 0;
 	f->taken = 0;
+	f->next = 0;
 }
 
 void
@@ -68,15 +69,12 @@ frame_feed(struct frame *f, const char *data, size_t len)
 				f->on_overlong(f->arg);
 		} else {
 			f->emitting = 1;
+			f->next = end + 1;
 			frame_emit(f, f->in.data + start, end - start);
 			f->emitting = 0;
 			if (f->taken) {
-				/* the buffer went with its line: what follows the line goes on in a new one */
-				struct buf rest;
+				/* the buffer went with its line (frame_take moved what follows into a new one) */
 				f->taken = 0;
-				buf_init(&rest);
-				buf_append(&rest, f->in.data + end + 1, f->in.len - end - 1);
-				f->in = rest;
 				start = 0;
 				f->scanned = 0;
 				continue;
@@ -102,10 +100,20 @@ frame_feed(struct frame *f, const char *data, size_t len)
 char *
 frame_take(struct frame *f)
 {
+	struct buf rest;
+	char *line_buf;
+
 	if (!f->emitting || f->taken)
 		return NULL;
+	/* what follows the line goes into a new buffer now, while the old one is surely alive: the
+	 * taker may free it before on_line returns */
+	buf_init(&rest);
+	buf_reserve(&rest, f->in.len - f->next + 1);
+	buf_append(&rest, f->in.data + f->next, f->in.len - f->next);
+	line_buf = f->in.data;
+	f->in = rest;
 	f->taken = 1;
-	return f->in.data;
+	return line_buf;
 }
 
 void
@@ -113,12 +121,10 @@ frame_eof(struct frame *f)
 {
 	if (!f->skipping && f->in.len) {
 		f->emitting = 1;
+		f->next = f->in.len;
 		frame_emit(f, f->in.data, f->in.len);
 		f->emitting = 0;
-		if (f->taken) {
-			f->taken = 0;
-			buf_init(&f->in);	/* the taker's now */
-		}
+		f->taken = 0;
 	}
 	buf_consume(&f->in, f->in.len);
 	f->scanned = 0;

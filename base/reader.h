@@ -29,6 +29,7 @@ struct frame {
 	void *arg;
 	int emitting;		/* on_line runs: its line may be taken (frame_take) */
 	int taken;
+	size_t next;		/* while emitting: where the bytes after the line begin */
 };
 
 void frame_init(struct frame *f, size_t max, reader_line_fn *on_line,
@@ -37,8 +38,9 @@ void frame_free(struct frame *f);
 void frame_feed(struct frame *f, const char *data, size_t len);	/* data: borrowed */
 void frame_eof(struct frame *f);	/* an unterminated tail is a last line */
 /* Called from on_line only: the buffer that holds the line is the caller's from now on (free()
- * it; the line passed stays where it is in it), and the frame goes on with a new one. NULL when
- * no line is being emitted. A large line handed to a worker so, is never copied. */
+ * it, even before on_line returns; the line passed stays where it is in it), and the frame goes
+ * on with a new one holding what followed the line. NULL when no line is being emitted, or it was
+ * taken already. A large line handed to a worker so, is never copied. */
 char *frame_take(struct frame *f);
 
 struct reader {

@@ -55,6 +55,8 @@ on_line_take(void *arg, const char *line, size_t len)
 		ck_assert_ptr_nonnull(t->bufs[t->n]);
 		ck_assert_ptr_null(frame_take(t->f));	/* once per line */
 		t->at[t->n++] = line;
+	} else if (len >= 4 && memcmp(line, "free", 4) == 0) {
+		free(frame_take(t->f));		/* taken and freed at once: the frame must not read it again */
 	}
 }
 
@@ -64,7 +66,7 @@ START_TEST(frame_take_hands_the_line_over_and_goes_on)
 {
 	struct taker t = { 0 };
 	struct frame f;
-	const char *first = "one\ntake two\nthree\nfo", *second = "ur\ntake five";
+	const char *first = "one\ntake two\nthree\nfo", *second = "ur\nfree six\r\n\nseven\ntake five";
 
 	t.f = &f;
 	frame_init(&f, 1024, on_line_take, on_overlong, &t);
@@ -72,11 +74,13 @@ START_TEST(frame_take_hands_the_line_over_and_goes_on)
 	frame_feed(&f, first, strlen(first));
 	frame_feed(&f, second, strlen(second));
 	frame_eof(&f);
-	ck_assert_int_eq(t.g.n, 5);
+	ck_assert_int_eq(t.g.n, 7);
 	ck_assert_str_eq(t.g.lines[1], "take two");
 	ck_assert_str_eq(t.g.lines[2], "three");
 	ck_assert_str_eq(t.g.lines[3], "four");
-	ck_assert_str_eq(t.g.lines[4], "take five");
+	ck_assert_str_eq(t.g.lines[4], "free six");
+	ck_assert_str_eq(t.g.lines[5], "seven");
+	ck_assert_str_eq(t.g.lines[6], "take five");
 	ck_assert_int_eq(t.n, 2);
 	/* the taken buffers hold the lines, unchanged by what the frame did afterwards */
 	ck_assert_int_eq(memcmp(t.at[0], "take two", 8), 0);
