@@ -117,8 +117,10 @@ acp_store_detach(struct acp_session *as)
 void
 acp_stores_free(struct acp_server *srv)
 {
-	while (srv->stores) {
-		struct acp_store *st = srv->stores;
+	struct acp_store *st;
+
+	while ((st = srv->stores) != NULL) {
+		srv->stores = st->next;		/* off the list first: acp_store_free finds it gone */
 		offload_cancel(st->off);	/* joins the worker; done never runs */
 		if (st->as)
 			st->as->store = NULL;

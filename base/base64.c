@@ -45,26 +45,24 @@ base64_decode(const char *s, size_t n, unsigned char *out, size_t *bad)
 			continue;
 		}
 		/* Only the last quantum may pad: "xx==" or "xxx=", with the unused bits zero. */
-		size_t at = i;
-		if (a >= 64)
+		int last = i + 4 == n, two = last && in[i + 2] == '=' && in[i + 3] == '=';
+		size_t at;
+		if (a >= 64) {
 			at = i;
-		else if (b >= 64)
+		} else if (b >= 64) {
 			at = i + 1;
-		else if (c >= 64 && !(i + 4 == n && in[i + 2] == '=' && in[i + 3] == '='))
-			at = i + 2;
-		else if (c >= 64 && (b & 0x0f) != 0)
-			at = i + 1;
-		else if (c >= 64) {
-			out[o++] = (unsigned char)(a << 2 | b >> 4);
-			return (long long)o;
-		} else if (!(i + 4 == n && in[i + 3] == '='))
-			at = i + 3;
-		else if ((c & 0x03) != 0)
-			at = i + 2;
-		else {
+		} else if (c >= 64) {
+			if (two && (b & 0x0f) == 0) {
+				out[o++] = (unsigned char)(a << 2 | b >> 4);
+				return (long long)o;
+			}
+			at = two ? i + 1 : i + 2;	/* padding bits set, or a '=' not at the end */
+		} else if (last && in[i + 3] == '=' && (c & 0x03) == 0) {
 			out[o++] = (unsigned char)(a << 2 | b >> 4);
 			out[o++] = (unsigned char)((b & 0x0f) << 4 | c >> 2);
 			return (long long)o;
+		} else {
+			at = last && in[i + 3] == '=' ? i + 2 : i + 3;
 		}
 		*bad = at;
 		return -1;

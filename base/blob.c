@@ -27,13 +27,10 @@ blob_name_valid(const char *name)
 static void
 blob_sync_parent(const char *dir)
 {
-	char *parent = xstrdup(dir), *slash = strrchr(parent, '/');
+	const char *slash = strrchr(dir, '/');
+	char *parent = slash && slash != dir ? xstrndup(dir, (size_t)(slash - dir)) : xstrdup(slash ? "/" : ".");
 	int fd;
 
-	if (slash && slash != parent)
-		*slash = '\0';
-	else
-		strcpy(parent, slash ? "/" : ".");
 	if ((fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		fsync(fd);
 		close(fd);
@@ -129,8 +126,8 @@ blob_check(const char *name, struct sha256 *s)
 
 	sha256_final(s, d);
 	for (i = 0; i < SHA256_LEN; i++) {
-		got[2 * i] = hex[d[i] >> 4];
-		got[2 * i + 1] = hex[d[i] & 15];
+		got[(size_t)2 * i] = hex[d[i] >> 4];
+		got[(size_t)2 * i + 1] = hex[d[i] & 15];
 	}
 	got[BLOB_NAME_LEN] = '\0';
 	return strcmp(got, name) == 0;

@@ -12,7 +12,7 @@
 #include "base/err.h"
 #include "base/sha256.h"
 
-#define BLOB_NAME_LEN (2 * SHA256_LEN)
+#define BLOB_NAME_LEN ((size_t)2 * SHA256_LEN)
 
 /* 1 when name is 64 lower-case hex digits (and nothing else). */
 int blob_name_valid(const char *name);
