@@ -5,7 +5,8 @@
 # being typed, output streaming in above a line being typed (the line intact, last on the
 # screen), a permission ask that stays the last thing on the screen while a child's output
 # arrives, escape sequences in a file and in the model's text shown and never acted on, the
-# chat's own commands (/image attached and logged, /model, /mode), chat --list, Ctrl-D.
+# chat's own commands (/help, /image attached and logged, /model, /mode), a plan drawn as a list,
+# chat --list, Ctrl-D.
 # Each step waits for what the screen shows; a bound only turns a hang into a failure.
 # Usage: tests/chat_tty.sh AGENT MOCK
 set -u
@@ -96,6 +97,7 @@ printf '\211PNG\r\n\032\n0123456789' > "$tmp/ws/shot.png"
 keys '/image shot.png' Enter; wait_screen 'image attached: shot.png, image/png, 18 bytes'
 keys '/image missing.png' Enter; wait_screen 'error: /image missing.png: No such file or directory'
 keys 'what is this' Enter; wait_screen '\(with 1 image\)'; wait_screen '^> ?$'
+keys '/help' Enter; wait_screen '^chat commands:$'; wait_screen '^/compact: '
 keys '/model' Enter; wait_screen '\(model: builtin; one of: builtin\)'
 keys '/mode read-only' Enter; wait_screen '\(mode: read-only\)'
 keys '/model nope' Enter; wait_screen 'not one of the model option.s values'
@@ -134,6 +136,8 @@ cat > "$tmp/mock.json" <<EOF
  {"events": [$(ev '{"content": "Escapes: \u001b[42mgreen\u001b[0m \u001b]0;title\u0007 \u001b[2J done."}' '"stop"')]},
  {"events": [$(ev "{\"tool_calls\": [$(call 0 c1 read '{\"file_path\": \"hostile.txt\"}')]}" '"tool_calls"')]},
  {"events": [$(ev '{"content": "Read it."}' '"stop"')]},
+ {"events": [$(ev "{\"tool_calls\": [$(call 0 c4 todo_write '{\"todos\": [{\"content\": \"Read the file\", \"status\": \"completed\"}, {\"content\": \"Describe it\", \"status\": \"in_progress\"}]}')]}" '"tool_calls"')]},
+ {"events": [$(ev '{"content": "Planned."}' '"stop"')]},
  {"events": [$(ev "{\"tool_calls\": [$(call 0 c2 subagent '{\"description\": \"helper\", \"prompt\": \"Say hi.\", \"run_in_background\": true}'), $(call 1 c3 bash '{\"command\": \"echo asked\", \"description\": \"Echo asked\"}')]}" '"tool_calls"')]},
  {"wait_file": "$tmp/go-child", "events": [$(ev '{"content": "child says hi"}' '"stop"')]},
  {"events": [$(ev '{"content": "All done."}' '"stop"')]},
@@ -162,6 +166,10 @@ T capture-pane -e -p -t c | grep -q "$(printf '\033')\[42m" && fail "the model's
 keys 'read it' Enter; wait_screen 'Read it\.'; wait_screen '^> ?$'
 screen | grep -qF 'a file with ^[[41mred^[[0m and a bell ^G in it' || fail "the file's escapes are not shown as text"
 T capture-pane -e -p -t c | grep -q "$(printf '\033')\[41m" && fail "the file set a red background"
+# a plan, drawn as a list
+keys 'plan it' Enter; wait_screen 'Planned\.'; wait_screen '^> ?$'
+screen | grep -q '^plan:$' && screen | grep -qF '[x] Read the file' && screen | grep -qF '[>] Describe it' ||
+	fail "the plan is not drawn as a list"
 # an ask, then a child's output: the ask stays at the bottom
 keys 'ask me' Enter; wait_screen 'permission: '
 touch "$tmp/go-child"; wait_screen 'child says hi'
@@ -189,4 +197,4 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 ok=$((ok + 1))
 
-echo "chat-tty: ok ($ok checks in tmux: editing keys, a wrapped line dropped whole, UTF-8 typed, history (its position, across chats, 0600), a paste and a continued line as one prompt each, Ctrl-C dropping a line, /image /model /mode, chat --list, output streaming above a typed line (a lone Esc holds nothing), an ask kept last under a child's output (an arrow no answer), escapes from the model and a file shown as text, a terminal that goes away)"
+echo "chat-tty: ok ($ok checks in tmux: editing keys, a wrapped line dropped whole, UTF-8 typed, history (its position, across chats, 0600), a paste and a continued line as one prompt each, Ctrl-C dropping a line, /help /image /model /mode, chat --list, a plan drawn as a list, output streaming above a typed line (a lone Esc holds nothing), an ask kept last under a child's output (an arrow no answer), escapes from the model and a file shown as text, a terminal that goes away)"
